@@ -1,0 +1,5 @@
+"""Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
+
+from . import demo, rank
+
+COMMANDS = [rank, demo]

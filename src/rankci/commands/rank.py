@@ -1,0 +1,156 @@
+"""``rankci rank DATA``: rank intervals, tiers and top-k status from paired tests + Holm."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from ..cli import (
+    add_data_arguments,
+    add_output_arguments,
+    emit,
+    load_data,
+    markdown_table,
+    text_table,
+    to_json,
+)
+from ..data import UNITS
+from ..leaderboard import ClusterRankings, rank, rank_by_cluster
+from ..multiplicity import METHODS
+from ..pairwise import TESTS
+from ..ranking import COVERAGES, Ranking
+
+NAME = "rank"
+HELP = "rank intervals, tiers and top-k status from paired tests with Holm's correction"
+OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser)
+    add_method_arguments(parser)
+    add_output_arguments(parser, OUTPUT_FORMATS)
+
+
+def add_method_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("method")
+    group.add_argument("--unit", default="item", choices=UNITS,
+                       help="unit of analysis: what the inference extends to (default: item)")
+    group.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
+    group.add_argument("--coverage", default="simultaneous", choices=COVERAGES,
+                       help="simultaneous (all statements at once) or marginal (one model at a time)")
+    group.add_argument("--alpha", type=float, default=0.05, help="miscoverage level (default 0.05)")
+    group.add_argument("--delta", type=float, default=0.0,
+                       help="indifference margin: certify only differences larger than this")
+    group.add_argument("--missing", default="complete", choices=("complete", "pairwise"),
+                       help="items scored by every model (default) or pair by pair")
+    group.add_argument("--multiplicity", default="holm", choices=METHODS)
+    group.add_argument("--by-cluster", action="store_true",
+                       help="rank intervals within each cluster (unit item or prompt)")
+    group.add_argument("--filter-uninformative", action="store_true",
+                       help="drop clusters where nearly all models reach the top ranks, "
+                       "splitting alpha 0.3/0.7 between the screen and the ranking")
+    group.add_argument("--alpha-split", type=float, nargs=2, default=(0.3, 0.7),
+                       metavar=("FILTER", "RANK"), help="alpha fractions for the screen and the ranking")
+    group.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
+    group.add_argument("--seed", type=int, help="seed for the bootstrap and permutation tests")
+    group.add_argument("--reps", type=int, default=9999, help="resamples (bootstrap, permutation)")
+    group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
+
+
+def _test_options(args: argparse.Namespace) -> dict:
+    if args.test in ("bootstrap", "permutation"):
+        return {"reps": args.reps}
+    if args.test == "yuen":
+        return {"trim": args.trim}
+    return {}
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_data(args)
+    common = dict(
+        unit=args.unit,
+        test=args.test,
+        coverage=args.coverage,
+        alpha=args.alpha,
+        delta=args.delta,
+        missing=args.missing,
+        multiplicity=args.multiplicity,
+        rng=args.seed,
+        **_test_options(args),
+    )
+    if args.by_cluster:
+        result = rank_by_cluster(scores, **common)
+        emit(render_clusters(result, args.format, args.top_k), args)
+    else:
+        result = rank(
+            scores,
+            filter_uninformative=args.filter_uninformative,
+            alpha_split=tuple(args.alpha_split),
+            **common,
+        )
+        emit(render_ranking(result, args.format, args.top_k), args)
+    return 0
+
+
+def _display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
+    frame = ranking.to_frame(k)
+    frame.insert(
+        4,
+        "rank interval",
+        [f"[{lo}, {hi}]" for lo, hi in zip(frame["rank_lower"], frame["rank_upper"])],
+    )
+    return frame.drop(columns=["rank_lower", "rank_upper"])
+
+
+def summary_lines(ranking: Ranking) -> list[str]:
+    method = ranking.method
+    excluded = ranking.excluded
+    head = (
+        f"{ranking.n_models} models, {ranking.n_units} {method.get('unit', '')} units; "
+        f"{method.get('test', '')} test, {method.get('multiplicity', '')}, "
+        f"{ranking.coverage} coverage, alpha = {ranking.alpha:g}"
+    )
+    if method.get("delta"):
+        head += f", delta = {method['delta']:g}"
+    lines = [head]
+    if excluded.get("observations_excluded"):
+        lines.append(
+            f"excluded: {excluded['observations_excluded']} observations "
+            f"({excluded['rows_excluded']} scores): {excluded.get('reason', '')}"
+        )
+    if excluded.get("clusters_dropped"):
+        dropped = ranking.details.get("filter", {}).get("dropped", {})
+        lines.append(f"clusters dropped as non-informative: {', '.join(dropped)}")
+    return lines
+
+
+def render_ranking(ranking: Ranking, fmt: str, k: int | None = None) -> str:
+    if fmt == "json":
+        return to_json(ranking.to_dict(k))
+    if fmt == "csv":
+        return ranking.to_frame(k).to_csv(index=False)
+    frame = _display_frame(ranking, k)
+    if fmt == "markdown":
+        return "\n\n".join(
+            [" ".join(summary_lines(ranking)), markdown_table(frame), ranking.guarantee]
+        )
+    return "\n".join([*summary_lines(ranking), "", text_table(frame), "", ranking.guarantee])
+
+
+def render_clusters(result: ClusterRankings, fmt: str, k: int | None = None) -> str:
+    if fmt == "json":
+        return to_json(result.to_dict(k))
+    if fmt == "csv":
+        return result.to_frame(k).to_csv(index=False)
+    blocks = []
+    for name, ranking in result.rankings.items():
+        frame = _display_frame(ranking, k)
+        table = markdown_table(frame) if fmt == "markdown" else text_table(frame)
+        title = f"## {name}" if fmt == "markdown" else f"cluster {name!r}"
+        blocks.append("\n".join([title, *summary_lines(ranking), "", table]))
+    for name, reason in result.skipped.items():
+        blocks.append(f"cluster {name!r} skipped: {reason}")
+    if result.rankings:
+        blocks.append(next(iter(result.rankings.values())).guarantee + " (within each cluster)")
+    return "\n\n".join(blocks)

@@ -1,0 +1,556 @@
+"""The validated scores table and its aggregation into units of analysis.
+
+A :class:`Scores` holds one score per (model, item, prompt) with the item's cluster; it is built
+through :func:`rankci.read_scores` (files, DataFrames) or :meth:`Scores.from_matrix` (arrays) and
+validated once, with errors that name the offending column, row, model or item.
+:meth:`Scores.units` aggregates it into a units x models matrix (:class:`UnitScores`), the input of
+every fixed-sample method.
+
+Units of analysis (Section 3 of the source, "Quantifying Ranking Uncertainty in LLM Benchmarks"):
+
+============  ===============================================  ==========================
+unit          unit-level score of model j                      inference extends to
+============  ===============================================  ==========================
+observation   the raw score of (cluster, item, prompt)         the observed set only
+item          mean over prompts                                new questions
+cluster       mean over the cluster's questions and prompts    new subjects
+prompt        mean over all clusters and questions             new prompt variants
+============  ===============================================  ==========================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._checks import check_choice
+
+UNITS = ("observation", "item", "cluster", "prompt")
+MISSING = ("complete", "pairwise")
+
+__all__ = ["Scores", "UnitScores", "UNITS", "MISSING"]
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class UnitScores:
+    """A units x models matrix of unit-level scores: the input of the pairwise tests.
+
+    Attributes
+    ----------
+    values : ndarray, shape (n_units, n_models)
+        Unit-level scores; NaN where a model has no score for a unit (only with
+        ``missing="pairwise"``).
+    models : tuple of str
+        Column labels.
+    labels : tuple of str
+        Row labels (item ids, cluster names, prompt names or ``item|prompt``).
+    unit : {"observation", "item", "cluster", "prompt"}
+    missing : {"complete", "pairwise"}
+    excluded : dict
+        What was left out and why (JSON-safe counts).
+    binary : bool
+        True when every unit-level score is 0 or 1 (required by the sign test).
+    cluster : str or None
+        The cluster this matrix is restricted to, for per-cluster analyses.
+    """
+
+    values: np.ndarray
+    models: tuple[str, ...]
+    labels: tuple[str, ...]
+    unit: str
+    missing: str
+    excluded: dict
+    binary: bool
+    cluster: str | None = None
+
+    @property
+    def n_units(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_models(self) -> int:
+        return self.values.shape[1]
+
+    def model_scores(self) -> np.ndarray:
+        """Each model's mean over the units it has a score for."""
+        counts = np.isfinite(self.values).sum(axis=0)
+        sums = np.nansum(self.values, axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+    def __repr__(self) -> str:
+        where = f", cluster={self.cluster!r}" if self.cluster is not None else ""
+        return (
+            f"UnitScores(unit={self.unit!r}, n_units={self.n_units}, n_models={self.n_models}, "
+            f"missing={self.missing!r}{where})"
+        )
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Scores:
+    """Validated per-item scores of several models: one row per (model, item, prompt).
+
+    Build it with :func:`rankci.read_scores` or :meth:`Scores.from_frame` /
+    :meth:`Scores.from_matrix`; the constructor itself trusts its arguments.
+
+    Attributes
+    ----------
+    models, items : tuple of str
+        Sorted labels; ``model_code`` and ``item_code`` index into them.
+    clusters : tuple of str or None
+        Sorted cluster labels, when a cluster column was given; ``item_cluster[i]`` is the code of
+        item i's cluster (items are nested in clusters).
+    prompts : tuple of str or None
+        Sorted prompt-variant labels, when a prompt column was given.
+    score : ndarray of float
+        One score per row.
+    """
+
+    models: tuple[str, ...]
+    items: tuple[str, ...]
+    clusters: tuple[str, ...] | None
+    prompts: tuple[str, ...] | None
+    model_code: np.ndarray
+    item_code: np.ndarray
+    prompt_code: np.ndarray | None
+    item_cluster: np.ndarray | None
+    score: np.ndarray
+    notes: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        model: str = "model",
+        item: str = "item",
+        score: str = "score",
+        cluster: str | None = None,
+        prompt: str | None = None,
+        bounds: tuple[float, float] | None = (0.0, 1.0),
+        notes: dict | None = None,
+    ) -> Scores:
+        """Validate a long table (one row per model, item and prompt) into Scores.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The long table.
+        model, item, score, cluster, prompt : str
+            Column names; ``cluster`` and ``prompt`` are optional.
+        bounds : (float, float) or None
+            Scores outside ``[lo, hi]`` are an error; None accepts any finite score. rankci's
+            guarantees for bounded scores (the anytime-valid monitor) need ``(0, 1)``.
+
+        Raises
+        ------
+        ValueError
+            Naming the column, row, model or item: a missing column, an empty label, a
+            non-numeric, missing, non-finite or out-of-range score, a duplicated
+            (model, item, prompt) row, an item in two clusters, fewer than two models.
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+        roles = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
+        for role, column in roles.items():
+            if column is not None and column not in frame.columns:
+                available = ", ".join(repr(str(c)) for c in frame.columns)
+                raise ValueError(
+                    f"the {role} column {column!r} is not in the table; columns are: {available}"
+                )
+        if len(frame) == 0:
+            raise ValueError("the table has no rows")
+        frame = frame.reset_index(drop=True)
+
+        model_code, models = _factorize(frame[model], model)
+        item_code, items = _factorize(frame[item], item)
+        prompt_code, prompts = (None, None)
+        if prompt is not None:
+            prompt_code, prompts = _factorize(frame[prompt], prompt)
+        values = _numeric_scores(frame, score, model, item, bounds)
+
+        n_prompts = 1 if prompts is None else len(prompts)
+        key = item_code.astype(np.int64) * n_prompts + (0 if prompt_code is None else prompt_code)
+        key = key * len(models) + model_code
+        _refuse_duplicates(frame, key, model, item, prompt)
+
+        if len(models) < 2:
+            raise ValueError(
+                f"rankci compares models, but the {model!r} column names only one model: "
+                f"{models[0]!r}"
+            )
+
+        clusters, item_cluster = None, None
+        if cluster is not None:
+            cluster_code, clusters = _factorize(frame[cluster], cluster)
+            item_cluster = _nest_items(frame, item_code, cluster_code, items, clusters, item, cluster)
+
+        return cls(
+            models=models,
+            items=items,
+            clusters=clusters,
+            prompts=prompts,
+            model_code=model_code,
+            item_code=item_code,
+            prompt_code=prompt_code,
+            item_cluster=item_cluster,
+            score=values,
+            notes=dict(notes or {}),
+        )
+
+    @classmethod
+    def from_matrix(
+        cls,
+        matrix: np.ndarray,
+        *,
+        models: Sequence[str] | None = None,
+        items: Sequence[str] | None = None,
+        clusters: Sequence[str] | None = None,
+        bounds: tuple[float, float] | None = (0.0, 1.0),
+    ) -> Scores:
+        """Scores from an items x models array; NaN marks a cell that was not scored.
+
+        ``clusters`` gives each item's cluster label. Default labels are ``m0, m1, ...`` and
+        ``i0, i1, ...`` (zero-padded so that they sort in order).
+        """
+        matrix = np.asarray(matrix, dtype=float)
+        if matrix.ndim != 2:
+            raise ValueError(f"expected an items x models matrix, got shape {matrix.shape}")
+        n_items, n_models = matrix.shape
+        models = _default_labels("m", n_models) if models is None else [str(m) for m in models]
+        items = _default_labels("i", n_items) if items is None else [str(i) for i in items]
+        if len(models) != n_models or len(items) != n_items:
+            raise ValueError(
+                f"matrix has shape {matrix.shape} but {len(items)} item and {len(models)} model "
+                "labels were given"
+            )
+        rows, cols = np.nonzero(~np.isnan(matrix))
+        frame = pd.DataFrame(
+            {
+                "model": np.asarray(models, dtype=object)[cols],
+                "item": np.asarray(items, dtype=object)[rows],
+                "score": matrix[rows, cols],
+            }
+        )
+        cluster_column = None
+        if clusters is not None:
+            if len(clusters) != n_items:
+                raise ValueError(f"{len(clusters)} cluster labels given for {n_items} items")
+            frame["cluster"] = np.asarray([str(c) for c in clusters], dtype=object)[rows]
+            cluster_column = "cluster"
+        empty = [m for m, seen in zip(models, np.isfinite(matrix).any(axis=0)) if not seen]
+        if empty:
+            raise ValueError(f"model {empty[0]!r} has no scores (its column is empty)")
+        return cls.from_frame(frame, cluster=cluster_column, bounds=bounds)
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.score)
+
+    @property
+    def is_binary(self) -> bool:
+        return bool(np.all((self.score == 0) | (self.score == 1)))
+
+    def __repr__(self) -> str:
+        parts = [f"{self.n_models} models", f"{self.n_items} items"]
+        if self.clusters is not None:
+            parts.append(f"{len(self.clusters)} clusters")
+        if self.prompts is not None:
+            parts.append(f"{len(self.prompts)} prompts")
+        parts.append(f"{self.n_rows} scores")
+        return f"Scores({', '.join(parts)})"
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table: model, item, [cluster], [prompt], score."""
+        out = {
+            "model": pd.Categorical.from_codes(self.model_code, self.models),
+            "item": np.asarray(self.items, dtype=object)[self.item_code],
+        }
+        if self.clusters is not None:
+            out["cluster"] = pd.Categorical.from_codes(
+                self.item_cluster[self.item_code], self.clusters
+            )
+        if self.prompts is not None:
+            out["prompt"] = pd.Categorical.from_codes(self.prompt_code, self.prompts)
+        out["score"] = self.score
+        return pd.DataFrame(out)
+
+    def subset(
+        self, *, models: Sequence[str] | None = None, clusters: Sequence[str] | None = None
+    ) -> Scores:
+        """The rows of some models and/or some clusters (labels are re-derived)."""
+        keep = np.ones(self.n_rows, dtype=bool)
+        if models is not None:
+            codes = [self._code(self.models, m, "model") for m in models]
+            keep &= np.isin(self.model_code, codes)
+        if clusters is not None:
+            if self.clusters is None:
+                raise ValueError("these scores have no cluster column")
+            codes = [self._code(self.clusters, c, "cluster") for c in clusters]
+            keep &= np.isin(self.item_cluster[self.item_code], codes)
+        frame = self.to_frame()[keep]
+        if frame.empty:
+            raise ValueError("the selection has no scores")
+        return Scores.from_frame(
+            frame,
+            cluster="cluster" if self.clusters is not None else None,
+            prompt="prompt" if self.prompts is not None else None,
+            bounds=None,
+            notes=self.notes,
+        )
+
+    @staticmethod
+    def _code(labels: tuple[str, ...], label: str, what: str) -> int:
+        try:
+            return labels.index(str(label))
+        except ValueError:
+            raise ValueError(f"unknown {what} {label!r}") from None
+
+    # ------------------------------------------------------------------ aggregation
+    def observation_matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Observations x models matrix (NaN = not scored).
+
+        Returns ``(matrix, obs_item, obs_prompt)``: an observation is an (item, prompt) pair,
+        ``obs_item`` and ``obs_prompt`` give its item and prompt codes (prompt 0 when there is no
+        prompt column). Observations are in (item, prompt) order.
+        """
+        n_prompts = 1 if self.prompts is None else len(self.prompts)
+        prompt_code = 0 if self.prompt_code is None else self.prompt_code
+        obs_key = self.item_code.astype(np.int64) * n_prompts + prompt_code
+        keys, obs_index = np.unique(obs_key, return_inverse=True)
+        matrix = np.full((len(keys), self.n_models), np.nan)
+        matrix[obs_index, self.model_code] = self.score
+        return matrix, keys // n_prompts, keys % n_prompts
+
+    def units(self, unit: str = "item", missing: str = "complete") -> UnitScores:
+        """Aggregate to a units x models matrix (see the module docstring for the units).
+
+        Parameters
+        ----------
+        unit : {"observation", "item", "cluster", "prompt"}
+        missing : {"complete", "pairwise"}
+            ``"complete"`` keeps only the observations (item, prompt) scored by every model, so each
+            unit averages the same observations for every model; what is dropped is counted in
+            ``excluded``. ``"pairwise"`` keeps everything: a model's unit score averages the
+            observations it has in that unit, and each pair of models is later compared on the
+            units both have.
+        """
+        check_choice("unit", unit, UNITS)
+        check_choice("missing", missing, MISSING)
+        if unit == "cluster" and self.clusters is None:
+            raise ValueError("unit='cluster' needs a cluster column (for example subject or task)")
+        if unit == "prompt" and self.prompts is None:
+            raise ValueError("unit='prompt' needs a prompt column (prompt variant or template)")
+
+        matrix, obs_item, obs_prompt = self.observation_matrix()
+        scored = np.isfinite(matrix)
+        missing_by_model = (~scored).sum(axis=0)
+        excluded: dict = {
+            "missing": missing,
+            "observations": int(matrix.shape[0]),
+            "observations_excluded": 0,
+            "rows_excluded": 0,
+            "missing_cells_by_model": {
+                m: int(c) for m, c in zip(self.models, missing_by_model) if c > 0
+            },
+        }
+        if missing == "complete":
+            complete = scored.all(axis=1)
+            if not complete.all():
+                excluded["observations_excluded"] = int((~complete).sum())
+                excluded["rows_excluded"] = int(scored[~complete].sum())
+                excluded["reason"] = "observations (item, prompt) not scored by every model"
+                matrix, obs_item, obs_prompt = (
+                    matrix[complete],
+                    obs_item[complete],
+                    obs_prompt[complete],
+                )
+            if matrix.shape[0] == 0:
+                raise ValueError(
+                    "no item is scored by every model, so missing='complete' leaves nothing; "
+                    "use missing='pairwise' or drop the models with few scores"
+                )
+        else:
+            excluded["reason"] = "none; each pair uses the units scored for both models"
+
+        if unit == "observation":
+            unit_of_obs = np.arange(matrix.shape[0])
+            labels = self._observation_labels(obs_item, obs_prompt)
+        elif unit == "item":
+            unit_of_obs, item_codes = _compact(obs_item)
+            labels = tuple(self.items[i] for i in item_codes)
+        elif unit == "cluster":
+            unit_of_obs, cluster_codes = _compact(self.item_cluster[obs_item])
+            labels = tuple(self.clusters[c] for c in cluster_codes)
+            empty = sorted(set(self.clusters) - set(labels))
+            if empty:
+                excluded["clusters_excluded"] = empty
+                excluded["clusters_excluded_reason"] = "no observation left in the cluster"
+        else:
+            unit_of_obs, prompt_codes = _compact(obs_prompt)
+            labels = tuple(self.prompts[p] for p in prompt_codes)
+
+        values = _mean_by_unit(matrix, unit_of_obs, len(labels))
+        finite = values[np.isfinite(values)]
+        binary = bool(np.all((finite == 0) | (finite == 1)))
+        cluster = None
+        if self.clusters is not None and len(self.clusters) == 1:
+            cluster = self.clusters[0]
+        return UnitScores(
+            values=values,
+            models=self.models,
+            labels=labels,
+            unit=unit,
+            missing=missing,
+            excluded=excluded,
+            binary=binary,
+            cluster=cluster,
+        )
+
+    def _observation_labels(self, obs_item: np.ndarray, obs_prompt: np.ndarray) -> tuple:
+        if self.prompts is None:
+            return tuple(self.items[i] for i in obs_item)
+        return tuple(f"{self.items[i]}|{self.prompts[p]}" for i, p in zip(obs_item, obs_prompt))
+
+
+# ---------------------------------------------------------------------- helpers
+def _default_labels(prefix: str, n: int) -> list[str]:
+    width = len(str(max(n - 1, 0)))
+    return [f"{prefix}{k:0{width}d}" for k in range(n)]
+
+
+def _compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber codes 0..k-1 in sorted order; returns (new codes, the original code of each)."""
+    uniques, inverse = np.unique(codes, return_inverse=True)
+    return inverse, uniques
+
+
+def _mean_by_unit(matrix: np.ndarray, unit_of_obs: np.ndarray, n_units: int) -> np.ndarray:
+    """Mean of each model's scored observations within each unit (NaN where it has none)."""
+    if n_units == matrix.shape[0] and np.array_equal(unit_of_obs, np.arange(n_units)):
+        return matrix.copy()
+    scored = np.isfinite(matrix)
+    rows, cols = np.nonzero(scored)
+    n_models = matrix.shape[1]
+    key = unit_of_obs[rows] * n_models + cols
+    sums = np.bincount(key, weights=matrix[rows, cols], minlength=n_units * n_models)
+    counts = np.bincount(key, minlength=n_units * n_models)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return means.reshape(n_units, n_models)
+
+
+def _factorize(column: pd.Series, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Integer codes and sorted string labels of a label column; empty labels are an error."""
+    null = column.isna().to_numpy()
+    if null.any():
+        row = int(np.flatnonzero(null)[0])
+        raise ValueError(f"column {name!r} is empty at row {row}; every row needs a {name}")
+    codes, uniques = pd.factorize(column, sort=False)
+    labels = np.asarray([str(u) for u in uniques], dtype=object)
+    blank = np.flatnonzero([lab.strip() == "" for lab in labels])
+    if blank.size:
+        row = int(np.flatnonzero(codes == blank[0])[0])
+        raise ValueError(f"column {name!r} is blank at row {row}; every row needs a {name}")
+    sorted_labels, remap = np.unique(labels, return_inverse=True)
+    return remap[codes].astype(np.int32), tuple(str(s) for s in sorted_labels)
+
+
+def _numeric_scores(
+    frame: pd.DataFrame,
+    score: str,
+    model: str,
+    item: str,
+    bounds: tuple[float, float] | None,
+) -> np.ndarray:
+    raw = frame[score]
+
+    def where(row: int) -> str:
+        return f"row {row} (model {str(frame[model].iloc[row])!r}, item {str(frame[item].iloc[row])!r})"
+
+    if pd.api.types.is_bool_dtype(raw):
+        values = raw.astype(float).to_numpy()
+    else:
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = np.flatnonzero(np.isnan(values))
+    if bad.size:
+        row = int(bad[0])
+        original = raw.iloc[row]
+        if pd.isna(original):
+            raise ValueError(
+                f"score column {score!r} has no value at {where(row)}; a cell that was not "
+                "scored should be left out of the table, not given an empty score"
+            )
+        raise ValueError(f"score column {score!r} is not numeric at {where(row)}: {original!r}")
+    infinite = np.flatnonzero(~np.isfinite(values))
+    if infinite.size:
+        row = int(infinite[0])
+        raise ValueError(f"score column {score!r} is not finite at {where(row)}: {values[row]}")
+    if bounds is not None:
+        lo, hi = bounds
+        outside = np.flatnonzero((values < lo) | (values > hi))
+        if outside.size:
+            row = int(outside[0])
+            raise ValueError(
+                f"score column {score!r} is outside [{lo:g}, {hi:g}] at {where(row)}: "
+                f"{values[row]:g} ({outside.size} such rows); rescale the scores to [0, 1] "
+                "or pass bounds=None"
+            )
+    return values
+
+
+def _refuse_duplicates(
+    frame: pd.DataFrame, key: np.ndarray, model: str, item: str, prompt: str | None
+) -> None:
+    order = np.argsort(key, kind="stable")
+    repeated = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if repeated.size == 0:
+        return
+    first, second = int(order[repeated[0]]), int(order[repeated[0] + 1])
+    first, second = min(first, second), max(first, second)
+    what = f"model {str(frame[model].iloc[first])!r}, item {str(frame[item].iloc[first])!r}"
+    if prompt is not None:
+        what += f", prompt {str(frame[prompt].iloc[first])!r}"
+    raise ValueError(
+        f"duplicated score for ({what}) at rows {first} and {second} "
+        f"({repeated.size} duplicated rows in all); each (model, item"
+        f"{', prompt' if prompt is not None else ''}) needs exactly one score"
+        + ("" if prompt is not None else "; if these are prompt variants, name the prompt column")
+    )
+
+
+def _nest_items(
+    frame: pd.DataFrame,
+    item_code: np.ndarray,
+    cluster_code: np.ndarray,
+    items: tuple[str, ...],
+    clusters: tuple[str, ...],
+    item: str,
+    cluster: str,
+) -> np.ndarray:
+    """Each item's cluster code; an item seen in two clusters is an error."""
+    item_cluster = np.full(len(items), -1, dtype=np.int32)
+    item_cluster[item_code] = cluster_code
+    conflict = np.flatnonzero(item_cluster[item_code] != cluster_code)
+    if conflict.size:
+        row = int(conflict[0])
+        i = item_code[row]
+        raise ValueError(
+            f"item {items[i]!r} is in two clusters ({clusters[item_cluster[i]]!r} and "
+            f"{clusters[cluster_code[row]]!r}, row {row}); items must be nested in the "
+            f"{cluster!r} column"
+        )
+    return item_cluster

@@ -1,0 +1,610 @@
+"""Paired tests for every ordered pair of models: the evidence behind rank intervals.
+
+For each ordered pair (j, l) the null hypothesis is ``H_jl: theta_j - theta_l <= delta`` (delta >= 0
+is the indifference margin) against ``theta_j - theta_l > delta``; rejecting ``H_jl`` certifies
+"j is better than l". The result holds M x M arrays, row = j, column = l, NaN on the diagonal.
+
+All-pairs statistics come from matrix products over the units x models matrix (one covariance, or
+masked cross-products when cells are missing), never from a Python loop over pairs. The rank-based
+and resampling tests loop over models (M iterations), each vectorised over the other models.
+
+Tests (``d = x_j - x_l`` per unit, n units):
+
+=============  ==============================================================  ================
+test           statistic and reference distribution                            targets
+=============  ==============================================================  ================
+t              ``(mean(d) - delta) / (sd(d)/sqrt(n))``, Student t, n - 1 df     mean difference
+z              the same statistic, standard normal                             mean difference
+wilcoxon       signed-rank statistic of ``d - delta`` (zeros dropped),          pseudo-median
+               exact for n <= 50 without ties, else normal with tie correction
+yuen           Yuen's dependent-groups trimmed-mean t (20 % trimming)          trimmed means
+sign           exact binomial (McNemar) test on discordant units; binary       mean difference
+               unit scores and delta = 0 only
+bootstrap      centred paired bootstrap of mean(d) (items resampled jointly)   mean difference
+permutation    sign-flip (within-unit label swap) test of mean(d - delta)       mean difference
+=============  ==============================================================  ================
+
+References
+----------
+Yuen, K. K. (1974). The two-sample trimmed t for unequal population variances. Biometrika 61.
+Wilcox, R. R. (2022). Introduction to Robust Estimation and Hypothesis Testing, 5th ed., Sec. 5.9.
+Wilcoxon, F. (1945). Individual comparisons by ranking methods. Biometrics Bulletin 1(6).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from ._checks import as_generator, check_choice, check_nonnegative, check_positive_int
+from .data import UnitScores
+
+TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
+ZERO_METHODS = ("wilcox", "pratt")
+WILCOXON_METHODS = ("auto", "exact", "approx")
+
+__all__ = ["Pairwise", "pairwise_tests", "TESTS", "RankciWarning"]
+
+
+class RankciWarning(UserWarning):
+    """A result is valid but weaker than it could be (for example too few resamples)."""
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Pairwise:
+    """One-sided evidence for every ordered pair of models.
+
+    Attributes
+    ----------
+    models : tuple of str
+    test : str
+    delta : float
+        Indifference margin of ``H_jl: theta_j - theta_l <= delta``.
+    estimate : ndarray (M, M)
+        Estimated difference ``theta_j - theta_l`` on the units the pair shares (difference of
+        trimmed means for ``yuen``, mean difference otherwise).
+    statistic : ndarray (M, M)
+        The test statistic for ``H_jl`` (t, z, signed-rank sum W+, count of j-only wins, ...).
+    pvalue : ndarray (M, M)
+        One-sided p-value for ``H_jl``; NaN on the diagonal.
+    n : ndarray (M, M) of int
+        Units used for the pair.
+    se, df : ndarray (M, M) or None
+        Standard error of the estimate and degrees of freedom, where the test has them.
+    unit, missing : str
+        How the scores were aggregated and how missing cells were handled.
+    score : ndarray (M,)
+        Each model's mean unit score (over the units it has).
+    n_units : int
+        Units in the analysis.
+    options : dict
+        Test options actually used (trim, reps, zero_method, ...).
+    excluded : dict
+        What was left out before testing, and why.
+    """
+
+    models: tuple[str, ...]
+    test: str
+    delta: float
+    estimate: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    n: np.ndarray
+    se: np.ndarray | None = None
+    df: np.ndarray | None = None
+    unit: str = "item"
+    missing: str = "complete"
+    options: dict = field(default_factory=dict)
+    excluded: dict = field(default_factory=dict)
+    score: np.ndarray | None = None
+    n_units: int = 0
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per ordered pair: first, second, estimate, se, statistic, df, n, pvalue."""
+        j, l = np.nonzero(~np.eye(self.n_models, dtype=bool))
+        names = np.asarray(self.models, dtype=object)
+        frame = {
+            "first": names[j],
+            "second": names[l],
+            "estimate": self.estimate[j, l],
+            "se": self.se[j, l] if self.se is not None else np.nan,
+            "statistic": self.statistic[j, l],
+            "df": self.df[j, l] if self.df is not None else np.nan,
+            "n": self.n[j, l],
+            "pvalue": self.pvalue[j, l],
+        }
+        return pd.DataFrame(frame)
+
+    def to_dict(self) -> dict:
+        """JSON-safe: settings plus the list of ordered pairs."""
+        rows = self.to_frame().replace({np.nan: None}).to_dict(orient="records")
+        return {
+            "test": self.test,
+            "delta": self.delta,
+            "unit": self.unit,
+            "missing": self.missing,
+            "options": dict(self.options),
+            "excluded": dict(self.excluded),
+            "pairs": rows,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Pairwise(test={self.test!r}, delta={self.delta:g}, unit={self.unit!r}, "
+            f"models={self.n_models}, pairs={self.n_models * (self.n_models - 1)})"
+        )
+
+
+def pairwise_tests(
+    units: UnitScores,
+    test: str = "t",
+    *,
+    delta: float = 0.0,
+    trim: float = 0.2,
+    zero_method: str = "wilcox",
+    correction: bool = False,
+    method: str = "auto",
+    reps: int = 9999,
+    rng: int | np.random.Generator | None = None,
+) -> Pairwise:
+    """Test ``H_jl: theta_j - theta_l <= delta`` for every ordered pair of models.
+
+    Parameters
+    ----------
+    units : UnitScores
+        From :meth:`Scores.units`; NaN cells (``missing="pairwise"``) are handled pair by pair.
+    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}
+        See the module docstring. The paired t is the default.
+    delta : float, default 0
+        Indifference margin (>= 0): only differences larger than delta are certified.
+    trim : float, default 0.2
+        Proportion trimmed from each tail for ``yuen`` (0 gives the paired t).
+    zero_method : {"wilcox", "pratt"}
+        Wilcoxon: drop zero differences (``"wilcox"``, as R) or rank them and drop their ranks.
+    correction : bool, default False
+        Wilcoxon normal approximation with continuity correction (R's ``correct=TRUE``).
+    method : {"auto", "exact", "approx"}
+        Wilcoxon: ``auto`` is exact when n <= 50 and no ties or zeros, otherwise normal.
+    reps : int, default 9999
+        Resamples for ``bootstrap`` and ``permutation``; the p-value is (1 + #exceed)/(reps + 1).
+    rng : int, Generator or None
+        Seed for ``bootstrap`` and ``permutation``.
+
+    Returns
+    -------
+    Pairwise
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> x = np.array([[1, 0], [1, 0], [1, 1], [0, 0], [1, 0], [1, 0]])
+    >>> pw = pairwise_tests(Scores.from_matrix(x).units())
+    >>> round(float(pw.pvalue[0, 1]), 4)  # evidence that model 0 beats model 1
+    0.0127
+    """
+    if not isinstance(units, UnitScores):
+        raise ValueError(
+            "pairwise_tests expects UnitScores (Scores.units(...)), "
+            f"got {type(units).__name__}"
+        )
+    check_choice("test", test, TESTS)
+    delta = check_nonnegative(delta, "delta")
+    x = units.values
+    options: dict = {}
+    if test in ("t", "z"):
+        out = _t_or_z(x, delta, normal=test == "z")
+    elif test == "wilcoxon":
+        check_choice("zero_method", zero_method, ZERO_METHODS)
+        check_choice("method", method, WILCOXON_METHODS)
+        options = {"zero_method": zero_method, "correction": bool(correction), "method": method}
+        out = _wilcoxon(x, delta, zero_method, bool(correction), method)
+    elif test == "yuen":
+        if not 0.0 <= trim < 0.5:
+            raise ValueError(f"trim must be in [0, 0.5), got {trim!r}")
+        options = {"trim": float(trim)}
+        out = _yuen(x, delta, float(trim))
+    elif test == "sign":
+        if not units.binary:
+            raise ValueError(
+                f"the sign (McNemar) test needs binary unit scores, but unit={units.unit!r} "
+                "gives scores other than 0 and 1; it targets the median difference, not the mean. "
+                "Use test='t' or 'wilcoxon' for non-binary scores"
+            )
+        if delta != 0:
+            raise ValueError("the sign test supports only delta = 0; use test='t' for a margin")
+        out = _sign(x)
+    else:
+        reps = check_positive_int(reps, "reps")
+        generator = as_generator(rng)
+        options = {"reps": reps}
+        resampler = _bootstrap if test == "bootstrap" else _permutation
+        out = resampler(x, delta, reps, generator)
+    estimate, statistic, pvalue, n, se, df = out
+    for matrix in (estimate, statistic, pvalue):
+        np.fill_diagonal(matrix, np.nan)
+    return Pairwise(
+        models=units.models,
+        test=test,
+        delta=delta,
+        estimate=estimate,
+        statistic=statistic,
+        pvalue=pvalue,
+        n=n,
+        se=se,
+        df=df,
+        unit=units.unit,
+        missing=units.missing,
+        options=options,
+        excluded=dict(units.excluded),
+        score=units.model_scores(),
+        n_units=units.n_units,
+    )
+
+
+# ---------------------------------------------------------------------- moments
+def _paired_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For every pair, over the units both models have: n, mean of d, variance of d, scale.
+
+    Complete data use one covariance matrix: ``var(d_jl) = S_jj + S_ll - 2 S_jl``. With missing
+    cells, masked cross-products of the column-centred matrix give the same quantities on each
+    pair's common units. ``scale`` (mean square of the centred scores) lets callers recognise a
+    variance that is zero up to rounding.
+    """
+    finite = np.isfinite(x)
+    if finite.all():
+        n_units = x.shape[0]
+        mu = x.mean(axis=0)
+        centred = x - mu
+        cov = centred.T @ centred / max(n_units - 1, 1)
+        var_j = np.diag(cov)
+        var = var_j[:, None] + var_j[None, :] - 2.0 * cov
+        mean = mu[:, None] - mu[None, :]
+        n = np.full(cov.shape, n_units, dtype=np.int64)
+        scale = var_j[:, None] + var_j[None, :]
+        return n, mean, np.maximum(var, 0.0), scale
+    weight = finite.astype(float)
+    centre = _nanmean(x)
+    centred = np.where(finite, x - centre, 0.0)
+    n = weight.T @ weight
+    sums = centred.T @ weight  # sums[j, l] = sum over units shared by j and l of centred x_j
+    squares = (centred**2).T @ weight
+    cross = centred.T @ centred
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_c = (sums - sums.T) / n
+        ss = squares + squares.T - 2.0 * cross
+        var = (ss - n * mean_c**2) / (n - 1)
+        scale = (squares + squares.T) / n
+    mean = mean_c + (centre[:, None] - centre[None, :])
+    return n.round().astype(np.int64), mean, np.maximum(var, 0.0), scale
+
+
+def _nanmean(x: np.ndarray) -> np.ndarray:
+    counts = np.isfinite(x).sum(axis=0)
+    return np.where(counts > 0, np.nansum(x, axis=0) / np.maximum(counts, 1), 0.0)
+
+
+def _studentize(
+    estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray
+) -> np.ndarray:
+    """(estimate - delta) / se, with a zero standard error giving +-inf (or 0 when equal)."""
+    shift = estimate - delta
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = shift / se
+    infinite = np.where(shift > 0, np.inf, np.where(shift < 0, -np.inf, 0.0))
+    return np.where(zero, infinite, stat)
+
+
+def _t_or_z(x: np.ndarray, delta: float, normal: bool):
+    n, mean, var, scale = _paired_moments(x)
+    zero = var <= 1e-12 * scale
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(var / n)
+    stat = _studentize(mean, delta, se, zero)
+    df = (n - 1).astype(float)
+    if normal:
+        pvalue = special.ndtr(-stat)
+        df_out = None
+    else:
+        pvalue = special.stdtr(np.maximum(df, 1.0), -stat)
+        df_out = df
+    pvalue = np.where(n >= 2, pvalue, 1.0)
+    stat = np.where(n >= 2, stat, np.nan)
+    return mean, stat, pvalue, n, np.where(n >= 2, se, np.nan), df_out
+
+
+# ---------------------------------------------------------------------- Wilcoxon
+def _column_ranks(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based) within each column, ignoring NaN; and each column's sum of t^3 - t
+    over tie groups of size t."""
+    n_rows = a.shape[0]
+    order = np.argsort(a, axis=0, kind="stable")
+    s = np.take_along_axis(a, order, axis=0)
+    index = np.arange(n_rows)[:, None]
+    starts = np.ones(s.shape, dtype=bool)
+    starts[1:] = s[1:] != s[:-1]
+    ends = np.ones(s.shape, dtype=bool)
+    ends[:-1] = s[:-1] != s[1:]
+    first = np.maximum.accumulate(np.where(starts, index, 0), axis=0)
+    last = np.minimum.accumulate(np.where(ends, index, n_rows - 1)[::-1], axis=0)[::-1]
+    run = (last - first + 1).astype(float)
+    valid = ~np.isnan(s)
+    tie_term = np.where(valid, run**2 - 1.0, 0.0).sum(axis=0)  # sum over runs of t^3 - t
+    ranks = np.empty(a.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=0)
+    ranks[np.isnan(a)] = np.nan
+    return ranks, tie_term
+
+
+def _wilcoxon_exact_sf(w_plus: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """P(W+ >= w) under the exact null (no ties, no zeros), via the subset-sum distribution."""
+    out = np.empty(w_plus.shape)
+    for size in np.unique(count):
+        size = int(size)
+        pmf = np.zeros(size * (size + 1) // 2 + 1)
+        pmf[0] = 1.0
+        for k in range(1, size + 1):
+            pmf[k:] = pmf[k:] + pmf[:-k].copy()
+        pmf /= 2.0**size
+        tail = np.cumsum(pmf[::-1])[::-1]  # tail[w] = P(W+ >= w)
+        pick = count == size
+        w = np.floor(w_plus[pick] + 1e-9).astype(int)
+        out[pick] = tail[np.clip(w, 0, tail.size - 1)]
+    return out
+
+
+def _wilcoxon(x, delta, zero_method, correction, method):
+    n_units, n_models = x.shape
+    n_pairs = np.zeros((n_models, n_models), dtype=np.int64)
+    w_plus = np.full((n_models, n_models), np.nan)
+    pvalue = np.ones((n_models, n_models))
+    estimate = np.full((n_models, n_models), np.nan)
+    for j in range(n_models):
+        d = x[:, [j]] - x - delta  # NaN where either model lacks the unit
+        present = ~np.isnan(d)
+        n_pairs[j] = present.sum(axis=0)
+        estimate[j] = np.nanmean(np.where(present, d + delta, np.nan), axis=0) if n_units else 0
+        zeros = d == 0
+        n_zero = zeros.sum(axis=0).astype(float)
+        if zero_method == "wilcox":
+            d = np.where(zeros, np.nan, d)
+        ranks, tie_term = _column_ranks(np.abs(d))
+        count = (~np.isnan(d)).sum(axis=0).astype(float)
+        w = np.where(d > 0, ranks, 0.0).sum(axis=0)
+        mean = count * (count + 1) / 4.0
+        var = count * (count + 1) * (2 * count + 1)
+        if zero_method == "pratt":
+            mean -= n_zero * (n_zero + 1) / 4.0
+            var -= n_zero * (n_zero + 1) * (2 * n_zero + 1)
+            tie_term -= np.where(n_zero > 0, n_zero**3 - n_zero, 0.0)
+        sd = np.sqrt(np.maximum(var - tie_term / 2.0, 0.0) / 24.0)
+        nonzero_count = count - (n_zero if zero_method == "pratt" else 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = (w - mean - (0.5 if correction else 0.0)) / sd
+        p = special.ndtr(-z)
+        p = np.where(sd > 0, p, np.where(w > mean, 0.0, 1.0))
+        p = np.where(nonzero_count > 0, p, 1.0)
+        has_ties = tie_term > 0
+        exact = (nonzero_count > 0) & (method != "approx")
+        if method == "auto":
+            exact &= (count <= 50) & ~has_ties & (n_zero == 0)
+        exact[j] = False
+        if exact.any():
+            p[exact] = _wilcoxon_exact_sf(w[exact], count[exact])
+        w_plus[j] = w
+        pvalue[j] = p
+    return estimate, w_plus, pvalue, n_pairs, None, None
+
+
+# ---------------------------------------------------------------------- Yuen
+def _trim_and_winsorize(a: np.ndarray, trim: float):
+    """Column-wise, ignoring NaN: trimmed mean, winsorized values (NaN kept) and h = n - 2g."""
+    count = (~np.isnan(a)).sum(axis=0)
+    g = np.floor(trim * count).astype(int)
+    s = np.sort(a, axis=0)  # NaN last
+    low = np.take_along_axis(s, np.minimum(g, np.maximum(count - 1, 0))[None, :], axis=0)[0]
+    high_index = np.maximum(count - g - 1, 0)
+    high = np.take_along_axis(s, high_index[None, :], axis=0)[0]
+    cumulative = np.vstack([np.zeros(a.shape[1]), np.nancumsum(s, axis=0)])
+    h = count - 2 * g
+    kept = np.take_along_axis(cumulative, (count - g)[None, :], axis=0)[0] - np.take_along_axis(
+        cumulative, g[None, :], axis=0
+    )[0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        trimmed = kept / h
+    winsorized = np.clip(a, low, high)
+    return trimmed, winsorized, h
+
+
+def _winsorized_difference_var(wj: np.ndarray, wl: np.ndarray) -> np.ndarray:
+    """Sample variance (ddof=1) of wj - wl column by column, ignoring NaN rows."""
+    diff = wj - wl
+    count = (~np.isnan(diff)).sum(axis=0)
+    mean = np.nansum(diff, axis=0) / np.maximum(count, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nansum((diff - mean) ** 2, axis=0) / (count - 1)
+
+
+def _yuen(x: np.ndarray, delta: float, trim: float):
+    """Yuen's trimmed-mean t for dependent groups (Wilcox's ``yuend``).
+
+    ``se^2 = (n - 1) var_w(x_j - x_l) / (h (h - 1))`` with winsorized scores, h = n - 2 floor(trim n),
+    statistic ``(tmean_j - tmean_l - delta) / se`` on h - 1 degrees of freedom.
+    """
+    n_models = x.shape[1]
+    if np.isfinite(x).all():
+        trimmed, wins, h = _trim_and_winsorize(x, trim)
+        n_units = x.shape[0]
+        cw = np.atleast_2d(np.cov(wins, rowvar=False))
+        var_d = np.diag(cw)[:, None] + np.diag(cw)[None, :] - 2.0 * cw
+        n = np.full((n_models, n_models), n_units, dtype=np.int64)
+        h = np.full((n_models, n_models), float(h[0]))
+        estimate = trimmed[:, None] - trimmed[None, :]
+        scale = np.diag(cw)[:, None] + np.diag(cw)[None, :]
+    else:
+        n = np.zeros((n_models, n_models), dtype=np.int64)
+        h = np.zeros((n_models, n_models))
+        estimate = np.full((n_models, n_models), np.nan)
+        var_d = np.full((n_models, n_models), np.nan)
+        scale = np.full((n_models, n_models), np.nan)
+        for j in range(n_models):
+            common = np.isfinite(x[:, [j]]) & np.isfinite(x)
+            a = np.where(common, x[:, [j]], np.nan)
+            b = np.where(common, x, np.nan)
+            ta, wa, hj = _trim_and_winsorize(a, trim)
+            tb, wb, _ = _trim_and_winsorize(b, trim)
+            n[j] = common.sum(axis=0)
+            h[j] = hj
+            estimate[j] = ta - tb
+            var_d[j] = _winsorized_difference_var(wa, wb)
+            scale[j] = np.nanvar(wa, axis=0) + np.nanvar(wb, axis=0)
+    var_d = np.maximum(var_d, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt((n - 1) * var_d / (h * (h - 1)))
+    zero = var_d <= 1e-12 * scale
+    stat = _studentize(estimate, delta, se, zero)
+    df = h - 1.0
+    testable = h >= 2
+    pvalue = np.where(testable, special.stdtr(np.maximum(df, 1.0), -stat), 1.0)
+    return (
+        estimate,
+        np.where(testable, stat, np.nan),
+        pvalue,
+        n,
+        np.where(testable, se, np.nan),
+        df,
+    )
+
+
+# ---------------------------------------------------------------------- sign test
+def _sign(x: np.ndarray):
+    """Exact one-sided McNemar / sign test: P(Bin(b + c, 1/2) >= b), b = #(x_j=1, x_l=0)."""
+    finite = np.isfinite(x)
+    ones = np.where(finite, x, 0.0)
+    zeros = finite & (x == 0)
+    wins = ones.T @ zeros.astype(float)  # wins[j, l] = #units with x_j = 1 and x_l = 0
+    n = (finite.astype(float).T @ finite.astype(float)).round().astype(np.int64)
+    wins = wins.round().astype(np.int64)
+    discordant = wins + wins.T
+    pvalue = special.bdtrc(np.maximum(wins - 1, 0), np.maximum(discordant, 1), 0.5)
+    pvalue = np.where(wins > 0, pvalue, 1.0)  # P(Bin >= 0) = 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = (wins - wins.T) / n
+    return estimate, wins.astype(float), pvalue, n, None, None
+
+
+# ---------------------------------------------------------------------- resampling
+_CHUNK_CELLS = 20_000_000  # resamples x pairs held in memory at once
+
+
+def _warn_resolution(reps: int, n_models: int) -> None:
+    smallest = 1.0 / (reps + 1)
+    family = n_models * (n_models - 1)
+    if smallest * family > 0.05:
+        warnings.warn(
+            f"with reps={reps} the smallest attainable p-value is {smallest:.2g}, so Holm over "
+            f"{family} ordered pairs can certify nothing at alpha = 0.05; use reps >= "
+            f"{int(np.ceil(family / 0.05))}",
+            RankciWarning,
+            stacklevel=4,
+        )
+
+
+def _resample_counts(generator: np.random.Generator, reps: int, n_units: int) -> np.ndarray:
+    """Bootstrap multiplicities: row b counts how often each unit is drawn in resample b."""
+    draws = generator.integers(0, n_units, size=(reps, n_units))
+    offsets = (np.arange(reps) * n_units)[:, None]
+    return np.bincount((draws + offsets).ravel(), minlength=reps * n_units).reshape(reps, n_units)
+
+
+def _resampled_exceedances(
+    x: np.ndarray, delta: float, reps: int, weights_for_chunk, offset: float, centred: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Shared machinery of the bootstrap and permutation tests.
+
+    ``weights_for_chunk(b)`` returns a (b, n_units) matrix of resampling weights w. For every pair
+    the resampled statistic is ``T*_b = sum_i w_bi (d_i - offset) / sum_i |w_bi| - c`` over the
+    units the pair shares, with ``c = mean(d)`` when ``centred`` and 0 otherwise; it is compared
+    with the observed ``mean(d) - delta``. Returns (mean(d), n, #{b: T*_b >= observed}); a resample
+    in which a pair shares no unit counts as exceeding (conservative).
+    """
+    n_models = x.shape[1]
+    finite = np.isfinite(x)
+    n, mean, _, _ = _paired_moments(x)
+    observed = mean - delta
+    centre = mean if centred else np.zeros_like(mean)
+    exceed = np.zeros((n_models, n_models))
+    chunk = max(1, min(reps, _CHUNK_CELLS // max(n_models * n_models, 1)))
+    x0 = np.where(finite, x, 0.0)
+    done = 0
+    while done < reps:
+        b = min(chunk, reps - done)
+        w = weights_for_chunk(b)
+        if finite.all():
+            size = np.abs(w).sum(axis=1)[:, None, None]
+            means = w @ x0
+            total = w.sum(axis=1)[:, None, None]
+            stat = (means[:, :, None] - means[:, None, :] - offset * total) / size - centre
+            exceed += (stat >= observed).sum(axis=0)
+        else:
+            for j in range(n_models):
+                common = (finite[:, [j]] & finite).astype(float)
+                d = (x0[:, [j]] - x0 - offset) * common
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    stat = (w @ d) / (np.abs(w) @ common) - centre[j]
+                exceed[j] += np.where(np.isfinite(stat), stat >= observed[j], True).sum(axis=0)
+        done += b
+    return mean, n, exceed
+
+
+def _bootstrap(x: np.ndarray, delta: float, reps: int, generator: np.random.Generator):
+    """Centred paired bootstrap: p = (1 + #{mean*(d) - mean(d) >= mean(d) - delta}) / (reps + 1).
+
+    Units are resampled jointly for all models (pairing kept); the bootstrap law of
+    ``mean*(d) - mean(d)`` stands in for that of ``mean(d) - theta_d`` (Efron and Tibshirani 1993,
+    Sec. 16.4).
+    """
+    _warn_resolution(reps, x.shape[1])
+    n_units = x.shape[0]
+    mean, n, exceed = _resampled_exceedances(
+        x,
+        delta,
+        reps,
+        lambda b: _resample_counts(generator, b, n_units).astype(float),
+        offset=0.0,
+        centred=True,
+    )
+    return _resampling_result(mean, n, exceed, reps)
+
+
+def _permutation(x: np.ndarray, delta: float, reps: int, generator: np.random.Generator):
+    """Sign-flip test of mean(d - delta): each unit's two scores are swapped with probability 1/2.
+
+    Exact for delta = 0 when the two models' scores are exchangeable within units under the null;
+    for delta > 0 it assumes ``d - delta`` is symmetric at the null boundary.
+    """
+    _warn_resolution(reps, x.shape[1])
+    n_units = x.shape[0]
+    mean, n, exceed = _resampled_exceedances(
+        x,
+        delta,
+        reps,
+        lambda b: generator.choice(np.array([-1.0, 1.0]), size=(b, n_units)),
+        offset=delta,
+        centred=False,
+    )
+    return _resampling_result(mean, n, exceed, reps)
+
+
+def _resampling_result(mean, n, exceed, reps):
+    pvalue = (1.0 + exceed) / (reps + 1.0)
+    pvalue = np.where(n >= 2, pvalue, 1.0)
+    return mean, mean.copy(), pvalue, n, None, None

@@ -1,0 +1,410 @@
+"""The Ranking result and the one piece of code that turns certified dominances into it.
+
+Every method in rankci ends in a set D of certified statements "model j is better than model l"
+(a strict partial order). From D, after transitive closure (DESIGN.md, "Counting"):
+
+* ``L_j = 1 + #{l : (l, j) in D}``   (models certified better than j)
+* ``U_j = M - #{l : (j, l) in D}``   (models certified worse than j)
+* top-k: certified inside when ``U_j <= k``, certified outside when ``L_j > k``
+* ``tier(j) = 1 + max{tier(l) : (l, j) in D}`` (1 when nothing is certified above j); a model in
+  tier s has true rank s or worse.
+
+Rank 1 is best; the true rank of j is ``1 + #{l : theta_l > theta_j}``, so tied models share the
+better rank. A cycle in D is an error (:class:`DominanceCycleError`), never silently broken.
+
+Builders from pairwise p-values:
+
+* :func:`simultaneous_ranking` (Algorithm 2 of the source): one family of all M(M-1) ordered pairs
+  at level alpha; with probability >= 1 - alpha every statement holds at once.
+* :func:`marginal_ranking` (Algorithm 1): for each model j, one family of the M - 1 hypotheses
+  "l better than j" and one of "j better than l", each at alpha/2; each model's interval covers
+  its true rank with probability >= 1 - alpha, but not jointly.
+
+References
+----------
+Holm, S. (2013). Confidence intervals for ranks. Unpublished manuscript.
+Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+Neuhof, B. and Benjamini, Y. (2024). Confidence intervals for ranks: theory and practice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._checks import check_alpha, check_choice, check_positive_int
+from .multiplicity import METHODS, reject, rejections_per_row
+from .pairwise import Pairwise
+
+COVERAGES = ("simultaneous", "marginal")
+
+__all__ = [
+    "COVERAGES",
+    "DominanceCycleError",
+    "Ranking",
+    "marginal_ranking",
+    "ranking_from_dominance",
+    "simultaneous_ranking",
+    "tiers",
+    "transitive_closure",
+]
+
+UNIT_SCOPE = {
+    "observation": "the observed evaluation set only",
+    "item": "new questions like these",
+    "cluster": "new clusters (subjects) like these",
+    "prompt": "new prompt variants like these",
+}
+
+
+class DominanceCycleError(ValueError):
+    """The certified statements contradict each other (j above l above ... above j)."""
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Ranking:
+    """A leaderboard with rank intervals, certified dominances, top-k status and tiers.
+
+    Attributes
+    ----------
+    models : tuple of str
+        Model labels, in the order of every per-model array.
+    score : ndarray (M,)
+        Observed score (mean over units).
+    rank : ndarray (M,) of int
+        Observed rank, ``1 + #{l : score_l > score_j}`` (ties share the better rank).
+    lower, upper : ndarray (M,) of int
+        Rank interval ``[L_j, U_j]``.
+    dominance : ndarray (M, M) of bool or None
+        ``dominance[j, l]``: "j is better than l" is certified (transitively closed). None for
+        marginal coverage, which makes no joint statements.
+    tier : ndarray (M,) of int or None
+        Tier of each model (None for marginal coverage).
+    alpha : float
+    coverage : str
+        ``"simultaneous"``, ``"marginal"`` or ``"anytime"``.
+    method : dict
+        How the evidence was obtained (test, unit, delta, multiplicity, ...).
+    n_units : int
+    excluded : dict
+        What was left out and why (JSON-safe).
+    guarantee : str
+        The guarantee in plain words.
+    pairwise : Pairwise or None
+        The evidence behind the ranking, when it came from pairwise tests.
+    details : dict
+        Method-specific extras (JSON-safe), for example dropped clusters or rank sets.
+    """
+
+    models: tuple[str, ...]
+    score: np.ndarray
+    rank: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    dominance: np.ndarray | None
+    tier: np.ndarray | None
+    alpha: float
+    coverage: str
+    method: dict
+    n_units: int
+    excluded: dict
+    guarantee: str
+    pairwise: Pairwise | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    def order(self) -> np.ndarray:
+        """Model indices, best observed score first (ties by name)."""
+        names = np.asarray(self.models)
+        return np.lexsort((names, -np.asarray(self.score, dtype=float)))
+
+    def top_k(self, k: int) -> np.ndarray:
+        """Per model: ``"in"`` (certified in the top k), ``"out"`` or ``"undetermined"``."""
+        k = check_positive_int(k, "k")
+        status = np.full(self.n_models, "undetermined", dtype=object)
+        status[self.upper <= k] = "in"
+        status[self.lower > k] = "out"
+        return status
+
+    def dominance_pairs(self) -> list[tuple[str, str]]:
+        """Every certified "first better than second", best first model first."""
+        if self.dominance is None:
+            return []
+        position = np.empty(self.n_models, dtype=int)
+        position[self.order()] = np.arange(self.n_models)
+        j, l = np.nonzero(self.dominance)
+        keys = np.lexsort((position[l], position[j]))
+        return [(self.models[a], self.models[b]) for a, b in zip(j[keys], l[keys])]
+
+    def to_frame(self, k: int | None = None) -> pd.DataFrame:
+        """One row per model, best first: model, score, rank, rank_lower, rank_upper, tier[, top_k]."""
+        idx = self.order()
+        frame = pd.DataFrame(
+            {
+                "model": np.asarray(self.models, dtype=object)[idx],
+                "score": np.asarray(self.score, dtype=float)[idx],
+                "rank": self.rank[idx],
+                "rank_lower": self.lower[idx],
+                "rank_upper": self.upper[idx],
+                "tier": (
+                    self.tier[idx] if self.tier is not None else pd.array([None] * len(idx))
+                ),
+            }
+        )
+        if k is not None:
+            frame[f"top_{k}"] = self.top_k(k)[idx]
+        return frame
+
+    def to_dict(self, k: int | None = None) -> dict:
+        """JSON-safe summary, following the schema of ``rankci rank --format json``."""
+        rows = []
+        for record in self.to_frame(k).to_dict(orient="records"):
+            rows.append(
+                {
+                    key: (None if value is None or value is pd.NA else _plain(value))
+                    for key, value in record.items()
+                }
+            )
+        out = {
+            "alpha": self.alpha,
+            "coverage": self.coverage,
+            **{key: _plain(value) for key, value in self.method.items()},
+            "n_units": int(self.n_units),
+            "excluded": _plain(self.excluded),
+            "models": rows,
+            "dominance": (
+                [list(pair) for pair in self.dominance_pairs()]
+                if self.dominance is not None
+                else None
+            ),
+            "guarantee": self.guarantee,
+        }
+        if k is not None:
+            out["k"] = int(k)
+        if self.details:
+            out["details"] = _plain(self.details)
+        return out
+
+    def __repr__(self) -> str:
+        frame = self.to_frame()
+        lines = [
+            f"Ranking({self.n_models} models, coverage={self.coverage!r}, alpha={self.alpha:g}, "
+            f"n_units={self.n_units})"
+        ]
+        width = max(len("model"), *(len(m) for m in frame["model"]))
+        lines.append(f"  {'model':<{width}}  score   rank  interval   tier")
+        for row in frame.itertuples(index=False):
+            tier = "-" if row.tier is None or row.tier is pd.NA else str(row.tier)
+            interval = f"[{row.rank_lower}, {row.rank_upper}]"
+            lines.append(
+                f"  {row.model:<{width}}  {row.score:.4f}  {row.rank:>4}  {interval:<9}  {tier:>4}"
+            )
+        return "\n".join(lines)
+
+
+def _plain(value):
+    """Convert numpy scalars and containers to JSON-safe Python objects."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        value = float(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+# ---------------------------------------------------------------------- counting
+def transitive_closure(dominance: np.ndarray, models: Sequence[str] | None = None) -> np.ndarray:
+    """The transitive closure of a strict order given as an M x M boolean matrix.
+
+    Paths are composed by boolean matrix products (``R <- R or R @ R``) until nothing changes,
+    so a closure needs about log2(longest chain) products, and a relation that is already closed
+    costs one. Raises :class:`DominanceCycleError` naming the models on a cycle.
+    """
+    closed = np.asarray(dominance, dtype=bool).copy()
+    if closed.ndim != 2 or closed.shape[0] != closed.shape[1]:
+        raise ValueError(f"dominance must be a square matrix, got shape {closed.shape}")
+    while True:
+        middle = np.flatnonzero(closed.any(axis=0) & closed.any(axis=1))
+        if middle.size == 0:
+            break
+        a = closed[:, middle].astype(np.float32)
+        b = closed[middle, :].astype(np.float32)
+        grown = closed | (a @ b > 0.5)
+        if np.array_equal(grown, closed):
+            break
+        closed = grown
+    on_cycle = np.flatnonzero(np.diag(closed))
+    if on_cycle.size:
+        names = models if models is not None else [str(i) for i in range(closed.shape[0])]
+        first = on_cycle[0]
+        members = [names[i] for i in on_cycle if closed[first, i] and closed[i, first]]
+        raise DominanceCycleError(
+            "the certified statements form a cycle among models "
+            + ", ".join(repr(m) for m in members)
+            + "; at least one of them is false (this happens with probability at most alpha), "
+            "so no ranking can be reported from them"
+        )
+    return closed
+
+
+def tiers(closed: np.ndarray) -> np.ndarray:
+    """Longest chain of certified dominances ending at each model, plus one.
+
+    In a closed acyclic relation, l above j implies that l has strictly fewer models above it
+    than j, so models are processed in batches of equal in-degree.
+    """
+    closed = np.asarray(closed, dtype=bool)
+    above = closed.sum(axis=0)
+    tier = np.ones(closed.shape[0], dtype=np.int64)
+    for count in np.unique(above):
+        if count == 0:
+            continue
+        batch = np.flatnonzero(above == count)
+        tier[batch] = 1 + (closed[:, batch] * tier[:, None]).max(axis=0)
+    return tier
+
+
+def observed_ranks(score: np.ndarray) -> np.ndarray:
+    """``1 + #{l : score_l > score_j}``: tied scores share the better rank."""
+    score = np.asarray(score, dtype=float)
+    ordered = np.sort(score)
+    return 1 + (score.size - np.searchsorted(ordered, score, side="right"))
+
+
+def ranking_from_dominance(
+    models: Sequence[str],
+    score: np.ndarray,
+    dominance: np.ndarray,
+    *,
+    alpha: float,
+    coverage: str,
+    method: dict,
+    n_units: int,
+    excluded: dict,
+    guarantee: str,
+    pairwise: Pairwise | None = None,
+    details: dict | None = None,
+) -> Ranking:
+    """The shared counting step: closure of D, then rank intervals and tiers."""
+    models = tuple(models)
+    closed = transitive_closure(dominance, models)
+    m = len(models)
+    return Ranking(
+        models=models,
+        score=np.asarray(score, dtype=float),
+        rank=observed_ranks(score),
+        lower=1 + closed.sum(axis=0),
+        upper=m - closed.sum(axis=1),
+        dominance=closed,
+        tier=tiers(closed),
+        alpha=alpha,
+        coverage=coverage,
+        method=dict(method),
+        n_units=n_units,
+        excluded=dict(excluded),
+        guarantee=guarantee,
+        pairwise=pairwise,
+        details=dict(details or {}),
+    )
+
+
+# ---------------------------------------------------------------------- builders
+def _method_of(pairwise: Pairwise, multiplicity: str) -> dict:
+    return {
+        "test": pairwise.test,
+        "unit": pairwise.unit,
+        "delta": pairwise.delta,
+        "multiplicity": multiplicity,
+        "missing": pairwise.missing,
+        **({"test_options": dict(pairwise.options)} if pairwise.options else {}),
+    }
+
+
+def _evidence_words(pairwise: Pairwise, multiplicity: str) -> str:
+    margin = f" with indifference margin {pairwise.delta:g}" if pairwise.delta > 0 else ""
+    return (
+        f"{multiplicity.capitalize()} over one-sided paired {pairwise.test} tests{margin} on "
+        f"{pairwise.n_units} {pairwise.unit} units; inference extends to "
+        f"{UNIT_SCOPE[pairwise.unit]}"
+    )
+
+
+def simultaneous_ranking(
+    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
+) -> Ranking:
+    """Simultaneous rank intervals (Algorithm 2): one FWER family of all M(M-1) ordered pairs.
+
+    ``D = {(j, l) : H_jl rejected}`` at family-wise level alpha; with probability >= 1 - alpha
+    every rejection is true, hence so is its transitive closure, and then every interval contains
+    its model's true rank and every tier statement holds (Neuhof and Benjamini 2024, Thm. 1).
+    """
+    alpha = check_alpha(alpha)
+    check_choice("multiplicity", multiplicity, METHODS)
+    dominance = reject(pairwise.pvalue, alpha, multiplicity)
+    guarantee = (
+        f"With probability at least {1 - alpha:.0%}, every rank interval, certified dominance "
+        f"and tier is true simultaneously ({_evidence_words(pairwise, multiplicity)})."
+    )
+    return ranking_from_dominance(
+        pairwise.models,
+        pairwise.score,
+        dominance,
+        alpha=alpha,
+        coverage="simultaneous",
+        method=_method_of(pairwise, multiplicity),
+        n_units=pairwise.n_units,
+        excluded=pairwise.excluded,
+        guarantee=guarantee,
+        pairwise=pairwise,
+    )
+
+
+def marginal_ranking(pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm") -> Ranking:
+    """Marginal rank intervals (Algorithm 1): each model's two families at alpha/2 each.
+
+    ``L_j = 1 + #{l : H_lj rejected in {p_lj : l != j}}``, ``U_j = M - #{l : H_jl rejected in
+    {p_jl : l != j}}``. Each interval covers its model's true rank with probability >= 1 - alpha
+    (Holm 2013); the intervals are not simultaneous, so no dominances or tiers are reported.
+    """
+    alpha = check_alpha(alpha)
+    check_choice("multiplicity", multiplicity, METHODS)
+    m = pairwise.n_models
+    better_than_j = rejections_per_row(pairwise.pvalue.T, alpha / 2, multiplicity)
+    worse_than_j = rejections_per_row(pairwise.pvalue, alpha / 2, multiplicity)
+    guarantee = (
+        f"For each model separately, its rank interval contains its true rank with probability "
+        f"at least {1 - alpha:.0%}; the intervals are not simultaneous, so they certify no "
+        f"joint statements ({_evidence_words(pairwise, multiplicity)})."
+    )
+    return Ranking(
+        models=pairwise.models,
+        score=np.asarray(pairwise.score, dtype=float),
+        rank=observed_ranks(pairwise.score),
+        lower=1 + better_than_j,
+        upper=m - worse_than_j,
+        dominance=None,
+        tier=None,
+        alpha=alpha,
+        coverage="marginal",
+        method=_method_of(pairwise, multiplicity),
+        n_units=pairwise.n_units,
+        excluded=dict(pairwise.excluded),
+        guarantee=guarantee,
+        pairwise=pairwise,
+    )
