@@ -26,7 +26,12 @@ def check_alpha(alpha: object, name: str = "alpha") -> float:
 
 def check_nonnegative(value: object, name: str) -> float:
     """A finite number >= 0 (for example the indifference margin delta)."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, Real)
+        or not np.isfinite(value)
+        or value < 0
+    ):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return float(value)
 
@@ -46,8 +51,10 @@ def as_generator(rng: object) -> np.random.Generator:
     """
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, (Integral, np.random.SeedSequence)) and not isinstance(
-        rng, bool
+    if (
+        rng is None
+        or isinstance(rng, (Integral, np.random.SeedSequence))
+        and not isinstance(rng, bool)
     ):
         return np.random.default_rng(rng)
     raise ValueError(

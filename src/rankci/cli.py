@@ -56,16 +56,26 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """DATA plus the options that say how to read it."""
     parser.add_argument("data", metavar="DATA", help="scores file (.csv, .tsv, .parquet, .jsonl)")
     group = parser.add_argument_group("reading DATA")
-    group.add_argument("--from", dest="input_format", default="auto", choices=FORMATS,
-                       help="input format (default: from the file extension)")
-    group.add_argument("--layout", default="auto", choices=LAYOUTS,
-                       help="long (one row per model and item) or wide (one column per model)")
+    group.add_argument(
+        "--from",
+        dest="input_format",
+        default="auto",
+        choices=FORMATS,
+        help="input format (default: from the file extension)",
+    )
+    group.add_argument(
+        "--layout",
+        default="auto",
+        choices=LAYOUTS,
+        help="long (one row per model and item) or wide (one column per model)",
+    )
     group.add_argument("--model-col", help="model column (default: model, system, ...)")
     group.add_argument("--item-col", help="item column (default: item, question, doc_id, ...)")
     group.add_argument("--score-col", help="score column (default: score, correct, acc, ...)")
-    group.add_argument("--cluster-col",
-                       help="cluster column (default: cluster, subject, category, task, ...); "
-                       "'' for none")
+    group.add_argument(
+        "--cluster-col",
+        help="cluster column (default: cluster, subject, category, task, ...); '' for none",
+    )
     group.add_argument("--prompt-col", help="prompt-variant column (default: prompt, variant, ...)")
 
 
@@ -84,8 +94,12 @@ def load_data(args: argparse.Namespace) -> Scores:
 
 def add_output_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     group = parser.add_argument_group("output")
-    group.add_argument("--format", default=formats[0], choices=formats,
-                       help=f"output format (default: {formats[0]})")
+    group.add_argument(
+        "--format",
+        default=formats[0],
+        choices=formats,
+        help=f"output format (default: {formats[0]})",
+    )
     group.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
 
 

@@ -31,7 +31,11 @@ from ._checks import check_choice
 UNITS = ("observation", "item", "cluster", "prompt")
 MISSING = ("complete", "pairwise")
 
-__all__ = ["Scores", "UnitScores", "UNITS", "MISSING"]
+__all__ = ["Scores", "UnitScores", "UNITS", "MISSING", "InsufficientDataError"]
+
+
+class InsufficientDataError(ValueError):
+    """Valid input that leaves too little to analyse (for example no item scored by every model)."""
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -187,7 +191,9 @@ class Scores:
         clusters, item_cluster = None, None
         if cluster is not None:
             cluster_code, clusters = _factorize(frame[cluster], cluster)
-            item_cluster = _nest_items(frame, item_code, cluster_code, items, clusters, item, cluster)
+            item_cluster = _nest_items(
+                frame, item_code, cluster_code, items, clusters, item, cluster
+            )
 
         return cls(
             models=models,
@@ -291,26 +297,51 @@ class Scores:
     def subset(
         self, *, models: Sequence[str] | None = None, clusters: Sequence[str] | None = None
     ) -> Scores:
-        """The rows of some models and/or some clusters (labels are re-derived)."""
+        """The rows of some models and/or some clusters.
+
+        The model list is kept as asked (all models by default), even when a model has no rows in
+        the selection; items, clusters and prompts are those that remain.
+        """
         keep = np.ones(self.n_rows, dtype=bool)
+        model_codes = np.arange(self.n_models)
         if models is not None:
-            codes = [self._code(self.models, m, "model") for m in models]
-            keep &= np.isin(self.model_code, codes)
+            model_codes = np.unique([self._code(self.models, m, "model") for m in models])
+            keep &= np.isin(self.model_code, model_codes)
         if clusters is not None:
             if self.clusters is None:
                 raise ValueError("these scores have no cluster column")
             codes = [self._code(self.clusters, c, "cluster") for c in clusters]
             keep &= np.isin(self.item_cluster[self.item_code], codes)
-        frame = self.to_frame()[keep]
-        if frame.empty:
+        if not keep.any():
             raise ValueError("the selection has no scores")
-        return Scores.from_frame(
-            frame,
-            cluster="cluster" if self.clusters is not None else None,
-            prompt="prompt" if self.prompts is not None else None,
-            bounds=None,
-            notes=self.notes,
+        model_map = np.full(self.n_models, -1, dtype=np.int32)
+        model_map[model_codes] = np.arange(model_codes.size)
+        item_code, item_kept = _compact(self.item_code[keep])
+        prompt_code, prompts = None, None
+        if self.prompt_code is not None:
+            prompt_code, prompt_kept = _compact(self.prompt_code[keep])
+            prompts = tuple(self.prompts[p] for p in prompt_kept)
+        clusters_out, item_cluster = None, None
+        if self.clusters is not None:
+            item_cluster, cluster_kept = _compact(self.item_cluster[item_kept])
+            clusters_out = tuple(self.clusters[c] for c in cluster_kept)
+        return Scores(
+            models=tuple(self.models[m] for m in model_codes),
+            items=tuple(self.items[i] for i in item_kept),
+            clusters=clusters_out,
+            prompts=prompts,
+            model_code=model_map[self.model_code[keep]],
+            item_code=item_code.astype(np.int32),
+            prompt_code=None if prompt_code is None else prompt_code.astype(np.int32),
+            item_cluster=None if item_cluster is None else item_cluster.astype(np.int32),
+            score=self.score[keep],
+            notes=dict(self.notes),
         )
+
+    def scored_models(self) -> tuple[str, ...]:
+        """The models with at least one score."""
+        counts = np.bincount(self.model_code, minlength=self.n_models)
+        return tuple(m for m, c in zip(self.models, counts) if c > 0)
 
     @staticmethod
     def _code(labels: tuple[str, ...], label: str, what: str) -> int:
@@ -357,6 +388,11 @@ class Scores:
 
         matrix, obs_item, obs_prompt = self.observation_matrix()
         scored = np.isfinite(matrix)
+        unscored = np.flatnonzero(~scored.any(axis=0))
+        if unscored.size:
+            raise InsufficientDataError(
+                f"model {self.models[unscored[0]]!r} has no scores in this selection"
+            )
         missing_by_model = (~scored).sum(axis=0)
         excluded: dict = {
             "missing": missing,
@@ -379,7 +415,7 @@ class Scores:
                     obs_prompt[complete],
                 )
             if matrix.shape[0] == 0:
-                raise ValueError(
+                raise InsufficientDataError(
                     "no item is scored by every model, so missing='complete' leaves nothing; "
                     "use missing='pairwise' or drop the models with few scores"
                 )
@@ -479,7 +515,8 @@ def _numeric_scores(
     raw = frame[score]
 
     def where(row: int) -> str:
-        return f"row {row} (model {str(frame[model].iloc[row])!r}, item {str(frame[item].iloc[row])!r})"
+        who, what = str(frame[model].iloc[row]), str(frame[item].iloc[row])
+        return f"row {row} (model {who!r}, item {what!r})"
 
     if pd.api.types.is_bool_dtype(raw):
         values = raw.astype(float).to_numpy()

@@ -62,7 +62,8 @@ def read_scores(
         compressed for the text formats), or a pandas DataFrame.
     model, item, score, cluster, prompt : str, optional
         Column names. Unnamed roles are looked up among the aliases in :data:`ALIASES`
-        (``subject``/``category``/``task`` for the cluster, ``question``/``doc_id`` for the item...).
+        (``subject``/``category``/``task`` for the cluster, ``question``/``doc_id`` for the
+        item, ...).
         Pass ``cluster=""`` or ``prompt=""`` to ignore a column that matches an alias.
     layout : {"auto", "long", "wide"}
         ``auto`` reads long form when a model and a score column are present, wide form otherwise.
@@ -153,7 +154,9 @@ def _resolve(frame: pd.DataFrame, given: dict, roles: tuple[str, ...]) -> dict:
             name = _alias(frame, role, exclude=tuple(taken))
         elif name not in frame.columns:
             available = ", ".join(repr(c) for c in frame.columns)
-            raise ValueError(f"the {role} column {name!r} is not in the table; columns are: {available}")
+            raise ValueError(
+                f"the {role} column {name!r} is not in the table; columns are: {available}"
+            )
         chosen[role] = name
         if name is not None:
             taken.append(name)

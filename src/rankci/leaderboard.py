@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ._checks import check_alpha, check_choice, check_positive_int
-from .data import UNITS, Scores
+from .data import UNITS, InsufficientDataError, Scores
 from .io import read_scores
 from .pairwise import pairwise_tests
 from .ranking import COVERAGES, Ranking, _plain, marginal_ranking, simultaneous_ranking
@@ -29,9 +29,7 @@ def _as_scores(data) -> Scores:
         return data
     if isinstance(data, (pd.DataFrame, str, os.PathLike)):
         return read_scores(data)
-    raise ValueError(
-        f"expected Scores, a DataFrame or a file path, got {type(data).__name__}"
-    )
+    raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")
 
 
 def _rank_scores(
@@ -174,7 +172,9 @@ def _split(alpha: float, alpha_split) -> tuple[float, float]:
     except (TypeError, ValueError):
         raise ValueError(f"alpha_split must be two fractions, got {alpha_split!r}") from None
     if first <= 0 or second <= 0 or first + second > 1 + 1e-12:
-        raise ValueError(f"alpha_split must be two positive fractions summing to <= 1, got {alpha_split!r}")
+        raise ValueError(
+            f"alpha_split must be two positive fractions summing to <= 1, got {alpha_split!r}"
+        )
     return first * alpha, second * alpha
 
 
@@ -197,8 +197,7 @@ class ClusterRankings:
     def to_frame(self, k: int | None = None) -> pd.DataFrame:
         """Long table: cluster, then the columns of :meth:`Ranking.to_frame`."""
         frames = [
-            ranking.to_frame(k).assign(cluster=name)
-            for name, ranking in self.rankings.items()
+            ranking.to_frame(k).assign(cluster=name) for name, ranking in self.rankings.items()
         ]
         if not frames:
             return pd.DataFrame()
@@ -234,12 +233,16 @@ def rank_by_cluster(
 ) -> ClusterRankings:
     """Rank intervals within each cluster (subject), with item or prompt units.
 
-    Each cluster's ranking is valid at level alpha on its own; a cluster that cannot be ranked
-    (no item scored by every model, fewer than two units) is listed in ``skipped`` with the reason.
+    Each cluster's ranking is valid at level alpha on its own. A model with no score in a cluster
+    is left out of that cluster's ranking and listed in its ``excluded["models_without_scores"]``;
+    a cluster that cannot be ranked at all (fewer than two models with scores, no item scored by
+    every model) is listed in ``skipped`` with the reason.
     """
     scores = _as_scores(data)
     if scores.clusters is None:
-        raise ValueError("per-cluster rank intervals need a cluster column (subject, category, task)")
+        raise ValueError(
+            "per-cluster rank intervals need a cluster column (subject, category, task)"
+        )
     check_choice("unit", unit, CLUSTER_UNITS)
     check_choice("coverage", coverage, COVERAGES)
     alpha = check_alpha(alpha)
@@ -247,8 +250,15 @@ def rank_by_cluster(
     skipped: dict[str, str] = {}
     for cluster in scores.clusters:
         subset = scores.subset(clusters=[cluster])
+        present = subset.scored_models()
+        absent = [m for m in subset.models if m not in present]
+        if len(present) < 2:
+            skipped[cluster] = f"fewer than two models have scores here ({', '.join(present)})"
+            continue
+        if absent:
+            subset = subset.subset(models=present)
         try:
-            rankings[cluster] = _rank_scores(
+            ranking = _rank_scores(
                 subset,
                 unit=unit,
                 test=test,
@@ -260,11 +270,13 @@ def rank_by_cluster(
                 rng=rng,
                 test_options=test_options,
             )
-        except ValueError as error:
-            if "no item is scored by every model" in str(error) or "only one model" in str(error):
-                skipped[cluster] = str(error)
-            else:
-                raise
+        except InsufficientDataError as error:
+            skipped[cluster] = str(error)
+            continue
+        if absent:
+            excluded = {**ranking.excluded, "models_without_scores": absent}
+            ranking = replace(ranking, excluded=excluded)
+        rankings[cluster] = ranking
     return ClusterRankings(rankings=rankings, skipped=skipped, alpha=alpha)
 
 

@@ -193,8 +193,7 @@ def pairwise_tests(
     """
     if not isinstance(units, UnitScores):
         raise ValueError(
-            "pairwise_tests expects UnitScores (Scores.units(...)), "
-            f"got {type(units).__name__}"
+            f"pairwise_tests expects UnitScores (Scores.units(...)), got {type(units).__name__}"
         )
     check_choice("test", test, TESTS)
     delta = check_nonnegative(delta, "delta")
@@ -292,9 +291,7 @@ def _nanmean(x: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, np.nansum(x, axis=0) / np.maximum(counts, 1), 0.0)
 
 
-def _studentize(
-    estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray
-) -> np.ndarray:
+def _studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray) -> np.ndarray:
     """(estimate - delta) / se, with a zero standard error giving +-inf (or 0 when equal)."""
     shift = estimate - delta
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -415,9 +412,10 @@ def _trim_and_winsorize(a: np.ndarray, trim: float):
     high = np.take_along_axis(s, high_index[None, :], axis=0)[0]
     cumulative = np.vstack([np.zeros(a.shape[1]), np.nancumsum(s, axis=0)])
     h = count - 2 * g
-    kept = np.take_along_axis(cumulative, (count - g)[None, :], axis=0)[0] - np.take_along_axis(
-        cumulative, g[None, :], axis=0
-    )[0]
+    kept = (
+        np.take_along_axis(cumulative, (count - g)[None, :], axis=0)[0]
+        - np.take_along_axis(cumulative, g[None, :], axis=0)[0]
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         trimmed = kept / h
     winsorized = np.clip(a, low, high)
@@ -436,7 +434,8 @@ def _winsorized_difference_var(wj: np.ndarray, wl: np.ndarray) -> np.ndarray:
 def _yuen(x: np.ndarray, delta: float, trim: float):
     """Yuen's trimmed-mean t for dependent groups (Wilcox's ``yuend``).
 
-    ``se^2 = (n - 1) var_w(x_j - x_l) / (h (h - 1))`` with winsorized scores, h = n - 2 floor(trim n),
+    ``se^2 = (n - 1) var_w(x_j - x_l) / (h (h - 1))`` with winsorized scores and
+    h = n - 2 floor(trim n);
     statistic ``(tmean_j - tmean_l - delta) / se`` on h - 1 degrees of freedom.
     """
     n_models = x.shape[1]

@@ -144,7 +144,10 @@ class Ranking:
         return [(self.models[a], self.models[b]) for a, b in zip(j[keys], l[keys])]
 
     def to_frame(self, k: int | None = None) -> pd.DataFrame:
-        """One row per model, best first: model, score, rank, rank_lower, rank_upper, tier[, top_k]."""
+        """One row per model, best first.
+
+        Columns: model, score, rank, rank_lower, rank_upper, tier (and top_k when k is given).
+        """
         idx = self.order()
         frame = pd.DataFrame(
             {
@@ -153,9 +156,7 @@ class Ranking:
                 "rank": self.rank[idx],
                 "rank_lower": self.lower[idx],
                 "rank_upper": self.upper[idx],
-                "tier": (
-                    self.tier[idx] if self.tier is not None else pd.array([None] * len(idx))
-                ),
+                "tier": (self.tier[idx] if self.tier is not None else pd.array([None] * len(idx))),
             }
         )
         if k is not None:
@@ -375,7 +376,9 @@ def simultaneous_ranking(
     )
 
 
-def marginal_ranking(pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm") -> Ranking:
+def marginal_ranking(
+    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
+) -> Ranking:
     """Marginal rank intervals (Algorithm 1): each model's two families at alpha/2 each.
 
     ``L_j = 1 + #{l : H_lj rejected in {p_lj : l != j}}``, ``U_j = M - #{l : H_jl rejected in

@@ -34,24 +34,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_method_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("method")
-    group.add_argument("--unit", default="item", choices=UNITS,
-                       help="unit of analysis: what the inference extends to (default: item)")
+    group.add_argument(
+        "--unit",
+        default="item",
+        choices=UNITS,
+        help="unit of analysis: what the inference extends to (default: item)",
+    )
     group.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
-    group.add_argument("--coverage", default="simultaneous", choices=COVERAGES,
-                       help="simultaneous (all statements at once) or marginal (one model at a time)")
+    group.add_argument(
+        "--coverage",
+        default="simultaneous",
+        choices=COVERAGES,
+        help="simultaneous (all statements at once) or marginal (one model at a time)",
+    )
     group.add_argument("--alpha", type=float, default=0.05, help="miscoverage level (default 0.05)")
-    group.add_argument("--delta", type=float, default=0.0,
-                       help="indifference margin: certify only differences larger than this")
-    group.add_argument("--missing", default="complete", choices=("complete", "pairwise"),
-                       help="items scored by every model (default) or pair by pair")
+    group.add_argument(
+        "--delta",
+        type=float,
+        default=0.0,
+        help="indifference margin: certify only differences larger than this",
+    )
+    group.add_argument(
+        "--missing",
+        default="complete",
+        choices=("complete", "pairwise"),
+        help="items scored by every model (default) or pair by pair",
+    )
     group.add_argument("--multiplicity", default="holm", choices=METHODS)
-    group.add_argument("--by-cluster", action="store_true",
-                       help="rank intervals within each cluster (unit item or prompt)")
-    group.add_argument("--filter-uninformative", action="store_true",
-                       help="drop clusters where nearly all models reach the top ranks, "
-                       "splitting alpha 0.3/0.7 between the screen and the ranking")
-    group.add_argument("--alpha-split", type=float, nargs=2, default=(0.3, 0.7),
-                       metavar=("FILTER", "RANK"), help="alpha fractions for the screen and the ranking")
+    group.add_argument(
+        "--by-cluster",
+        action="store_true",
+        help="rank intervals within each cluster (unit item or prompt)",
+    )
+    group.add_argument(
+        "--filter-uninformative",
+        action="store_true",
+        help="drop clusters where nearly all models reach the top ranks, "
+        "splitting alpha 0.3/0.7 between the screen and the ranking",
+    )
+    group.add_argument(
+        "--alpha-split",
+        type=float,
+        nargs=2,
+        default=(0.3, 0.7),
+        metavar=("FILTER", "RANK"),
+        help="alpha fractions for the screen and the ranking",
+    )
     group.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
     group.add_argument("--seed", type=int, help="seed for the bootstrap and permutation tests")
     group.add_argument("--reps", type=int, default=9999, help="resamples (bootstrap, permutation)")

@@ -1,0 +1,231 @@
+"""Pairwise tests against scipy.stats, pair by pair, including margins and missing cells."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.stats import mstats
+
+import rankci
+from rankci.pairwise import RankciWarning
+
+
+@pytest.fixture(scope="module")
+def continuous():
+    rng = np.random.default_rng(11)
+    x = rng.random((80, 5))
+    x[:, 1] = np.round(x[:, 1], 1)  # ties
+    x[:, 2] = np.clip(x[:, 0] + rng.normal(0.05, 0.1, 80), 0, 1)
+    return x
+
+
+def _units(x, missing="complete"):
+    return rankci.Scores.from_matrix(x).units("item", missing)
+
+
+PAIRS = [(0, 1), (1, 0), (0, 2), (2, 0), (3, 4)]
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.03])
+def test_t_and_z_match_scipy(continuous, delta):
+    t = rankci.pairwise_tests(_units(continuous), "t", delta=delta)
+    z = rankci.pairwise_tests(_units(continuous), "z", delta=delta)
+    for j, l in PAIRS:
+        d = continuous[:, j] - continuous[:, l] - delta
+        ref = stats.ttest_1samp(d, 0.0, alternative="greater")
+        assert t.pvalue[j, l] == pytest.approx(ref.pvalue, rel=1e-10)
+        assert t.statistic[j, l] == pytest.approx(ref.statistic, rel=1e-10)
+        assert z.pvalue[j, l] == pytest.approx(stats.norm.sf(ref.statistic), rel=1e-10)
+        assert t.se[j, l] == pytest.approx(stats.sem(d), rel=1e-10)
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
+@pytest.mark.parametrize("correction", [False, True])
+def test_wilcoxon_normal_approximation_matches_scipy(continuous, zero_method, correction):
+    pw = rankci.pairwise_tests(
+        _units(continuous),
+        "wilcoxon",
+        method="approx",
+        zero_method=zero_method,
+        correction=correction,
+        delta=0.02,
+    )
+    for j, l in PAIRS:
+        ref = stats.wilcoxon(
+            continuous[:, j] - continuous[:, l] - 0.02,
+            alternative="greater",
+            method="asymptotic",
+            zero_method=zero_method,
+            correction=correction,
+        )
+        assert pw.pvalue[j, l] == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_wilcoxon_exact_for_small_samples_without_ties():
+    rng = np.random.default_rng(3)
+    x = rng.random((14, 3))
+    pw = rankci.pairwise_tests(_units(x), "wilcoxon")
+    for j, l in [(0, 1), (1, 0), (2, 0)]:
+        ref = stats.wilcoxon(x[:, j], x[:, l], alternative="greater", method="exact")
+        assert pw.pvalue[j, l] == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+def test_wilcoxon_on_binary_scores_is_the_sign_test_normal_approximation():
+    rng = np.random.default_rng(5)
+    x = (rng.random((300, 2)) < [0.6, 0.5]).astype(float)
+    pw = rankci.pairwise_tests(_units(x), "wilcoxon")
+    wins = ((x[:, 0] == 1) & (x[:, 1] == 0)).sum()
+    losses = ((x[:, 0] == 0) & (x[:, 1] == 1)).sum()
+    z = (wins - losses) / np.sqrt(wins + losses)
+    assert pw.pvalue[0, 1] == pytest.approx(stats.norm.sf(z), rel=1e-10)
+
+
+def _yuen_reference(a, b, trim):
+    """Wilcox's yuend written with scipy's own trimming and winsorizing."""
+    n = len(a)
+    g = int(np.floor(trim * n))
+    h = n - 2 * g
+    wa = np.asarray(mstats.winsorize(a, limits=(trim, trim)))
+    wb = np.asarray(mstats.winsorize(b, limits=(trim, trim)))
+    q = np.cov(wa, wb, ddof=1)
+    se = np.sqrt((n - 1) * (q[0, 0] + q[1, 1] - 2 * q[0, 1]) / (h * (h - 1)))
+    diff = stats.trim_mean(a, trim) - stats.trim_mean(b, trim)
+    return diff, se, h - 1
+
+
+@pytest.mark.parametrize("trim", [0.1, 0.2, 0.25])
+def test_yuen_matches_a_reference_built_on_scipy(continuous, trim):
+    pw = rankci.pairwise_tests(_units(continuous), "yuen", trim=trim, delta=0.01)
+    for j, l in PAIRS:
+        diff, se, df = _yuen_reference(continuous[:, j], continuous[:, l], trim)
+        assert pw.estimate[j, l] == pytest.approx(diff, rel=1e-10)
+        assert pw.se[j, l] == pytest.approx(se, rel=1e-10)
+        assert pw.df[j, l] == df
+        assert pw.pvalue[j, l] == pytest.approx(stats.t.sf((diff - 0.01) / se, df), rel=1e-9)
+
+
+def test_yuen_without_trimming_is_the_paired_t(continuous):
+    yuen = rankci.pairwise_tests(_units(continuous), "yuen", trim=0.0)
+    t = rankci.pairwise_tests(_units(continuous), "t")
+    np.testing.assert_allclose(yuen.pvalue, t.pvalue, rtol=1e-10)
+
+
+def test_sign_test_matches_binomtest():
+    rng = np.random.default_rng(8)
+    x = (rng.random((250, 4)) < [0.65, 0.55, 0.55, 0.4]).astype(float)
+    pw = rankci.pairwise_tests(_units(x), "sign")
+    for j, l in [(0, 1), (1, 0), (1, 2), (0, 3)]:
+        wins = int(((x[:, j] == 1) & (x[:, l] == 0)).sum())
+        losses = int(((x[:, j] == 0) & (x[:, l] == 1)).sum())
+        ref = stats.binomtest(wins, wins + losses, 0.5, alternative="greater")
+        assert pw.pvalue[j, l] == pytest.approx(ref.pvalue, rel=1e-10)
+
+
+def test_sign_test_refuses_non_binary_units_and_margins(continuous):
+    with pytest.raises(ValueError, match="binary unit scores"):
+        rankci.pairwise_tests(_units(continuous), "sign")
+    binary = (continuous > 0.5).astype(float)
+    with pytest.raises(ValueError, match="delta = 0"):
+        rankci.pairwise_tests(_units(binary), "sign", delta=0.01)
+
+
+@pytest.mark.parametrize("test", ["t", "z", "wilcoxon", "yuen", "sign"])
+def test_missing_pairwise_uses_the_units_both_models_have(test):
+    rng = np.random.default_rng(21)
+    x = (rng.random((120, 4)) < [0.7, 0.5, 0.5, 0.3]).astype(float)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    pw = rankci.pairwise_tests(_units(x, "pairwise"), test)
+    for j, l in [(0, 1), (2, 3), (3, 0)]:
+        both = ~np.isnan(x[:, j]) & ~np.isnan(x[:, l])
+        alone = rankci.pairwise_tests(_units(x[both][:, [j, l]]), test)
+        assert pw.n[j, l] == both.sum()
+        assert pw.pvalue[j, l] == pytest.approx(alone.pvalue[0, 1], rel=1e-9)
+        assert pw.estimate[j, l] == pytest.approx(alone.estimate[0, 1], rel=1e-9, abs=1e-12)
+
+
+def test_permutation_matches_the_exact_sign_flip_distribution():
+    rng = np.random.default_rng(2)
+    x = rng.random((10, 2))
+    x[:, 0] += 0.15
+    x = np.clip(x, 0, 1)
+    d = x[:, 0] - x[:, 1]
+    exact = stats.permutation_test(
+        (d,), np.mean, permutation_type="samples", alternative="greater", n_resamples=np.inf
+    ).pvalue
+    reps = 20_000
+    pw = rankci.pairwise_tests(_units(x), "permutation", reps=reps, rng=1)
+    se = np.sqrt(exact * (1 - exact) / reps)
+    assert abs(pw.pvalue[0, 1] - exact) < 4 * se + 1 / reps
+
+
+def test_bootstrap_agrees_with_the_t_test_on_large_samples():
+    rng = np.random.default_rng(4)
+    x = (rng.random((2000, 3)) < [0.52, 0.5, 0.47]).astype(float)
+    boot = rankci.pairwise_tests(_units(x), "bootstrap", reps=4000, rng=0)
+    t = rankci.pairwise_tests(_units(x), "t")
+    off = ~np.eye(3, dtype=bool)
+    assert np.max(np.abs(boot.pvalue[off] - t.pvalue[off])) < 0.02
+
+
+@pytest.mark.parametrize("test", ["bootstrap", "permutation"])
+def test_resampling_is_reproducible_from_the_seed(continuous, test):
+    first = rankci.pairwise_tests(_units(continuous), test, reps=500, rng=7)
+    again = rankci.pairwise_tests(_units(continuous), test, reps=500, rng=np.random.default_rng(7))
+    np.testing.assert_array_equal(first.pvalue, again.pvalue)
+
+
+def test_resampling_with_missing_cells_matches_the_pair_alone_in_distribution():
+    rng = np.random.default_rng(9)
+    x = rng.random((200, 3))
+    x[:, 0] = np.clip(x[:, 0] + 0.06, 0, 1)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    both = ~np.isnan(x[:, 0]) & ~np.isnan(x[:, 1])
+    full = rankci.pairwise_tests(_units(x, "pairwise"), "permutation", reps=4000, rng=1)
+    alone = rankci.pairwise_tests(_units(x[both][:, :2]), "permutation", reps=4000, rng=2)
+    assert abs(full.pvalue[0, 1] - alone.pvalue[0, 1]) < 0.03
+
+
+def test_too_few_resamples_for_holm_is_announced():
+    x = np.random.default_rng(0).random((30, 8))
+    with pytest.warns(RankciWarning, match="smallest attainable p-value"):
+        rankci.pairwise_tests(_units(x), "permutation", reps=99, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rankci.pairwise_tests(_units(x[:, :2]), "permutation", reps=99, rng=0)
+
+
+def test_constant_differences_give_certain_verdicts():
+    x = np.array([[1.0, 0.5, 0.5], [0.8, 0.3, 0.3], [0.6, 0.1, 0.1]])
+    pw = rankci.pairwise_tests(_units(x), "t")
+    assert pw.pvalue[0, 1] == 0.0 and pw.pvalue[1, 0] == 1.0  # d = 0.5 on every item
+    assert pw.pvalue[1, 2] == pytest.approx(0.5)  # identical models: no evidence either way
+    assert np.isnan(np.diag(pw.pvalue)).all()
+
+
+def test_result_object_tables(continuous):
+    pw = rankci.pairwise_tests(_units(continuous), "t")
+    frame = pw.to_frame()
+    assert len(frame) == 20 and set(frame.columns) >= {"first", "second", "pvalue", "estimate"}
+    row = frame[(frame["first"] == pw.models[0]) & (frame["second"] == pw.models[1])].iloc[0]
+    assert row.pvalue == pw.pvalue[0, 1]
+    import json
+
+    json.dumps(pw.to_dict(), allow_nan=False)
+    assert "Pairwise(test='t'" in repr(pw)
+
+
+def test_unknown_test_and_options_are_named():
+    units = _units(np.random.default_rng(0).random((10, 2)))
+    with pytest.raises(ValueError, match="unknown test 'ttest'"):
+        rankci.pairwise_tests(units, "ttest")
+    with pytest.raises(ValueError, match="delta must be"):
+        rankci.pairwise_tests(units, "t", delta=-0.1)
+    with pytest.raises(ValueError, match="unknown zero_method"):
+        rankci.pairwise_tests(units, "wilcoxon", zero_method="zsplit")
+    with pytest.raises(ValueError, match="trim must be"):
+        rankci.pairwise_tests(units, "yuen", trim=0.5)
+    with pytest.raises(ValueError, match="reps must be"):
+        rankci.pairwise_tests(units, "bootstrap", reps=0)
+    with pytest.raises(ValueError, match="UnitScores"):
+        rankci.pairwise_tests(np.zeros((3, 2)), "t")
