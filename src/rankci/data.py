@@ -361,7 +361,10 @@ class Scores:
         n_prompts = 1 if self.prompts is None else len(self.prompts)
         prompt_code = 0 if self.prompt_code is None else self.prompt_code
         obs_key = self.item_code.astype(np.int64) * n_prompts + prompt_code
-        keys, obs_index = np.unique(obs_key, return_inverse=True)
+        present = np.zeros(self.n_items * n_prompts, dtype=bool)
+        present[obs_key] = True
+        keys = np.flatnonzero(present)
+        obs_index = (np.cumsum(present) - 1)[obs_key]
         matrix = np.full((len(keys), self.n_models), np.nan)
         matrix[obs_index, self.model_code] = self.score
         return matrix, keys // n_prompts, keys % n_prompts
