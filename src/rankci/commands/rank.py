@@ -86,7 +86,7 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
 
 
-def _test_options(args: argparse.Namespace) -> dict:
+def test_options(args: argparse.Namespace) -> dict:
     if args.test in ("bootstrap", "permutation"):
         return {"reps": args.reps}
     if args.test == "yuen":
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         missing=args.missing,
         multiplicity=args.multiplicity,
         rng=args.seed,
-        **_test_options(args),
+        **test_options(args),
     )
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
