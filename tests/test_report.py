@@ -69,8 +69,9 @@ def test_cluster_small_multiples(chembench):
 
 
 def test_score_interval_forest_plot():
-    table = pd.DataFrame({"model": ["a", "b"], "score": [0.6, 0.7], "lower": [0.5, 0.65],
-                          "upper": [0.7, 0.75]})
+    table = pd.DataFrame(
+        {"model": ["a", "b"], "score": [0.6, 0.7], "lower": [0.5, 0.65], "upper": [0.7, 0.75]}
+    )
     fig = plot_score_intervals(table)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["b", "a"]
     with pytest.raises(ValueError, match="lacks columns"):

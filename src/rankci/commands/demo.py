@@ -22,8 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bundled dataset (default: mmlu-pro)",
     )
     parser.add_argument("--format", default="table", choices=("table", "json", "markdown", "csv"))
-    parser.add_argument("--report", default="rankci-report.html", metavar="FILE",
-                        help="also write the HTML report here (default: rankci-report.html)")
+    parser.add_argument(
+        "--report",
+        default="rankci-report.html",
+        metavar="FILE",
+        help="also write the HTML report here (default: rankci-report.html)",
+    )
     parser.add_argument("--no-report", action="store_true", help="do not write the HTML report")
 
 
@@ -40,8 +44,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"rankci demo: {source}, {scores!r}\n")
     print(render_ranking(ranking, args.format))
     if not args.no_report:
-        path = write_report(scores, args.report, ranking=ranking,
-                            title=f"{source}: leaderboard with rank intervals", k=3)
-        print(f"\nHTML report: {path.resolve()}", file=sys.stderr if args.format != "table" else
-              sys.stdout)
+        path = write_report(
+            scores,
+            args.report,
+            ranking=ranking,
+            title=f"{source}: leaderboard with rank intervals",
+            k=3,
+        )
+        print(
+            f"\nHTML report: {path.resolve()}",
+            file=sys.stderr if args.format != "table" else sys.stdout,
+        )
     return 0

@@ -16,11 +16,17 @@ HELP = "write a self-contained HTML report: leaderboard, rank intervals, tiers, 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     add_method_arguments(parser)
-    parser.add_argument("-o", "--output", default="rankci-report.html", metavar="FILE",
-                        help="where to write the report (default: rankci-report.html)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="rankci-report.html",
+        metavar="FILE",
+        help="where to write the report (default: rankci-report.html)",
+    )
     parser.add_argument("--title", default="Leaderboard with rank intervals")
-    parser.add_argument("--no-clusters", action="store_true",
-                        help="leave out the per-cluster rank intervals")
+    parser.add_argument(
+        "--no-clusters", action="store_true", help="leave out the per-cluster rank intervals"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

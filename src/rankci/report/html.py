@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +93,7 @@ def _flags(ranking: Ranking, scores_excluded: dict) -> list[str]:
     return ["; ".join(f) for f in flags]
 
 
-def leaderboard_section(ranking: Ranking, k: int | None = None,
-                        score_intervals=None) -> Section:
+def leaderboard_section(ranking: Ranking, k: int | None = None, score_intervals=None) -> Section:
     """The leaderboard table: score [and interval], rank, rank interval, tier, top-k, flags."""
     order = ranking.order()
     flags = _flags(ranking, ranking.excluded)
@@ -101,9 +101,7 @@ def leaderboard_section(ranking: Ranking, k: int | None = None,
     interval_of = {}
     if score_intervals is not None:
         frame = score_intervals.to_frame()
-        interval_of = {
-            row.model: (row.lower, row.upper) for row in frame.itertuples(index=False)
-        }
+        interval_of = {row.model: (row.lower, row.upper) for row in frame.itertuples(index=False)}
     header = ["model", "score"]
     if interval_of:
         header.append(f"{1 - ranking.alpha:.0%} score interval")
@@ -120,10 +118,16 @@ def leaderboard_section(ranking: Ranking, k: int | None = None,
             lo, hi = interval_of.get(model, (np.nan, np.nan))
             row.append(f"[{lo:.4f}, {hi:.4f}]")
             key.append(lo)
-        row += [str(ranking.rank[j]), f"[{ranking.lower[j]}, {ranking.upper[j]}]",
-                "–" if ranking.tier is None else str(ranking.tier[j])]
-        key += [ranking.rank[j], ranking.lower[j] + ranking.upper[j] / 1000,
-                0 if ranking.tier is None else ranking.tier[j]]
+        row += [
+            str(ranking.rank[j]),
+            f"[{ranking.lower[j]}, {ranking.upper[j]}]",
+            "–" if ranking.tier is None else str(ranking.tier[j]),
+        ]
+        key += [
+            ranking.rank[j],
+            ranking.lower[j] + ranking.upper[j] / 1000,
+            0 if ranking.tier is None else ranking.tier[j],
+        ]
         if top is not None:
             row.append(top[j])
             key.append({"in": 0, "undetermined": 1, "out": 2}[top[j]])
@@ -149,14 +153,16 @@ def _method_section(ranking: Ranking, scores: Scores) -> Section:
         + (f", {len(scores.prompts)} prompt variants" if scores.prompts else "")
         + f"; {ranking.n_units} {html.escape(str(method.get('unit', '')))} units analysed.</li>",
         f"<li><b>Evidence</b>: one-sided paired {html.escape(str(method.get('test', '')))} tests "
-        f"for every ordered pair of models, indifference margin δ = {method.get('delta', 0):g}.</li>",
+        "for every ordered pair of models, indifference margin "
+        f"δ = {method.get('delta', 0):g}.</li>",
         f"<li><b>Error control</b>: {html.escape(str(method.get('multiplicity', '')).title())}, "
         f"{ranking.coverage} coverage at α = {ranking.alpha:g}.</li>",
     ]
     if excluded.get("observations_excluded"):
         items.append(
             f"<li><b>Excluded</b>: {excluded['observations_excluded']} observations "
-            f"({excluded['rows_excluded']} scores) — {html.escape(excluded.get('reason', ''))}.</li>"
+            f"({excluded['rows_excluded']} scores) — "
+            f"{html.escape(excluded.get('reason', ''))}.</li>"
         )
     if excluded.get("clusters_dropped"):
         items.append(
@@ -175,12 +181,17 @@ def _plots_section(ranking: Ranking) -> Section:
 
 
 def _cluster_section(cluster_rankings: ClusterRankings) -> Section:
-    body = figure_html(plots.plot_cluster_rank_intervals(cluster_rankings),
-                       "per-cluster rank intervals")
+    body = figure_html(
+        plots.plot_cluster_rank_intervals(cluster_rankings), "per-cluster rank intervals"
+    )
     if cluster_rankings.skipped:
-        body += "<p>Not ranked: " + "; ".join(
-            f"{html.escape(c)} ({html.escape(r)})" for c, r in cluster_rankings.skipped.items()
-        ) + "</p>"
+        body += (
+            "<p>Not ranked: "
+            + "; ".join(
+                f"{html.escape(c)} ({html.escape(r)})" for c, r in cluster_rankings.skipped.items()
+            )
+            + "</p>"
+        )
     intro = (
         f"<p>Rank intervals within each cluster, each valid on its own at "
         f"{1 - cluster_rankings.alpha:.0%}.</p>"
@@ -188,53 +199,8 @@ def _cluster_section(cluster_rankings: ClusterRankings) -> Section:
     return Section("By cluster", intro + body, "clusters")
 
 
-_STYLE = """
-:root { --ink:#1d2733; --muted:#5b6675; --line:#d9dee5; --accent:#3b6ea8; --bg:#fbfcfd; }
-* { box-sizing: border-box; }
-body { margin:0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-       color:var(--ink); background:var(--bg); }
-header, main { max-width: 1100px; margin: 0 auto; padding: 0 16px; }
-header { padding-top: 20px; }
-h1 { font-size: 1.5rem; margin: 0 0 4px; }
-h2 { font-size: 1.15rem; margin: 28px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-.guarantee { background:#eef4fb; border-left:4px solid var(--accent); padding:10px 14px; margin:12px 0; }
-.meta, .hint { color: var(--muted); font-size: 0.9rem; }
-nav a { margin-right: 12px; color: var(--accent); text-decoration: none; font-size: 0.9rem; }
-.table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; border:1px solid var(--line); }
-table { border-collapse: collapse; width: 100%; font-size: 0.9rem; background: #fff; }
-th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
-th { background:#f1f4f8; cursor: pointer; user-select: none; position: sticky; top: 0; }
-th.sorted-asc::after { content: " \\25B2"; } th.sorted-desc::after { content: " \\25BC"; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-tbody tr:nth-child(even) { background: #f8fafc; }
-img.plot { max-width: 100%; height: auto; display: block; margin: 10px 0; }
-@media (max-width: 600px) { body { font-size: 14px; } th, td { padding: 4px 5px; } }
-"""
-
-_SCRIPT = """
-document.querySelectorAll('table.sortable').forEach(function (table) {
-  table.querySelectorAll('th').forEach(function (th, col) {
-    function sort() {
-      var asc = !th.classList.contains('sorted-asc');
-      table.querySelectorAll('th').forEach(function (h) {
-        h.classList.remove('sorted-asc', 'sorted-desc');
-      });
-      th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
-      var body = table.tBodies[0];
-      var rows = Array.prototype.slice.call(body.rows);
-      rows.sort(function (a, b) {
-        var x = a.cells[col].getAttribute('data-sort'), y = b.cells[col].getAttribute('data-sort');
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var cmp = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-        return asc ? cmp : -cmp;
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
-    }
-    th.addEventListener('click', sort);
-    th.addEventListener('keydown', function (e) { if (e.key === 'Enter') { sort(); } });
-  });
-});
-"""
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def build_report(
@@ -268,15 +234,20 @@ def build_report(
         ranking = rank(scores, **rank_options)
     blocks = [leaderboard_section(ranking, k, score_intervals)]
     if score_intervals is not None:
-        blocks.append(Section(
-            "Score intervals",
-            figure_html(plots.plot_score_intervals(score_intervals.to_frame()), "score intervals"),
-            "score-intervals",
-        ))
+        blocks.append(
+            Section(
+                "Score intervals",
+                figure_html(
+                    plots.plot_score_intervals(score_intervals.to_frame()), "score intervals"
+                ),
+                "score-intervals",
+            )
+        )
     blocks.append(_plots_section(ranking))
     if by_cluster and scores.clusters is not None and len(scores.clusters) > 1:
         cluster_options = {
-            key: value for key, value in rank_options.items()
+            key: value
+            for key, value in rank_options.items()
             if key in ("test", "alpha", "delta", "missing", "multiplicity", "rng")
         }
         cluster_options["coverage"] = ranking.coverage
@@ -294,15 +265,16 @@ def build_report(
     from .. import __version__
 
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<title>{html.escape(title)}</title><style>{_asset('report.css')}</style></head><body>"
         f"<header><h1>{html.escape(title)}</h1>"
         f'<p class="meta">{scores.n_models} models · {scores.n_items} items · made by rankci '
         f"{__version__} on {stamp}</p>"
-        f'<p class="guarantee"><b>What this page guarantees.</b> {html.escape(ranking.guarantee)}</p>'
+        '<p class="guarantee"><b>What this page guarantees.</b> '
+        f"{html.escape(ranking.guarantee)}</p>"
         f"<nav>{nav}</nav></header><main>{body}</main>"
-        f"<script>{_SCRIPT}</script></body></html>\n"
+        f"<script>{_asset('report.js')}</script></body></html>\n"
     )
 
 

@@ -1,7 +1,8 @@
 """Plots of rankci results, drawn with matplotlib's object API.
 
-Every function returns a :class:`matplotlib.figure.Figure` (no pyplot state is touched, so they are
-safe in servers and threads); save it with ``fig.savefig("plot.png")`` or ``fig.savefig("plot.svg")``.
+Every function returns a :class:`matplotlib.figure.Figure` (no pyplot state is touched, so they
+are safe in servers and threads); save it with ``fig.savefig("plot.png")`` or
+``fig.savefig("plot.svg")``.
 Models are listed best first, as on a leaderboard.
 """
 
@@ -52,15 +53,23 @@ def plot_rank_intervals(ranking: Ranking, title: str | None = None) -> Figure:
     ax = fig.subplots()
     y = np.arange(m)
     # each rank occupies a unit-wide cell, so an interval [L, U] spans L - 0.4 .. U + 0.4
-    ax.hlines(y, frame["rank_lower"] - 0.4, frame["rank_upper"] + 0.4, color=INTERVAL_COLOR,
-              linewidth=5, alpha=0.75, label="rank interval")
+    ax.hlines(
+        y,
+        frame["rank_lower"] - 0.4,
+        frame["rank_upper"] + 0.4,
+        color=INTERVAL_COLOR,
+        linewidth=5,
+        alpha=0.75,
+        label="rank interval",
+    )
     ax.plot(frame["rank"], y, "o", color=POINT_COLOR, markersize=4, label="observed rank")
     _model_axis(ax, frame["model"])
     ax.set_xlim(0.4, ranking.n_models + 0.6)
     ax.set_xlabel("rank (1 = best)")
     ax.legend(loc="upper right", fontsize=8, frameon=False)
-    ax.set_title(title or f"Rank intervals ({ranking.coverage}, {1 - ranking.alpha:.0%})",
-                 fontsize=10)
+    ax.set_title(
+        title or f"Rank intervals ({ranking.coverage}, {1 - ranking.alpha:.0%})", fontsize=10
+    )
     return fig
 
 
@@ -109,8 +118,9 @@ def plot_dominance(ranking: Ranking, title: str | None = None) -> Figure:
     ax.set_yticklabels(labels, fontsize=fontsize)
     ax.set_xlabel("certified worse model")
     ax.set_ylabel("certified better model")
-    ax.set_title(title or f"Certified dominances ({int(matrix.sum())} of {m * (m - 1)} pairs)",
-                 fontsize=10)
+    ax.set_title(
+        title or f"Certified dominances ({int(matrix.sum())} of {m * (m - 1)} pairs)", fontsize=10
+    )
     return fig
 
 
@@ -138,8 +148,9 @@ def plot_tiers(ranking: Ranking, title: str | None = None) -> Figure:
     return fig
 
 
-def plot_cluster_rank_intervals(cluster_rankings, columns: int | None = None,
-                                title: str | None = None) -> Figure:
+def plot_cluster_rank_intervals(
+    cluster_rankings, columns: int | None = None, title: str | None = None
+) -> Figure:
     """Rank intervals within each cluster, as small multiples sharing the model order.
 
     ``cluster_rankings`` is the result of :func:`rankci.rank_by_cluster`. Models keep the same
