@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import rankci
+from rankci._progress import progress
 from rankci.simulate import simulate_scores
 
 
@@ -124,7 +125,7 @@ def run_design(design: Design, reps: int, seed: int) -> list[dict]:
         key: {"cover": 0, "model_cover": np.zeros(m), "width": 0.0, "false_claim": 0}
         for key in design.methods
     }
-    for _ in range(reps):
+    for _ in progress(range(reps), desc=design.name):
         sim = simulate_scores(design.ability, design.n_items, rng=rng, **design.simulation)
         best, worst = true_rank_sets(sim.theta)
         gaps = sim.theta[:, None] - sim.theta[None, :]

@@ -41,6 +41,7 @@ import pandas as pd
 from scipy import special
 
 from ._checks import as_generator, check_choice, check_nonnegative, check_positive_int
+from ._progress import Progress
 from .data import UnitScores
 
 TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
@@ -544,6 +545,7 @@ def _resampled_exceedances(
     chunk = max(1, min(reps, _CHUNK_CELLS // max(n_models * n_models, 1)))
     x0 = np.where(finite, x, 0.0)
     done = 0
+    bar = Progress(reps, "resampling", min_interval=0.5)
     while done < reps:
         b = min(chunk, reps - done)
         w = weights_for_chunk(b)
@@ -561,6 +563,8 @@ def _resampled_exceedances(
                     stat = (w @ d) / (np.abs(w) @ common) - centre[j]
                 exceed[j] += np.where(np.isfinite(stat), stat >= observed[j], True).sum(axis=0)
         done += b
+        bar.update(b)
+    bar.close()
     return mean, n, exceed
 
 
