@@ -1,0 +1,240 @@
+"""The covariance matrix of the model means: item-level (paired) or cluster-robust (Miller).
+
+``Sigma[j, l] = c * sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)``, with
+``e_ij = x_ij - mean_j`` (0 where model j has no score for unit i) and g running over units (items
+independent; models paired on the units they share) or over clusters (Miller 2024, Eq. 4). It is
+the HC0 sandwich of the least-squares fit ``score ~ 0 + model`` clustered on the unit or the
+cluster, i.e. R's ``sandwich::vcovCL(..., type="HC0")``; ``c = G/(G-1)`` with ``small_sample``
+(``cadjust=TRUE``), else 1. Its diagonal gives the per-model standard errors, and
+``S_jj + S_ll - 2 S_jl`` the variance of a difference of means (Miller's paired and clustered
+paired standard errors).
+
+References
+----------
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
+Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances: an object-oriented
+implementation of clustered covariances in R. Journal of Statistical Software 95(1).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import _bootstrap as boot
+from ._checks import check_choice
+from .data import MISSING, UNITS, Scores, UnitScores
+from .ranking import _plain
+
+KINDS = ("item", "cluster")
+
+__all__ = ["KINDS", "MeansCovariance", "means_covariance", "covariance_of_means"]
+
+
+# ---------------------------------------------------------------------- inputs
+def as_scores(data) -> Scores:
+    """Scores from Scores, a DataFrame or a path (validated by :func:`rankci.read_scores`)."""
+    from .io import read_scores
+
+    if isinstance(data, Scores):
+        return data
+    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
+        return read_scores(data)
+    raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")
+
+
+def unit_clusters(scores: Scores, units: UnitScores) -> np.ndarray:
+    """The cluster code (into ``scores.clusters``) of every row of ``units``.
+
+    Defined for item and observation units (both nested in clusters).
+    """
+    if scores.clusters is None:
+        raise ValueError("this needs a cluster column (subject, category, task, ...)")
+    if units.unit == "item":
+        index = pd.Index(scores.items).get_indexer(list(units.labels))
+        return scores.item_cluster[index]
+    if units.unit == "observation":
+        matrix, obs_item, _ = scores.observation_matrix()
+        if units.missing == "complete":
+            obs_item = obs_item[np.isfinite(matrix).all(axis=1)]
+        return scores.item_cluster[obs_item]
+    raise ValueError(
+        f"clusters are defined for item or observation units, not unit={units.unit!r}"
+    )
+
+
+# ---------------------------------------------------------------------- covariance of the means
+@dataclass(frozen=True, repr=False, eq=False)
+class MeansCovariance:
+    """The model means and the covariance matrix of their sampling distribution.
+
+    Attributes
+    ----------
+    models : tuple of str
+    mean : ndarray (M,)
+        Available-case means ``mean_j`` (over the units model j has).
+    cov : ndarray (M, M)
+        ``cov[j, l] = c sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)``, the sandwich
+        (HC0) covariance of the means, with g = units (``kind="item"``) or clusters
+        (``kind="cluster"``) and ``c = G/(G - 1)`` when ``small_sample`` else 1.
+    n : ndarray (M,) of int
+        Units scored per model.
+    kind : {"item", "cluster"}
+    small_sample : bool
+    n_groups : int
+        G: units (``kind="item"``) or clusters with at least one unit.
+    unit, missing : str
+    excluded : dict
+    """
+
+    models: tuple[str, ...]
+    mean: np.ndarray
+    cov: np.ndarray
+    n: np.ndarray
+    kind: str
+    small_sample: bool
+    n_groups: int
+    unit: str = "item"
+    missing: str = "pairwise"
+    excluded: dict = field(default_factory=dict)
+
+    @property
+    def se(self) -> np.ndarray:
+        """Standard error of each mean (square root of the diagonal)."""
+        return np.sqrt(np.diag(self.cov))
+
+    def difference_se(self) -> np.ndarray:
+        """M x M standard errors of ``mean_j - mean_l``: ``sqrt(S_jj + S_ll - 2 S_jl)``."""
+        diag = np.diag(self.cov)
+        var = diag[:, None] + diag[None, :] - 2.0 * self.cov
+        return np.sqrt(np.maximum(var, 0.0))
+
+    def to_frame(self) -> pd.DataFrame:
+        """model, mean, n, then one covariance column per model (the oracle files' layout)."""
+        frame = pd.DataFrame({"model": list(self.models), "mean": self.mean, "n": self.n})
+        cov = pd.DataFrame(self.cov, columns=list(self.models))
+        return pd.concat([frame, cov], axis=1)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "small_sample": self.small_sample,
+            "n_groups": int(self.n_groups),
+            "unit": self.unit,
+            "missing": self.missing,
+            "models": list(self.models),
+            "mean": _plain(self.mean),
+            "n": _plain(self.n),
+            "cov": _plain(self.cov),
+            "excluded": _plain(self.excluded),
+        }
+
+    def __repr__(self) -> str:
+        adj = ", G/(G-1)" if self.small_sample else ""
+        return (
+            f"MeansCovariance({len(self.models)} models, kind={self.kind!r}{adj}, "
+            f"{self.n_groups} groups, unit={self.unit!r})"
+        )
+
+
+def centred(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(available-case means, residuals with 0 where not scored, counts) of each column."""
+    finite = np.isfinite(values)
+    n = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.where(finite, values, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
+    return mean, np.where(finite, values - mean, 0.0), n
+
+
+def group_residuals(
+    residuals: np.ndarray, cluster: np.ndarray | None
+) -> tuple[np.ndarray, int]:
+    """Per-group sums of residuals (G x M) and G; each unit is its own group without clusters."""
+    if cluster is None:
+        return residuals, residuals.shape[0]
+    codes, compact = np.unique(cluster, return_inverse=True)
+    sums, _ = boot.cluster_sums(residuals, compact, len(codes))
+    return sums, len(codes)
+
+
+def covariance_of_means(
+    values: np.ndarray, cluster: np.ndarray | None = None, small_sample: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(means, sandwich covariance of the means, counts, G) of a units x models matrix."""
+    mean, residuals, n = centred(values)
+    groups, n_groups = group_residuals(residuals, cluster)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = (groups.T @ groups) / np.outer(n, n)
+    if small_sample:
+        cov = cov * (n_groups / max(n_groups - 1, 1))
+    return mean, cov, n, n_groups
+
+
+
+
+def means_covariance(
+    data: Scores | pd.DataFrame | str | os.PathLike,
+    *,
+    kind: str = "item",
+    small_sample: bool = False,
+    unit: str = "item",
+    missing: str = "pairwise",
+) -> MeansCovariance:
+    """Covariance matrix of the model means, item-level or cluster-robust.
+
+    ``Sigma[j, l] = c * sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)`` with
+    ``e_ij = x_ij - mean_j`` (0 where model j has no score for unit i), g running over units
+    (``kind="item"``: units independent, models paired on shared units) or clusters
+    (``kind="cluster"``: Miller's clustered estimator, Eq. 4), and ``c = G/(G-1)`` with
+    ``small_sample=True`` (G = number of groups), else 1. This is
+    ``sandwich::vcovCL(lm(score ~ 0 + model), cluster=~item or ~cluster, type="HC0")`` in R,
+    with available cases (each model's mean over the units it has).
+
+    Parameters
+    ----------
+    data : Scores, DataFrame or path
+    kind : {"item", "cluster"}
+    small_sample : bool, default False
+        Multiply by G/(G-1) (``cadjust=TRUE`` in sandwich).
+    unit : {"item", "observation", "cluster", "prompt"}
+        Units of analysis (``kind="cluster"`` needs item or observation units).
+    missing : {"pairwise", "complete"}
+        ``"pairwise"`` (available cases, default) or only the units scored by every model.
+
+    Returns
+    -------
+    MeansCovariance
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> x = np.array([[1, 0], [1, 1], [0, 0], [1, 0]])
+    >>> means_covariance(Scores.from_matrix(x)).cov.round(4).tolist()
+    [[0.0469, 0.0156], [0.0156, 0.0469]]
+    """
+    scores = as_scores(data)
+    check_choice("kind", kind, KINDS)
+    check_choice("unit", unit, UNITS)
+    check_choice("missing", missing, MISSING)
+    units = scores.units(unit, missing)
+    cluster = unit_clusters(scores, units) if kind == "cluster" else None
+    mean, cov, n, n_groups = covariance_of_means(units.values, cluster, bool(small_sample))
+    return MeansCovariance(
+        models=units.models,
+        mean=mean,
+        cov=cov,
+        n=n.astype(np.int64),
+        kind=kind,
+        small_sample=bool(small_sample),
+        n_groups=n_groups,
+        unit=unit,
+        missing=missing,
+        excluded=dict(units.excluded),
+    )
+
+
