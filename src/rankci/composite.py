@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ._checks import as_generator, check_alpha, check_choice, check_positive_int
+from .covariance import small_sample_mode
 from .data import MISSING, UnitScores
 from .intervals import CLUSTER_METHODS, METHODS, ScoreIntervals, build_intervals, interval_arrays
 from .io import _read_table, read_scores
@@ -236,7 +237,7 @@ def composite_scores(
     alpha: float = 0.05,
     reps: int = 1000,
     rng: int | np.random.Generator | None = None,
-    small_sample: bool = False,
+    small_sample: bool | str = False,
     missing: str = "pairwise",
     bounds: tuple[float, float] | None = None,
     verdict: bool = True,
@@ -298,13 +299,14 @@ def composite_scores(
         _, codes = np.unique(cluster_of.astype(str), return_inverse=True)
     arrays = interval_arrays(
         stacked, method, alpha, reps=reps, generator=generator, cluster=codes,
-        small_sample=bool(small_sample),
+        small_sample=small_sample,
     )
     options: dict = {"weights": w}
     if method in ("bootstrap", "bca", "cluster-bootstrap"):
         options.update(reps=reps, seed=int(rng) if isinstance(rng, (int, np.integer)) else None)
     if codes is not None:
-        options.update(n_clusters=int(codes.max() + 1), small_sample=bool(small_sample))
+        options.update(n_clusters=int(codes.max() + 1),
+                       small_sample=small_sample_mode(small_sample))
 
     def block(k: int) -> dict:
         cols = slice(k * n_models, (k + 1) * n_models)
@@ -319,7 +321,7 @@ def composite_scores(
 
     result = build_intervals(
         unit_scores(composite, excluded), block(0), method, alpha, options, verdict, codes,
-        bool(small_sample),
+        small_sample,
     )
     components = {}
     for k, d in enumerate(names):

@@ -9,12 +9,21 @@ cluster, i.e. R's ``sandwich::vcovCL(..., type="HC0")``; ``c = G/(G-1)`` with ``
 ``S_jj + S_ll - 2 S_jl`` the variance of a difference of means (Miller's paired and clustered
 paired standard errors).
 
+Small-sample corrections (``small_sample``): ``"cadjust"`` (or ``True``) multiplies by G/(G-1)
+and pairs with Student's t on G - 1 df; ``"cr2"`` is the bias-reduced linearization of Bell and
+McCaffrey (2002), ``S_g -> S_g / sqrt(1 - n_g/n)`` for a mean, with Satterthwaite degrees of
+freedom (Imbens and Kolesar 2016), which also copes with clusters of very unequal sizes.
+
 References
 ----------
 Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
 evaluations. arXiv:2411.00640.
 Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances: an object-oriented
 implementation of clustered covariances in R. Journal of Statistical Software 95(1).
+Bell, R. M. and McCaffrey, D. F. (2002). Bias reduction in standard errors for linear regression
+with multi-stage samples. Survey Methodology 28(2), 169-181.
+Imbens, G. W. and Kolesar, M. (2016). Robust standard errors in small samples: some practical
+advice. Review of Economics and Statistics 98(4), 701-712.
 """
 
 from __future__ import annotations
@@ -31,8 +40,16 @@ from .data import MISSING, UNITS, Scores, UnitScores
 from .ranking import _plain
 
 KINDS = ("item", "cluster")
+SMALL_SAMPLE = ("none", "cadjust", "cr2")
 
-__all__ = ["KINDS", "MeansCovariance", "means_covariance", "covariance_of_means"]
+__all__ = [
+    "KINDS",
+    "SMALL_SAMPLE",
+    "MeansCovariance",
+    "covariance_of_means",
+    "grouped_residuals",
+    "means_covariance",
+]
 
 
 # ---------------------------------------------------------------------- inputs
@@ -80,11 +97,14 @@ class MeansCovariance:
     cov : ndarray (M, M)
         ``cov[j, l] = c sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)``, the sandwich
         (HC0) covariance of the means, with g = units (``kind="item"``) or clusters
-        (``kind="cluster"``) and ``c = G/(G - 1)`` when ``small_sample`` else 1.
+        (``kind="cluster"``) and ``c = G/(G - 1)`` for ``small_sample="cadjust"`` else 1
+        (``"cr2"`` rescales each group's sums instead).
     n : ndarray (M,) of int
         Units scored per model.
     kind : {"item", "cluster"}
-    small_sample : bool
+    small_sample : {"none", "cadjust", "cr2"}
+    df : ndarray (M,)
+        Degrees of freedom for a t reference: inf (none), G - 1 (cadjust), Satterthwaite (cr2).
     n_groups : int
         G: units (``kind="item"``) or clusters with at least one unit.
     unit, missing : str
@@ -96,8 +116,9 @@ class MeansCovariance:
     cov: np.ndarray
     n: np.ndarray
     kind: str
-    small_sample: bool
+    small_sample: str
     n_groups: int
+    df: np.ndarray | None = None
     unit: str = "item"
     missing: str = "pairwise"
     excluded: dict = field(default_factory=dict)
@@ -124,6 +145,7 @@ class MeansCovariance:
             "kind": self.kind,
             "small_sample": self.small_sample,
             "n_groups": int(self.n_groups),
+            "df": _plain(self.df),
             "unit": self.unit,
             "missing": self.missing,
             "models": list(self.models),
@@ -134,7 +156,7 @@ class MeansCovariance:
         }
 
     def __repr__(self) -> str:
-        adj = ", G/(G-1)" if self.small_sample else ""
+        adj = f", small_sample={self.small_sample!r}" if self.small_sample != "none" else ""
         return (
             f"MeansCovariance({len(self.models)} models, kind={self.kind!r}{adj}, "
             f"{self.n_groups} groups, unit={self.unit!r})"
@@ -150,37 +172,87 @@ def centred(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return mean, np.where(finite, values - mean, 0.0), n
 
 
-def group_residuals(
-    residuals: np.ndarray, cluster: np.ndarray | None
-) -> tuple[np.ndarray, int]:
-    """Per-group sums of residuals (G x M) and G; each unit is its own group without clusters."""
+def small_sample_mode(value: object) -> str:
+    """``False``/``None``/"none" -> "none"; ``True``/"cadjust" -> "cadjust"; "cr2" -> "cr2"."""
+    if value is None or value is False:
+        return "none"
+    if value is True:
+        return "cadjust"
+    return check_choice("small_sample", value, SMALL_SAMPLE)
+
+
+@dataclass(frozen=True)
+class GroupedResiduals:
+    """Per-group residual sums (adjusted for CR2), the counts and the small-sample facts."""
+
+    mean: np.ndarray
+    sums: np.ndarray  # G x M
+    n: np.ndarray
+    n_groups: int
+    factor: float  # G/(G-1) for "cadjust", else 1
+    df: np.ndarray  # per model: inf (none), G - 1 (cadjust), Bell-McCaffrey (cr2)
+
+    def variance(self) -> np.ndarray:
+        """Diagonal of the covariance of the means."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.factor * (self.sums**2).sum(axis=0) / self.n.astype(float) ** 2
+
+    def covariance(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.factor * (self.sums.T @ self.sums) / np.outer(self.n, self.n)
+
+
+def grouped_residuals(
+    values: np.ndarray, cluster: np.ndarray | None = None, small_sample: object = False
+) -> GroupedResiduals:
+    """Residual sums per group (unit, or cluster when ``cluster`` gives each row's code).
+
+    CR2 (Bell and McCaffrey 2002) for a mean: the hat matrix of cluster g is ``J / n``, so
+    ``(I - H_gg)^{-1/2} e_g`` has sum ``S_g / sqrt(1 - n_g/n)``; its Satterthwaite degrees of
+    freedom under a working independence model (Imbens and Kolesar 2016) are
+    ``(tr K)^2 / tr K^2`` with ``K = diag(a) - b b'/n``, ``a_g = w_g n_g``, ``b_g^2 = w_g n_g^2``,
+    ``w_g = 1 / (1 - n_g/n)``. Without clusters CR2 gives ``s^2/n`` with n - 1 df.
+    """
+    mode = small_sample_mode(small_sample)
+    mean, residuals, n = centred(values)
+    finite = np.isfinite(values).astype(np.float64)
     if cluster is None:
-        return residuals, residuals.shape[0]
-    codes, compact = np.unique(cluster, return_inverse=True)
-    sums, _ = boot.cluster_sums(residuals, compact, len(codes))
-    return sums, len(codes)
+        sums, sizes, n_groups = residuals, finite, residuals.shape[0]
+    else:
+        codes, compact = np.unique(cluster, return_inverse=True)
+        n_groups = len(codes)
+        sums, _ = boot.cluster_sums(residuals, compact, n_groups)
+        sizes, _ = boot.cluster_sums(finite, compact, n_groups)
+    factor = 1.0
+    df = np.full(values.shape[1], np.inf)
+    if mode == "cadjust":
+        factor = n_groups / max(n_groups - 1, 1)
+        df[:] = max(n_groups - 1, 1)
+    elif mode == "cr2":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            keep = 1.0 - sizes / n
+            weight = np.where(keep > 0, 1.0 / keep, np.nan)
+            sums = sums * np.sqrt(weight)
+            a, b2 = weight * sizes, weight * sizes**2
+            trace = a.sum(axis=0) - b2.sum(axis=0) / n
+            square = (a**2).sum(axis=0) - 2 * (a * b2).sum(axis=0) / n + b2.sum(axis=0) ** 2 / n**2
+            df = trace**2 / square
+    return GroupedResiduals(mean=mean, sums=sums, n=n, n_groups=n_groups, factor=factor, df=df)
 
 
 def covariance_of_means(
-    values: np.ndarray, cluster: np.ndarray | None = None, small_sample: bool = False
+    values: np.ndarray, cluster: np.ndarray | None = None, small_sample: object = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(means, sandwich covariance of the means, counts, G) of a units x models matrix."""
-    mean, residuals, n = centred(values)
-    groups, n_groups = group_residuals(residuals, cluster)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cov = (groups.T @ groups) / np.outer(n, n)
-    if small_sample:
-        cov = cov * (n_groups / max(n_groups - 1, 1))
-    return mean, cov, n, n_groups
-
-
+    grouped = grouped_residuals(values, cluster, small_sample)
+    return grouped.mean, grouped.covariance(), grouped.n, grouped.n_groups
 
 
 def means_covariance(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
     kind: str = "item",
-    small_sample: bool = False,
+    small_sample: bool | str = False,
     unit: str = "item",
     missing: str = "pairwise",
 ) -> MeansCovariance:
@@ -198,8 +270,9 @@ def means_covariance(
     ----------
     data : Scores, DataFrame or path
     kind : {"item", "cluster"}
-    small_sample : bool, default False
-        Multiply by G/(G-1) (``cadjust=TRUE`` in sandwich).
+    small_sample : {False, True, "cadjust", "cr2"}, default False
+        ``True`` / ``"cadjust"``: multiply by G/(G-1) (``cadjust=TRUE`` in sandwich); ``"cr2"``:
+        Bell-McCaffrey bias-reduced variance (see the module docstring).
     unit : {"item", "observation", "cluster", "prompt"}
         Units of analysis (``kind="cluster"`` needs item or observation units).
     missing : {"pairwise", "complete"}
@@ -221,17 +294,19 @@ def means_covariance(
     check_choice("kind", kind, KINDS)
     check_choice("unit", unit, UNITS)
     check_choice("missing", missing, MISSING)
+    mode = small_sample_mode(small_sample)
     units = scores.units(unit, missing)
     cluster = unit_clusters(scores, units) if kind == "cluster" else None
-    mean, cov, n, n_groups = covariance_of_means(units.values, cluster, bool(small_sample))
+    grouped = grouped_residuals(units.values, cluster, mode)
     return MeansCovariance(
         models=units.models,
-        mean=mean,
-        cov=cov,
-        n=n.astype(np.int64),
+        mean=grouped.mean,
+        cov=grouped.covariance(),
+        n=grouped.n.astype(np.int64),
         kind=kind,
-        small_sample=bool(small_sample),
-        n_groups=n_groups,
+        small_sample=mode,
+        n_groups=grouped.n_groups,
+        df=grouped.df,
         unit=unit,
         missing=missing,
         excluded=dict(units.excluded),

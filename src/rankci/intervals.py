@@ -9,9 +9,11 @@ method             interval for model j
 =================  ===========================================================================
 normal             ``mean_j +- z se_j``, ``se_j^2 = sum_i e_ij^2 / (n_j (n_j - 1))`` (CLT)
 cluster            ``mean_j +- z se_j``, ``se_j^2 = (1/n_j^2) sum_c (sum_{i in c} e_ij)^2``
-                   (Miller 2024, Eq. 4; cluster-robust HC0); ``small_sample=True`` multiplies it
-                   by ``G/(G - 1)`` (G clusters) and takes the quantile of Student's t with
-                   G - 1 degrees of freedom instead of z (Cameron and Miller 2015, Sec. VI)
+                   (Miller 2024, Eq. 4; cluster-robust HC0). ``small_sample=True`` (or
+                   ``"cadjust"``) multiplies it by ``G/(G - 1)`` (G clusters) and takes the
+                   quantile of Student's t with G - 1 df instead of z (Cameron and Miller 2015,
+                   Sec. VI); ``small_sample="cr2"`` uses ``S_c^2 / (1 - n_c/n)`` in the sum
+                   (Bell and McCaffrey 2002) and Satterthwaite df (Imbens and Kolesar 2016)
 bootstrap          percentile interval of the means of ``reps`` resamples of the units
                    (default; 1,000 resamples, as in the source)
 bca                bias-corrected and accelerated interval from the same resamples
@@ -50,8 +52,9 @@ from .covariance import (
     MeansCovariance,
     as_scores,
     centred,
-    group_residuals,
+    grouped_residuals,
     means_covariance,
+    small_sample_mode,
     unit_clusters,
 )
 from .data import MISSING, UNITS, Scores, UnitScores
@@ -80,7 +83,7 @@ def interval_arrays(
     reps: int = 1000,
     generator: np.random.Generator | None = None,
     cluster: np.ndarray | None = None,
-    small_sample: bool = False,
+    small_sample: bool | str = False,
 ) -> dict:
     """score, se, lower, upper and n of every column of a units x columns matrix.
 
@@ -94,14 +97,12 @@ def interval_arrays(
             se = np.sqrt((residuals**2).sum(axis=0) / (n * (n - 1.0)))
         lower, upper = mean - z * se, mean + z * se
     elif method == "cluster":
-        groups, n_groups = group_residuals(residuals, cluster)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var = (groups**2).sum(axis=0) / n.astype(float) ** 2
-        if small_sample:
-            var = var * (n_groups / max(n_groups - 1, 1))
-            z = special.stdtrit(max(n_groups - 1, 1), 1.0 - alpha / 2.0)
-        se = np.sqrt(var)
-        lower, upper = mean - z * se, mean + z * se
+        grouped = grouped_residuals(values, cluster, small_sample)
+        se = np.sqrt(grouped.variance())
+        finite_df = np.isfinite(grouped.df)
+        crit = np.where(finite_df, special.stdtrit(np.where(finite_df, grouped.df, 1.0),
+                                                   1.0 - alpha / 2.0), z)
+        lower, upper = mean - crit * se, mean + crit * se
     else:
         if method == "cluster-bootstrap":
             codes, compact = np.unique(cluster, return_inverse=True)
@@ -318,15 +319,15 @@ def _guarantee(
         "intervals ('indistinguishable') are a conservative screen, not a test."
     )
     few = options.get("n_clusters", 10**9) < 50
-    if method == "cluster" and few and not options.get("small_sample"):
+    if method == "cluster" and few and options.get("small_sample") == "none":
         text += (
             f" With only {options['n_clusters']} clusters the clustered standard error is biased "
-            "down; small_sample=True (G/(G-1) and Student's t with G - 1 df) is recommended."
+            "down; small_sample='cr2' (or True: G/(G-1) with t on G - 1 df) is recommended."
         )
     if method == "cluster-bootstrap" and few:
         text += (
             f" With only {options['n_clusters']} clusters the percentile cluster bootstrap "
-            "tends to under-cover; method='cluster' with small_sample=True is safer."
+            "tends to under-cover; method='cluster' with small_sample='cr2' is safer."
         )
     if verdict is not None:
         text += (
@@ -344,7 +345,7 @@ def score_intervals(
     alpha: float = 0.05,
     reps: int = 1000,
     rng: int | np.random.Generator | None = None,
-    small_sample: bool = False,
+    small_sample: bool | str = False,
     unit: str = "item",
     missing: str = "pairwise",
     verdict: bool = True,
@@ -363,10 +364,12 @@ def score_intervals(
         Resamples for the bootstrap methods.
     rng : int, Generator or None
         Seed for the bootstrap methods.
-    small_sample : bool, default False
-        Method ``"cluster"``: multiply the clustered variance by G/(G-1) and use Student's t with
-        G - 1 degrees of freedom (recommended below about 50 clusters; see docs/scores.md). The
-        clustered paired verdict then uses the same correction.
+    small_sample : {False, True, "cadjust", "cr2"}, default False
+        Method ``"cluster"``: ``True``/``"cadjust"`` multiplies the clustered variance by
+        G/(G-1) and uses Student's t with G - 1 df; ``"cr2"`` uses the Bell-McCaffrey
+        bias-reduced variance with Satterthwaite df (best with clusters of unequal sizes).
+        Recommended below about 50 clusters (docs/scores.md). The clustered paired verdict of
+        both cluster methods uses the same correction.
     unit : {"item", "observation", "cluster", "prompt"}
         Units of analysis; the cluster methods need item or observation units.
     missing : {"pairwise", "complete"}
@@ -393,6 +396,7 @@ def score_intervals(
     check_choice("unit", unit, UNITS)
     check_choice("missing", missing, MISSING)
     reps = check_positive_int(reps, "reps", minimum=2)
+    small_sample = small_sample_mode(small_sample)
     generator = as_generator(rng)
     units = scores.units(unit, missing)
     clustered = method in CLUSTER_METHODS
@@ -404,7 +408,7 @@ def score_intervals(
         reps=reps,
         generator=generator,
         cluster=cluster,
-        small_sample=bool(small_sample),
+        small_sample=small_sample,
     )
     options = _options(method, reps, rng, small_sample, cluster)
     return build_intervals(units, arrays, method, alpha, options, verdict, cluster, small_sample)
@@ -418,7 +422,7 @@ def _options(method, reps, rng, small_sample, cluster) -> dict:
     if method in CLUSTER_METHODS:
         options["n_clusters"] = int(np.unique(cluster).size)
     if method in CLUSTER_METHODS:
-        options["small_sample"] = bool(small_sample)
+        options["small_sample"] = small_sample_mode(small_sample)
     return options
 
 
@@ -430,12 +434,12 @@ def build_intervals(
     options: dict,
     verdict: bool,
     cluster: np.ndarray | None,
-    small_sample: bool,
+    small_sample: bool | str,
 ) -> ScoreIntervals:
     """Wrap interval arrays (and optionally the paired verdict) into a :class:`ScoreIntervals`."""
     pairwise, separated, summary = None, None, {}
     if verdict:
-        pairwise, separated, summary = paired_verdict(units, alpha, cluster, bool(small_sample))
+        pairwise, separated, summary = paired_verdict(units, alpha, cluster, small_sample)
     return ScoreIntervals(
         models=units.models,
         score=arrays["score"],

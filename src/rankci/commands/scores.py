@@ -36,9 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, help="seed for the bootstrap methods")
     group.add_argument("--alpha", type=float, default=0.05,
                        help="each interval covers with probability 1 - alpha (default 0.05)")
-    group.add_argument("--small-sample", action="store_true",
-                       help="cluster method: multiply the clustered variance by G/(G-1) and use "
-                       "Student's t with G-1 df (recommended below ~50 clusters)")
+    group.add_argument("--small-sample", nargs="?", const="cadjust", default=False,
+                       choices=("cadjust", "cr2"),
+                       help="cluster methods: small-sample correction; bare flag or 'cadjust': "
+                       "variance x G/(G-1) with Student's t on G-1 df; 'cr2': Bell-McCaffrey "
+                       "with Satterthwaite df (best for unequal cluster sizes); recommended "
+                       "below ~50 clusters")
     group.add_argument("--by-cluster", action="store_true",
                        help="also give every model's interval within each cluster (subscores)")
     group.add_argument("--unit", default="item", choices=UNITS,
@@ -98,8 +101,8 @@ def _summary(result: ScoreIntervals) -> str:
         words += f" ({options['reps']} resamples{seed})"
     if "n_clusters" in options:
         words += f", {options['n_clusters']} clusters"
-        if options.get("small_sample"):
-            words += ", small-sample correction"
+        if options.get("small_sample", "none") != "none":
+            words += f", small-sample correction {options['small_sample']}"
     return (
         f"{result.n_models} models, {result.n_units} {result.unit} units; {words}, "
         f"{1 - result.alpha:.0%} intervals"
