@@ -201,7 +201,8 @@ def test_paired_verdict_is_scipy_paired_t_with_statsmodels_holm(small):
     pairs = [(j, l) for j in range(m) for l in range(m) if j != l]
     p = [stats.ttest_rel(x[:, j], x[:, l], alternative="greater").pvalue for j, l in pairs]
     reject = multipletests(p, alpha=0.05, method="holm")[0]
-    expected = {(result.models[j], result.models[l]) for (j, l), r in zip(pairs, reject, strict=True) if r}
+    names = result.models
+    expected = {(names[j], names[l]) for (j, l), r in zip(pairs, reject, strict=True) if r}
     assert set(result.separated_pairs()) == expected
     assert len(expected) > 0
 
@@ -276,3 +277,23 @@ def test_interval_arrays_handle_a_stacked_matrix():
     x = np.random.default_rng(0).random((100, 6))
     out = interval_arrays(x, "normal", 0.05)
     assert out["score"].shape == (6,) and (out["lower"] < out["upper"]).all()
+
+
+def test_small_sample_clustered_verdict_uses_t_on_G_minus_1_df(small):
+    from statsmodels.stats.multitest import multipletests
+
+    oracle = pd.read_csv(ORACLES / "small" / "means_cov_cluster_HC0_cadj.csv", index_col="model")
+    sigma, mean = oracle[list(oracle.index)].to_numpy(), oracle["mean"].to_numpy()
+    m = len(mean)
+    pairs = [(j, l) for j in range(m) for l in range(m) if j != l]
+    t = np.array([(mean[j] - mean[l]) / np.sqrt(sigma[j, j] + sigma[l, l] - 2 * sigma[j, l])
+                  for j, l in pairs])
+    p = stats.t.sf(t, df=19)
+    result = score_intervals(small, "cluster", small_sample=True)
+    got = np.array([result.verdict.pvalue[j, l] for j, l in pairs])
+    np.testing.assert_allclose(got, p, rtol=1e-9)
+    reject = multipletests(p, alpha=0.05, method="holm")[0]
+    names = list(oracle.index)
+    expected = {(names[j], names[l]) for (j, l), r in zip(pairs, reject, strict=True) if r}
+    assert set(result.separated_pairs()) == expected
+    assert result.verdict_method["description"].startswith("clustered paired t")

@@ -133,17 +133,25 @@ def cluster_bootstrap_means(
 def column_quantiles(draws: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """Linear-interpolation quantiles (numpy's default) of each column at its own levels.
 
-    ``draws`` is reps x columns; ``probs`` is k x columns (or k,) in [0, 1]. NaN draws are ignored
-    column by column. Returns k x columns.
+    ``draws`` is reps x columns; ``probs`` is k x columns, or (k,) for the same levels in every
+    column. NaN draws are ignored column by column. Returns k x columns. Common levels without NaN
+    use a partial sort (``np.partition``), which is linear in reps.
     """
+    probs = np.clip(np.asarray(probs, dtype=float), 0.0, 1.0)
+    reps, columns = draws.shape
+    if probs.ndim <= 1 and not np.isnan(draws).any():
+        position = probs.reshape(-1) * (reps - 1)
+        below = np.floor(position).astype(np.int64)
+        above = np.minimum(below + 1, reps - 1)
+        parted = np.partition(draws, np.unique(np.r_[below, above]), axis=0)
+        fraction = (position - below)[:, None]
+        return parted[below] + fraction * (parted[above] - parted[below])
+    if probs.ndim <= 1:
+        probs = np.repeat(probs.reshape(-1, 1), columns, axis=1)
     ordered = np.sort(draws, axis=0)  # NaN sort last
     valid = np.isfinite(ordered).sum(axis=0)
-    probs = np.asarray(probs, dtype=float)
-    if probs.ndim <= 1:
-        probs = np.repeat(probs.reshape(-1, 1), draws.shape[1], axis=1)
-    position = np.clip(probs, 0.0, 1.0) * (valid - 1)
-    below = np.floor(position).astype(np.int64)
-    below = np.clip(below, 0, np.maximum(valid - 1, 0))
+    position = probs * (valid - 1)
+    below = np.clip(np.floor(position).astype(np.int64), 0, np.maximum(valid - 1, 0))
     above = np.minimum(below + 1, np.maximum(valid - 1, 0))
     fraction = position - below
     low = np.take_along_axis(ordered, below, axis=0)
@@ -171,8 +179,9 @@ def jackknife_acceleration(values: np.ndarray) -> np.ndarray:
     means = np.where(counts > 0, np.where(finite, values, 0.0).sum(axis=0) / np.maximum(counts, 1),
                      0.0)
     centred = np.where(finite, values - means, 0.0)
-    second = (centred**2).sum(axis=0)
-    third = (centred**3).sum(axis=0)
+    square = centred * centred
+    second = square.sum(axis=0)
+    third = (square * centred).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         accel = third / (6.0 * second**1.5)
     return np.where(second > 0, accel, 0.0)

@@ -143,8 +143,10 @@ def _per_dimension(
         if labels.isna().any():
             row = int(np.flatnonzero(labels.isna().to_numpy())[0])
             raise ValueError(f"column {dimension!r} is empty at row {row}")
-        for d in sorted({str(v) for v in labels}):
-            tables[d] = frame[labels.astype(str) == d].drop(columns=[dimension])
+        codes, names = pd.factorize(labels.astype(str), sort=True)
+        rest = frame.drop(columns=[dimension])
+        for k, d in enumerate(names):
+            tables[str(d)] = rest[codes == k]
     if len(tables) < 1:
         raise ValueError("a composite needs at least one dimension")
     out = {}

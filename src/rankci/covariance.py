@@ -215,20 +215,23 @@ def grouped_residuals(
     """
     mode = small_sample_mode(small_sample)
     mean, residuals, n = centred(values)
-    finite = np.isfinite(values).astype(np.float64)
     if cluster is None:
-        sums, sizes, n_groups = residuals, finite, residuals.shape[0]
+        sums, n_groups = residuals, residuals.shape[0]
     else:
         codes, compact = np.unique(cluster, return_inverse=True)
         n_groups = len(codes)
         sums, _ = boot.cluster_sums(residuals, compact, n_groups)
-        sizes, _ = boot.cluster_sums(finite, compact, n_groups)
     factor = 1.0
     df = np.full(values.shape[1], np.inf)
     if mode == "cadjust":
         factor = n_groups / max(n_groups - 1, 1)
         df[:] = max(n_groups - 1, 1)
     elif mode == "cr2":
+        finite = np.isfinite(values).astype(np.float64)
+        if cluster is None:
+            sizes = finite
+        else:
+            sizes, _ = boot.cluster_sums(finite, compact, n_groups)
         with np.errstate(invalid="ignore", divide="ignore"):
             keep = 1.0 - sizes / n
             weight = np.where(keep > 0, 1.0 / keep, np.nan)

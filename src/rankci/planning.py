@@ -310,8 +310,11 @@ def plan(
     units = scores.units(unit, missing)
     cluster = unit_clusters(scores, units) if kind == "cluster" else None
     mean, cov, n, n_groups = covariance_of_means(units.values, cluster, small_sample=True)
-    finite = np.isfinite(units.values).astype(float)
-    shared = finite.T @ finite
+    finite = np.isfinite(units.values)
+    if finite.all():
+        shared = np.full((units.n_models, units.n_models), float(units.n_units))
+    else:
+        shared = finite.T.astype(float) @ finite.astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         unit_cov = np.where(shared > 0, cov * np.outer(n, n) / shared, 0.0)
     if np.any(n < 2):

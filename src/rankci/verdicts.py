@@ -47,8 +47,11 @@ def clustered_pairwise(
     finite_df = np.isfinite(df)
     pvalue = np.where(finite_df, special.stdtr(np.where(finite_df, df, 1.0), -stat),
                       special.ndtr(-stat))
-    finite = np.isfinite(units.values).astype(float)
-    shared = (finite.T @ finite).round().astype(np.int64)
+    finite = np.isfinite(units.values)
+    if finite.all():
+        shared = np.full(estimate.shape, units.n_units, dtype=np.int64)
+    else:
+        shared = (finite.T.astype(float) @ finite.astype(float)).round().astype(np.int64)
     for matrix in (estimate, stat, pvalue):
         np.fill_diagonal(matrix, np.nan)
     mode = small_sample_mode(small_sample)
