@@ -297,3 +297,12 @@ def test_small_sample_clustered_verdict_uses_t_on_G_minus_1_df(small):
     expected = {(names[j], names[l]) for (j, l), r in zip(pairs, reject, strict=True) if r}
     assert set(result.separated_pairs()) == expected
     assert result.verdict_method["description"].startswith("clustered paired t")
+
+
+def test_common_quantile_levels_with_missing_draws_ignore_the_nans():
+    draws = np.random.default_rng(1).normal(size=(500, 3))
+    draws[:40, 1] = np.nan
+    got = boot.column_quantiles(draws, np.array([0.025, 0.975]))
+    for j in range(3):
+        column = draws[:, j][np.isfinite(draws[:, j])]
+        np.testing.assert_allclose(got[:, j], np.quantile(column, [0.025, 0.975]), rtol=1e-12)

@@ -134,18 +134,10 @@ def column_quantiles(draws: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """Linear-interpolation quantiles (numpy's default) of each column at its own levels.
 
     ``draws`` is reps x columns; ``probs`` is k x columns, or (k,) for the same levels in every
-    column. NaN draws are ignored column by column. Returns k x columns. Common levels without NaN
-    use a partial sort (``np.partition``), which is linear in reps.
+    column. NaN draws are ignored column by column. Returns k x columns.
     """
     probs = np.clip(np.asarray(probs, dtype=float), 0.0, 1.0)
-    reps, columns = draws.shape
-    if probs.ndim <= 1 and not np.isnan(draws).any():
-        position = probs.reshape(-1) * (reps - 1)
-        below = np.floor(position).astype(np.int64)
-        above = np.minimum(below + 1, reps - 1)
-        parted = np.partition(draws, np.unique(np.r_[below, above]), axis=0)
-        fraction = (position - below)[:, None]
-        return parted[below] + fraction * (parted[above] - parted[below])
+    columns = draws.shape[1]
     if probs.ndim <= 1:
         probs = np.repeat(probs.reshape(-1, 1), columns, axis=1)
     ordered = np.sort(draws, axis=0)  # NaN sort last
