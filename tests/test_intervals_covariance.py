@@ -170,3 +170,28 @@ def test_small_sample_modes_are_checked():
     hc0 = means_covariance(_scores("small"), kind="cluster")
     np.testing.assert_allclose(cr2.cov, hc0.cov * 20 / 19, rtol=1e-12)
     np.testing.assert_allclose(cr2.df, 19, rtol=1e-10)
+
+
+def test_observation_units_are_clustered_by_their_items_cluster():
+    """With prompt variants, observation units (item, prompt) keep their item's cluster."""
+    rng = np.random.default_rng(8)
+    rows = []
+    for c in range(6):
+        for i in range(4):
+            for p in ("p1", "p2"):
+                for m in ("a", "b"):
+                    rows.append({"model": m, "item": f"c{c}i{i}", "prompt": p,
+                                 "cluster": f"c{c}", "score": float(rng.random() < 0.6)})
+    table = pd.DataFrame(rows).iloc[1:]  # one missing observation for model b
+    scores = rankci.read_scores(table)
+    for missing in ("pairwise", "complete"):
+        result = means_covariance(scores, kind="cluster", unit="observation", missing=missing)
+        used = table
+        if missing == "complete":
+            counts = table.groupby(["item", "prompt"])["model"].transform("size")
+            used = table[counts == 2]
+        for j, model in enumerate(result.models):
+            x = used[used["model"] == model]
+            e = x["score"] - x["score"].mean()
+            sums = e.groupby(x["cluster"]).sum()
+            assert result.cov[j, j] == pytest.approx((sums**2).sum() / len(x) ** 2, rel=1e-12)

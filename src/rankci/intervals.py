@@ -104,6 +104,7 @@ def interval_arrays(
                                                    1.0 - alpha / 2.0), z)
         lower, upper = mean - crit * se, mean + crit * se
     else:
+        generator = as_generator(generator)
         if method == "cluster-bootstrap":
             codes, compact = np.unique(cluster, return_inverse=True)
             draws = boot.cluster_bootstrap_means(values, compact, len(codes), reps, generator)
@@ -241,7 +242,11 @@ class ScoreIntervals:
         )
 
     def pairs_frame(self) -> pd.DataFrame:
-        """One row per pair (higher score first): difference, overlap flag, paired verdict."""
+        """One row per pair (higher score first): difference, overlap flag, paired verdict.
+
+        ``paired_pvalue`` is the unadjusted one-sided p-value for "first better than second";
+        ``paired_verdict`` is the Holm decision over all ordered pairs (after closure).
+        """
         everything = np.ones((self.n_models, self.n_models), dtype=bool)
         pairs = self._pairs(everything)
         index = {m: k for k, m in enumerate(self.models)}
