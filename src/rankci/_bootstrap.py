@@ -60,6 +60,30 @@ def resample_counts(generator: np.random.Generator, reps: int, n_units: int) -> 
     return counts.reshape(reps, n_units).astype(np.float64)
 
 
+def _resampled_ratios(
+    sums: np.ndarray, counts: np.ndarray | None, reps: int, generator: np.random.Generator
+) -> np.ndarray:
+    """``(W @ sums) / (W @ counts)`` for ``reps`` resamples W of the rows, chunk by chunk.
+
+    ``counts=None`` means every cell counts once (the divisor is the number of rows). A column
+    whose resampled count is 0 gets NaN.
+    """
+    n_rows = sums.shape[0]
+    out = np.empty((reps, sums.shape[1]))
+    step = _chunk_rows(n_rows, reps)
+    for start in range(0, reps, step):
+        stop = min(reps, start + step)
+        weights = resample_counts(generator, stop - start, n_rows)
+        total = weights @ sums
+        if counts is None:
+            out[start:stop] = total / n_rows
+        else:
+            scored = weights @ counts
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start:stop] = np.where(scored > 0, total / scored, np.nan)
+    return out
+
+
 def bootstrap_means(
     values: np.ndarray, reps: int, generator: np.random.Generator
 ) -> np.ndarray:
@@ -69,24 +93,11 @@ def bootstrap_means(
     of a composite is kept). Returns a ``reps x columns`` matrix; a column with no scored unit in a
     resample gets NaN there.
     """
-    n_units = values.shape[0]
     finite = np.isfinite(values)
-    complete = bool(finite.all())
-    filled = values if complete else np.where(finite, values, 0.0)
-    present = None if complete else finite.astype(np.float64)
-    out = np.empty((reps, values.shape[1]))
-    step = _chunk_rows(n_units, reps)
-    for start in range(0, reps, step):
-        stop = min(reps, start + step)
-        weights = resample_counts(generator, stop - start, n_units)
-        sums = weights @ filled
-        if complete:
-            out[start:stop] = sums / n_units
-        else:
-            counts = weights @ present
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[start:stop] = np.where(counts > 0, sums / counts, np.nan)
-    return out
+    if finite.all():
+        return _resampled_ratios(values, None, reps, generator)
+    filled = np.where(finite, values, 0.0)
+    return _resampled_ratios(filled, finite.astype(np.float64), reps, generator)
 
 
 def cluster_sums(
@@ -118,16 +129,7 @@ def cluster_bootstrap_means(
     column is (sum of the drawn clusters' sums) / (sum of their scored counts).
     """
     sums, counts = cluster_sums(values, cluster, n_clusters)
-    out = np.empty((reps, values.shape[1]))
-    step = _chunk_rows(n_clusters, reps)
-    for start in range(0, reps, step):
-        stop = min(reps, start + step)
-        weights = resample_counts(generator, stop - start, n_clusters)
-        total = weights @ sums
-        scored = weights @ counts
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:stop] = np.where(scored > 0, total / scored, np.nan)
-    return out
+    return _resampled_ratios(sums, counts, reps, generator)
 
 
 def column_quantiles(draws: np.ndarray, probs: np.ndarray) -> np.ndarray:

@@ -34,7 +34,14 @@ import pandas as pd
 from ._checks import as_generator, check_alpha, check_choice, check_positive_int
 from .covariance import small_sample_mode
 from .data import MISSING, UnitScores
-from .intervals import CLUSTER_METHODS, METHODS, ScoreIntervals, build_intervals, interval_arrays
+from .intervals import (
+    CLUSTER_METHODS,
+    METHODS,
+    ScoreIntervals,
+    build_intervals,
+    interval_arrays,
+    resampling_options,
+)
 from .io import _read_table, read_scores
 from .ranking import _plain
 
@@ -305,7 +312,7 @@ def composite_scores(
     )
     options: dict = {"weights": w}
     if method in ("bootstrap", "bca", "cluster-bootstrap"):
-        options.update(reps=reps, seed=int(rng) if isinstance(rng, (int, np.integer)) else None)
+        options.update(resampling_options(reps, rng))
     if codes is not None:
         options.update(n_clusters=int(codes.max() + 1),
                        small_sample=small_sample_mode(small_sample))

@@ -55,13 +55,9 @@ __all__ = [
 # ---------------------------------------------------------------------- inputs
 def as_scores(data) -> Scores:
     """Scores from Scores, a DataFrame or a path (validated by :func:`rankci.read_scores`)."""
-    from .io import read_scores
+    from .leaderboard import _as_scores
 
-    if isinstance(data, Scores):
-        return data
-    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
-        return read_scores(data)
-    raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")
+    return _as_scores(data)
 
 
 def unit_clusters(scores: Scores, units: UnitScores) -> np.ndarray:

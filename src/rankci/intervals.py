@@ -419,11 +419,15 @@ def score_intervals(
     return build_intervals(units, arrays, method, alpha, options, verdict, cluster, small_sample)
 
 
+def resampling_options(reps: int, rng) -> dict:
+    """``{"reps": ..., "seed": ...}`` for a result's options (seed None unless an int was given)."""
+    return {"reps": int(reps), "seed": int(rng) if isinstance(rng, (int, np.integer)) else None}
+
+
 def _options(method, reps, rng, small_sample, cluster) -> dict:
     options: dict = {}
     if method in ("bootstrap", "bca", "cluster-bootstrap"):
-        options["reps"] = int(reps)
-        options["seed"] = int(rng) if isinstance(rng, (int, np.integer)) else None
+        options.update(resampling_options(reps, rng))
     if method in CLUSTER_METHODS:
         options["n_clusters"] = int(np.unique(cluster).size)
     if method in CLUSTER_METHODS:

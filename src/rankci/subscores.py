@@ -19,7 +19,13 @@ import pandas as pd
 from ._checks import as_generator, check_alpha, check_choice, check_positive_int
 from .covariance import as_scores, unit_clusters
 from .data import MISSING, Scores, UnitScores
-from .intervals import METHODS, ScoreIntervals, build_intervals, interval_arrays
+from .intervals import (
+    METHODS,
+    ScoreIntervals,
+    build_intervals,
+    interval_arrays,
+    resampling_options,
+)
 from .ranking import _plain
 
 WITHIN_CLUSTER = {
@@ -133,7 +139,7 @@ def subscores(
     labels = np.asarray(units.labels, dtype=object)
     options: dict = {}
     if within in ("bootstrap", "bca"):
-        options = {"reps": reps, "seed": int(rng) if isinstance(rng, (int, np.integer)) else None}
+        options = resampling_options(reps, rng)
     results: dict[str, ScoreIntervals] = {}
     for code in np.unique(codes):
         rows = codes == code
