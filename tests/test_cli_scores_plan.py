@@ -90,3 +90,12 @@ def test_plan_table_and_errors(capsys):
     assert "clustered like the pilot's" in out and "m05 vs m01" in out
     assert main(["plan", SMALL, "--pair", "m05", "zzz"]) == 2
     assert "unknown model 'zzz'" in capsys.readouterr().err
+
+
+def test_scores_cr2_flag_and_flags_before_data(capsys):
+    payload = _json(capsys, ["scores", "--method", "cluster", "--cr2", SMALL, "--format", "json"])
+    assert payload["options"]["small_sample"] == "cr2"
+    assert payload["paired"]["test"] == "clustered-t"
+    payload = _json(capsys, ["scores", "--small-sample", SMALL, "--method", "cluster",
+                             "--format", "json"])
+    assert payload["options"]["small_sample"] == "cadjust"

@@ -36,12 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, help="seed for the bootstrap methods")
     group.add_argument("--alpha", type=float, default=0.05,
                        help="each interval covers with probability 1 - alpha (default 0.05)")
-    group.add_argument("--small-sample", nargs="?", const="cadjust", default=False,
-                       choices=("cadjust", "cr2"),
-                       help="cluster methods: small-sample correction; bare flag or 'cadjust': "
-                       "variance x G/(G-1) with Student's t on G-1 df; 'cr2': Bell-McCaffrey "
-                       "with Satterthwaite df (best for unequal cluster sizes); recommended "
-                       "below ~50 clusters")
+    group.add_argument("--small-sample", action="store_true",
+                       help="cluster methods: multiply the clustered variance by G/(G-1) and use "
+                       "Student's t with G-1 df (recommended below ~50 clusters)")
+    group.add_argument("--cr2", action="store_true",
+                       help="cluster methods: the Bell-McCaffrey (CR2) small-sample correction "
+                       "with Satterthwaite df instead; best when cluster sizes differ")
     group.add_argument("--by-cluster", action="store_true",
                        help="also give every model's interval within each cluster (subscores)")
     group.add_argument("--unit", default="item", choices=UNITS,
@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         missing=args.missing,
         verdict=not args.no_verdict,
     )
-    result = score_intervals(scores, args.method, small_sample=args.small_sample, **common)
+    small_sample = "cr2" if args.cr2 else ("cadjust" if args.small_sample else False)
+    result = score_intervals(scores, args.method, small_sample=small_sample, **common)
     by_cluster = subscores(scores, args.method, **common) if args.by_cluster else None
     emit(render(result, by_cluster, args.format), args)
     return 0
