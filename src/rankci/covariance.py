@@ -67,15 +67,11 @@ def unit_clusters(scores: Scores, units: UnitScores) -> np.ndarray:
     """
     if scores.clusters is None:
         raise ValueError("this needs a cluster column (subject, category, task, ...)")
-    if units.unit == "item":
-        index = pd.Index(scores.items).get_indexer(list(units.labels))
-        return scores.item_cluster[index]
-    if units.unit == "observation":
-        matrix, obs_item, _ = scores.observation_matrix()
-        if units.missing == "complete":
-            obs_item = obs_item[np.isfinite(matrix).all(axis=1)]
-        return scores.item_cluster[obs_item]
-    raise ValueError(f"clusters are defined for item or observation units, not unit={units.unit!r}")
+    if units.unit not in ("item", "observation") or units.unit_cluster is None:
+        raise ValueError(
+            f"clusters are defined for item or observation units, not unit={units.unit!r}"
+        )
+    return units.unit_cluster
 
 
 # ---------------------------------------------------------------------- covariance of the means
