@@ -11,7 +11,9 @@ from . import datasets
 from .data import Scores, UnitScores
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
+from .mixed import MixedModel, mixed_model, mixed_ranking
 from .multiplicity import adjust_pvalues
+from .omnibus import Friedman, PostHoc, RMAnova, friedman, nemenyi, rm_anova, tukey_hsd
 from .pairwise import Pairwise, RankciWarning, pairwise_tests
 from .ranking import (
     DominanceCycleError,
@@ -20,12 +22,18 @@ from .ranking import (
     ranking_from_dominance,
     simultaneous_ranking,
 )
+from .sidebyside import SideBySide, side_by_side
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ClusterRankings",
     "DominanceCycleError",
+    "Friedman",
+    "MixedModel",
+    "PostHoc",
+    "RMAnova",
+    "SideBySide",
     "Pairwise",
     "Ranking",
     "RankciWarning",
@@ -33,12 +41,19 @@ __all__ = [
     "UnitScores",
     "adjust_pvalues",
     "datasets",
+    "friedman",
     "informative_clusters",
     "marginal_ranking",
+    "mixed_model",
+    "mixed_ranking",
+    "nemenyi",
     "pairwise_tests",
     "rank",
     "rank_by_cluster",
     "ranking_from_dominance",
     "read_scores",
+    "rm_anova",
+    "side_by_side",
     "simultaneous_ranking",
+    "tukey_hsd",
 ]

@@ -1,0 +1,479 @@
+"""REML for ``score ~ model + (1|cluster) + (1|cluster:item) [+ (1|prompt)]``: the linear algebra.
+
+The model is ``y = X beta + Z_q b_q + Z_c b_c + Z_p b_p + e`` with one fixed mean per model
+(``X`` is the model indicator), independent random intercepts ``b_q ~ N(0, s_q^2)`` per question
+(nested in its cluster), ``b_c ~ N(0, tau^2)`` per cluster, ``b_p ~ N(0, s_p^2)`` per prompt
+variant, and ``e ~ N(0, sigma^2)``. Following lme4 (Bates et al. 2015) it is written with relative
+standard deviations ``theta = (s_q, tau, s_p) / sigma`` and fitted by the penalised least squares
+(PLS) problem
+
+    r^2(theta) = min_{u, beta} ||y - X beta - Z Lambda u||^2 + ||u||^2,   Lambda = diag(theta),
+
+whose normal equations ``A [u; beta] = b`` have the matrix
+``A = [[Lambda Z'Z Lambda + I, Lambda Z'X], [X'Z Lambda, X'X]]``. The profiled REML criterion is
+
+    d(theta) = log|L_theta|^2 + log|R_X|^2 + (N - p) (1 + log(2 pi r^2 / (N - p))),
+
+``L_theta L_theta' = Lambda Z'Z Lambda + I`` and ``R_X'R_X`` the Schur complement of the random
+effects in ``A`` (= X'V^-1 X sigma^2).
+
+**Structure used.** Questions are nested in clusters, so the question block of ``A`` is diagonal
+(``theta_q^2 n_i + 1``); eliminating it leaves a diagonal cluster block (a question touches only
+its own cluster), and eliminating that leaves a dense block of size P + K (prompts and models).
+Each step is a Schur complement with a diagonal pivot block, so the covariance's block-diagonal
+structure by cluster is used to the full: nothing of size N x N, or even items x items, is ever
+formed. The pivots depend on a question only through its number of rows ``n_i``, so the cross
+products are pre-summed once by (cluster, n_i) and by n_i: after a single pass over the rows, one
+evaluation of ``d(theta)`` costs ``O(#(cluster, n) groups * (P + K) + #n * (P + K)^2 + (P + K)^3)``,
+independent of the number of rows and questions.
+
+References
+----------
+Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear mixed-effects models using
+lme4. Journal of Statistical Software 67(1), Sec. 3.
+Kuznetsova, A., Brockhoff, P. B. and Christensen, R. H. B. (2017). lmerTest package: tests in
+linear mixed effects models. Journal of Statistical Software 82(13) (Satterthwaite's df).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg, optimize, sparse
+
+__all__ = ["Design", "RemlFit", "build_design", "fit_reml"]
+
+_GROUPED_BYTES = 256 * 2**20  # pre-summed Gram matrices per distinct n_i up to this size
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """Sufficient statistics of the data for the nested random-intercept model.
+
+    ``W = [Z_p, X]`` (prompt indicators, then model indicators) has ``r = P + K`` columns.
+    """
+
+    n_obs: int
+    n_fixed: int
+    n_prompts: int
+    n_clusters: int
+    terms: tuple[str, ...]  # random terms in theta order: "item", then "cluster", "prompt"
+    n_values: np.ndarray  # distinct rows-per-question counts
+    n_count: np.ndarray  # questions with each count
+    gram: np.ndarray | None  # (n_values, r, r): sum of Q_i'Q_i over questions with that count
+    q_matrix: np.ndarray | None  # (questions, r) when gram is None
+    q_index: np.ndarray | None  # index into n_values per question (with q_matrix)
+    hq: np.ndarray  # (n_values, r): sum of Q_i qy_i
+    sq: np.ndarray  # (n_values,): sum of qy_i^2
+    group_cluster: np.ndarray  # (groups,) cluster of each (cluster, n) group
+    group_n: np.ndarray  # (groups,) index into n_values
+    group_count: np.ndarray  # (groups,) questions in the group
+    group_q: np.ndarray  # (groups, r): sum of Q_i
+    group_qy: np.ndarray  # (groups,): sum of qy_i
+    cluster_n: np.ndarray  # (G,) rows per cluster
+    cluster_w: np.ndarray  # (G, r) Z_c'W
+    cluster_y: np.ndarray  # (G,) Z_c'y
+    ww: np.ndarray  # (r, r) W'W
+    wy: np.ndarray  # (r,) W'y
+    yy: float
+
+    @property
+    def r(self) -> int:
+        return self.n_prompts + self.n_fixed
+
+
+def build_design(
+    y: np.ndarray,
+    model: np.ndarray,
+    item: np.ndarray,
+    item_cluster: np.ndarray | None,
+    prompt: np.ndarray | None,
+    n_models: int,
+    n_prompts: int = 0,
+) -> Design:
+    """One pass over the rows: the cross products every evaluation of the criterion needs.
+
+    ``model``, ``item`` and ``prompt`` are integer codes per row (items 0..n_items-1, all present);
+    ``item_cluster`` gives each item's cluster code (None: no cluster term).
+    """
+    y = np.asarray(y, dtype=float)
+    n_obs = y.size
+    n_items = int(item.max()) + 1
+    k = n_models
+    p = n_prompts if prompt is not None else 0
+    r = p + k
+    # W columns hit by each row: the model column, and the prompt column when there is one.
+    cols = [p + model.astype(np.int64)]
+    if p:
+        cols.append(prompt.astype(np.int64))
+    item = item.astype(np.int64)
+
+    q_matrix = np.zeros(n_items * r)
+    ww = np.zeros(r * r)
+    wy = np.zeros(r)
+    for a in cols:
+        q_matrix += np.bincount(item * r + a, minlength=n_items * r)
+        wy += np.bincount(a, weights=y, minlength=r)
+        for b in cols:
+            ww += np.bincount(a * r + b, minlength=r * r)
+    q_matrix = q_matrix.reshape(n_items, r)
+    ww = ww.reshape(r, r)
+    qy = np.bincount(item, weights=y, minlength=n_items)
+    n_i = np.bincount(item, minlength=n_items)
+
+    n_values, n_index, n_count = np.unique(n_i, return_inverse=True, return_counts=True)
+    nv = n_values.size
+    hq = np.zeros((nv, r))
+    np.add.at(hq, n_index, q_matrix * qy[:, None])
+    sq = np.bincount(n_index, weights=qy**2, minlength=nv)
+    if nv * r * r * 8 <= _GROUPED_BYTES:
+        gram = np.empty((nv, r, r))
+        for v in range(nv):  # a loop over distinct counts, not over questions
+            block = q_matrix[n_index == v]
+            gram[v] = block.T @ block
+        q_store, q_index = None, None
+    else:
+        gram, q_store, q_index = None, q_matrix, n_index
+
+    if item_cluster is not None:
+        cluster_of_item = item_cluster.astype(np.int64)
+        n_clusters = int(cluster_of_item.max()) + 1
+        key = cluster_of_item * nv + n_index
+        keys, group_of_item = np.unique(key, return_inverse=True)
+        n_groups = keys.size
+        indicator = sparse.csr_matrix(
+            (np.ones(n_items), (group_of_item, np.arange(n_items))), shape=(n_groups, n_items)
+        )
+        group_q = np.asarray(indicator @ q_matrix)
+        group_qy = np.bincount(group_of_item, weights=qy, minlength=n_groups)
+        group_count = np.bincount(group_of_item, minlength=n_groups)
+        group_cluster = keys // nv
+        group_n = keys % nv
+        row_cluster = cluster_of_item[item]
+        cluster_n = np.bincount(row_cluster, minlength=n_clusters).astype(float)
+        cluster_y = np.bincount(row_cluster, weights=y, minlength=n_clusters)
+        cluster_w = np.zeros(n_clusters * r)
+        for a in cols:
+            cluster_w += np.bincount(row_cluster * r + a, minlength=n_clusters * r)
+        cluster_w = cluster_w.reshape(n_clusters, r)
+    else:
+        n_clusters = 0
+        empty = np.zeros(0, dtype=np.int64)
+        group_cluster = group_n = group_count = empty
+        group_q, group_qy = np.zeros((0, r)), np.zeros(0)
+        cluster_n, cluster_w, cluster_y = np.zeros(0), np.zeros((0, r)), np.zeros(0)
+
+    terms = ("item",) + (("cluster",) if n_clusters else ()) + (("prompt",) if p else ())
+    return Design(
+        n_obs=n_obs,
+        n_fixed=k,
+        n_prompts=p,
+        n_clusters=n_clusters,
+        terms=terms,
+        n_values=n_values.astype(float),
+        n_count=n_count.astype(float),
+        gram=gram,
+        q_matrix=q_store,
+        q_index=q_index,
+        hq=hq,
+        sq=sq,
+        group_cluster=group_cluster,
+        group_n=group_n,
+        group_count=group_count.astype(float),
+        group_q=group_q,
+        group_qy=group_qy,
+        cluster_n=cluster_n,
+        cluster_w=cluster_w,
+        cluster_y=cluster_y,
+        ww=ww,
+        wy=wy,
+        yy=float(y @ y),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Solve:
+    logdet_theta: float  # log|L_theta|^2
+    logdet_x: float  # log|R_X|^2
+    r2: float  # penalised residual sum of squares
+    beta: np.ndarray
+    cov_unscaled: np.ndarray | None  # (R_X'R_X)^-1 = Cov(beta) / sigma^2
+
+
+def _solve(design: Design, theta: np.ndarray, cov: bool = False) -> _Solve:
+    """The PLS solution at ``theta`` by three Schur complements (questions, clusters, the rest)."""
+    d = design
+    th = dict(zip(d.terms, np.asarray(theta, dtype=float), strict=True))
+    tq2 = th["item"] ** 2
+    tc2 = th.get("cluster", 0.0) ** 2
+    tp = th.get("prompt", 1.0)
+    p = d.n_prompts
+
+    # 1. questions: pivot d_i = tq2 n_i + 1, through the per-count weights w(n) = 1 / d(n)
+    w = 1.0 / (tq2 * d.n_values + 1.0)
+    logdet = float(np.sum(d.n_count * np.log1p(tq2 * d.n_values)))
+    if d.gram is not None:
+        qq = np.tensordot(w, d.gram, axes=1)
+    else:
+        qw = d.q_matrix * w[d.q_index][:, None]
+        qq = d.q_matrix.T @ qw
+    h_mat = d.ww - tq2 * qq  # still unscaled by S = diag(tp, ..., 1, ...)
+    h_vec = d.wy - tq2 * (w @ d.hq)
+    quad = tq2 * float(w @ d.sq)
+
+    # 2. clusters: pivot e_c = tc2 m_c + 1 - tq2 tc2 sum_{i in c} n_i^2 w_i
+    if d.n_clusters:
+        nw = d.n_values * w
+        g_scale = nw[d.group_n]  # n_i w_i per group
+        sum_n2w = np.bincount(
+            d.group_cluster, weights=d.group_count * d.n_values[d.group_n] * g_scale,
+            minlength=d.n_clusters,
+        )
+        e = tc2 * d.cluster_n + 1.0 - tq2 * tc2 * sum_n2w
+        f_mat = d.cluster_w - tq2 * _segment_rows(d.group_cluster, d.group_q * g_scale[:, None],
+                                                  d.n_clusters)
+        f_vec = d.cluster_y - tq2 * np.bincount(
+            d.group_cluster, weights=d.group_qy * g_scale, minlength=d.n_clusters
+        )
+        logdet += float(np.sum(np.log(e)))
+        scaled = f_mat * (tc2 / e)[:, None]
+        h_mat = h_mat - f_mat.T @ scaled
+        h_vec = h_vec - scaled.T @ f_vec
+        quad += float(np.sum(tc2 * f_vec**2 / e))
+
+    # 3. prompts and fixed effects: M = S H S + E
+    scale = np.ones(d.r)
+    scale[:p] = tp
+    m_mat = h_mat * scale[:, None] * scale[None, :]
+    m_mat[np.arange(p), np.arange(p)] += 1.0
+    rhs = h_vec * scale
+    chol = linalg.cholesky(m_mat, lower=True, check_finite=False)
+    diag = np.log(np.diag(chol))
+    logdet += 2.0 * float(diag[:p].sum())
+    logdet_x = 2.0 * float(diag[p:].sum())
+    z = linalg.cho_solve((chol, True), rhs, check_finite=False)
+    quad += float(rhs @ z)
+    r2 = d.yy - quad
+    unscaled = None
+    if cov:  # (R_X'R_X)^-1 is the fixed-effects block of M^-1: invert the trailing Cholesky block
+        tail_inv = linalg.solve_triangular(
+            chol[p:, p:], np.eye(d.n_fixed), lower=True, check_finite=False
+        )
+        unscaled = tail_inv.T @ tail_inv
+    return _Solve(logdet, logdet_x, max(r2, 0.0), z[p:], unscaled)
+
+
+def _segment_rows(segment: np.ndarray, rows: np.ndarray, n_segments: int) -> np.ndarray:
+    out = np.zeros((n_segments, rows.shape[1]))
+    np.add.at(out, segment, rows)
+    return out
+
+
+def reml_criterion(design: Design, theta: np.ndarray) -> float:
+    """Profiled REML criterion ``-2 log L_R`` at ``theta`` (lme4's ``REMLcrit``)."""
+    s = _solve(design, theta)
+    dof = design.n_obs - design.n_fixed
+    return s.logdet_theta + s.logdet_x + dof * (1.0 + np.log(2.0 * np.pi * s.r2 / dof))
+
+
+def _deviance_varpar(design: Design, varpar: np.ndarray) -> float:
+    """REML deviance as a function of (theta, sigma), not profiled over sigma (lmerTest's
+    ``devfun_vp``): the function whose Hessian gives the covariance of the variance parameters."""
+    theta, sigma = varpar[:-1], varpar[-1]
+    s = _solve(design, theta)
+    s2 = sigma**2
+    dof = design.n_obs - design.n_fixed
+    return s.logdet_theta + s.logdet_x + s.r2 / s2 + dof * np.log(2.0 * np.pi * s2)
+
+
+@dataclass(frozen=True, eq=False)
+class RemlFit:
+    """A fitted model: variance parameters, fixed effects and what Satterthwaite's df need."""
+
+    terms: tuple[str, ...]
+    theta: np.ndarray
+    sigma: float
+    beta: np.ndarray
+    cov_beta: np.ndarray  # Cov(beta-hat) = sigma^2 (R_X'R_X)^-1
+    reml_criterion: float
+    vcov_varpar: np.ndarray  # 2 H^-1, H = Hessian of the deviance in (theta, sigma)
+    jacobian: np.ndarray  # (n_varpar, K, K): d Cov(beta-hat) / d varpar
+    n_evaluations: int
+    converged: bool
+    message: str
+    gradient: np.ndarray
+    boundary: tuple[str, ...]
+
+    @property
+    def variances(self) -> dict[str, float]:
+        pairs = zip(self.terms, self.theta, strict=True)
+        out = {term: float((t * self.sigma) ** 2) for term, t in pairs}
+        out["residual"] = float(self.sigma**2)
+        return out
+
+
+def _central_gradient(f, x: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    grad = np.empty(x.size)
+    for k in range(x.size):  # a loop over the 1-3 variance parameters
+        h = step * max(1.0, abs(x[k]))
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        grad[k] = (f(up) - f(down)) / (2.0 * h)
+    return grad
+
+
+def _extrapolate(table: list) -> object:
+    """Richardson extrapolation of estimates at steps h, h/2, h/4, ... (error c2 h^2 + c4 h^4)."""
+    for m in range(1, len(table)):
+        factor = 4.0**m
+        table = [(factor * table[k + 1] - table[k]) / (factor - 1.0) for k in range(len(table) - 1)]
+    return table[0]
+
+
+def _base_steps(x: np.ndarray, d: float) -> np.ndarray:
+    return np.abs(d * x) + 1e-4 * (np.abs(x) < 1.78e-5)
+
+
+def numeric_hessian(f, x: np.ndarray, d: float = 0.1, levels: int = 4) -> np.ndarray:
+    """Hessian by central differences at steps ``d|x| / 2^k`` with Richardson extrapolation.
+
+    The scheme of ``numDeriv::genD`` (Gilbert and Varadhan 2019), which lmerTest uses: relatively
+    large steps are extrapolated to zero, so that round-off (which grows like 1/h^2) stays small.
+    Off-diagonal entries come from ``f(x + h_i + h_j)`` and ``f(x - h_i - h_j)`` corrected by the
+    diagonal.
+    """
+    x = np.asarray(x, dtype=float)
+    m = x.size
+    f0 = f(x)
+    h0 = _base_steps(x, d)
+    hess = np.empty((m, m))
+    for a in range(m):  # loops over the 2-4 variance parameters
+        table = []
+        for k in range(levels):
+            e = np.zeros(m)
+            e[a] = h0[a] / 2.0**k
+            table.append((f(x + e) - 2.0 * f0 + f(x - e)) / e[a] ** 2)
+        hess[a, a] = _extrapolate(table)
+    for a in range(m):
+        for b in range(a):
+            table = []
+            for k in range(levels):
+                h = h0 / 2.0**k
+                e = np.zeros(m)
+                e[a], e[b] = h[a], h[b]
+                value = f(x + e) - 2.0 * f0 + f(x - e)
+                value -= hess[a, a] * h[a] ** 2 + hess[b, b] * h[b] ** 2
+                table.append(value / (2.0 * h[a] * h[b]))
+            hess[a, b] = hess[b, a] = _extrapolate(table)
+    return hess
+
+
+def numeric_jacobian(f, x: np.ndarray, d: float = 1e-4, levels: int = 4) -> np.ndarray:
+    """Jacobian of an array-valued function (derivatives stacked along the first axis), by central
+    differences with Richardson extrapolation (``numDeriv::jacobian``'s defaults)."""
+    x = np.asarray(x, dtype=float)
+    h0 = _base_steps(x, d)
+    out = []
+    for a in range(x.size):
+        table = []
+        for k in range(levels):
+            e = np.zeros(x.size)
+            e[a] = h0[a] / 2.0**k
+            table.append((f(x + e) - f(x - e)) / (2.0 * e[a]))
+        out.append(_extrapolate(table))
+    return np.stack(out)
+
+
+def fit_reml(
+    design: Design, theta0: np.ndarray | None = None, theta: np.ndarray | None = None
+) -> RemlFit:
+    """Minimise the profiled REML criterion over theta >= 0, then the Satterthwaite ingredients.
+
+    The optimiser is L-BFGS-B with bounds theta >= 0 and central-difference gradients, followed by
+    Newton polishing steps while they lower the criterion (the criterion is cheap to evaluate).
+    Passing ``theta`` skips the optimisation and evaluates everything at that point (used to
+    compare with another program's estimates at exactly its optimum).
+    """
+    m = len(design.terms)
+    count = {"n": 0}
+
+    def crit(theta: np.ndarray) -> float:
+        count["n"] += 1
+        return reml_criterion(design, np.abs(theta))
+
+    if theta is not None:
+        theta = np.abs(np.asarray(theta, dtype=float))
+        return _finish(design, theta, crit(theta), crit, True, "theta given", count)
+    start = np.full(m, 1.0) if theta0 is None else np.asarray(theta0, dtype=float)
+    best = optimize.minimize(
+        crit,
+        start,
+        jac=lambda t: _central_gradient(crit, t),
+        method="L-BFGS-B",
+        bounds=[(0.0, None)] * m,
+        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 500},
+    )
+    theta = np.abs(best.x)
+    value = crit(theta)
+    # Newton polishing on the interior parameters.
+    for _ in range(6):
+        free = theta > 1e-6
+        if not free.any():
+            break
+        grad = _central_gradient(crit, theta)[free]
+        if np.max(np.abs(grad)) < 1e-9:
+            break
+        sub = theta[free]
+
+        def crit_free(t, free=free, base=theta):
+            full = base.copy()
+            full[free] = t
+            return crit(full)
+
+        hess = numeric_hessian(crit_free, sub)
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            break
+        trial = theta.copy()
+        trial[free] = np.maximum(sub - step, 0.0)
+        trial_value = crit(trial)
+        if not trial_value < value:
+            break
+        theta, value = trial, trial_value
+    return _finish(design, theta, value, crit, bool(best.success), str(best.message), count)
+
+
+def _finish(design, theta, value, crit, converged, message, count) -> RemlFit:
+    s = _solve(design, theta, cov=True)
+    dof = design.n_obs - design.n_fixed
+    sigma = float(np.sqrt(s.r2 / dof))
+    varpar = np.append(theta, sigma)
+    hess = numeric_hessian(lambda v: _deviance_varpar(design, v), varpar)
+    vcov_varpar = 2.0 * np.linalg.pinv(hess)
+
+    def cov_of(v: np.ndarray) -> np.ndarray:
+        return v[-1] ** 2 * _solve(design, v[:-1], cov=True).cov_unscaled
+
+    jac_theta = numeric_jacobian(lambda t: cov_of(np.append(t, sigma)), theta)
+    jac_sigma = 2.0 * sigma * s.cov_unscaled
+    jacobian = np.concatenate([jac_theta, jac_sigma[None]], axis=0)
+    gradient = _central_gradient(crit, theta)
+    boundary = tuple(t for t, v in zip(design.terms, theta, strict=True) if v <= 1e-6)
+    return RemlFit(
+        terms=design.terms,
+        theta=theta,
+        sigma=sigma,
+        beta=s.beta,
+        cov_beta=sigma**2 * s.cov_unscaled,
+        reml_criterion=float(value),
+        vcov_varpar=vcov_varpar,
+        jacobian=jacobian,
+        n_evaluations=count["n"],
+        converged=converged,
+        message=message,
+        gradient=gradient,
+        boundary=boundary,
+    )
