@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize, sparse
+from scipy import linalg, sparse
 
 __all__ = ["Design", "RemlFit", "build_design", "fit_reml"]
 
@@ -257,9 +257,7 @@ def _solve(design: Design, theta: np.ndarray, cov: bool = False) -> _Solve:
     r2 = d.yy - quad
     unscaled = None
     if cov:  # (R_X'R_X)^-1 is the fixed-effects block of M^-1: invert the trailing Cholesky block
-        tail_inv = linalg.solve_triangular(
-            chol[p:, p:], np.eye(d.n_fixed), lower=True, check_finite=False
-        )
+        tail_inv = np.linalg.inv(chol[p:, p:])  # (LAPACK trsm stalls on a loaded machine)
         unscaled = tail_inv.T @ tail_inv
     return _Solve(logdet, logdet_x, max(r2, 0.0), z[p:], unscaled)
 
@@ -386,15 +384,82 @@ def numeric_jacobian(f, x: np.ndarray, d: float = 1e-4, levels: int = 4) -> np.n
     return np.stack(out)
 
 
+def _derivatives(f, x: np.ndarray, fx: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian of ``f`` at ``x >= 0`` by finite differences (about 2m + 2m +
+    m(m-1)/2 evaluations); one-sided at the bound, where ``f`` may be undefined below zero."""
+    m = x.size
+    hg = 1e-6 * np.maximum(x, 1e-2)
+    hh = 1e-4 * np.maximum(x, 1e-2)
+    grad = np.empty(m)
+    hess = np.empty((m, m))
+    up = np.empty(m)
+    for i in range(m):  # loops over the 1-3 variance parameters
+        e = np.zeros(m)
+        if x[i] >= 2 * hh[i]:
+            e[i] = hg[i]
+            grad[i] = (f(x + e) - f(x - e)) / (2 * hg[i])
+            e[i] = hh[i]
+            up[i], down = f(x + e), f(x - e)
+            hess[i, i] = (up[i] - 2 * fx + down) / hh[i] ** 2
+        else:
+            e[i] = hh[i]
+            up[i], up2 = f(x + e), f(x + 2 * e)
+            grad[i] = (-3 * fx + 4 * up[i] - up2) / (2 * hh[i])
+            hess[i, i] = (fx - 2 * up[i] + up2) / hh[i] ** 2
+    for i in range(m):
+        for j in range(i):
+            e = np.zeros(m)
+            e[i], e[j] = hh[i], hh[j]
+            hess[i, j] = hess[j, i] = (f(x + e) - up[i] - up[j] + fx) / (hh[i] * hh[j])
+    return grad, hess
+
+
+def _minimise(f, x0: np.ndarray, max_iter: int = 200) -> tuple[np.ndarray, float, bool, str]:
+    """Projected (saddle-free) Newton for a smooth function of a few parameters ``x >= 0``.
+
+    Each step solves ``|H_FF| d_F = -g_F`` on the free set F (parameters off the bound, or on it
+    with a negative gradient), where ``|H|`` has the absolute eigenvalues of the finite-difference
+    Hessian, then backtracks along the projected path ``max(x + a d, 0)``. Pure numpy: a few
+    dozen evaluations of a cheap criterion, and no BLAS-threaded optimiser overhead.
+    """
+    x = np.maximum(np.asarray(x0, dtype=float), 0.0)
+    fx = f(x)
+    for _ in range(max_iter):
+        grad, hess = _derivatives(f, x, fx)
+        free = (x > 0) | (grad < 0)
+        if not free.any():
+            return x, fx, True, "every parameter on its bound with a non-negative gradient"
+        values, vectors = np.linalg.eigh(hess[np.ix_(free, free)])
+        values = np.maximum(np.abs(values), 1e-10 * max(np.abs(values).max(), 1e-300))
+        step = np.zeros_like(x)
+        step[free] = -(vectors @ ((vectors.T @ grad[free]) / values))
+        scale = 1.0
+        for _ in range(50):
+            trial = np.maximum(x + scale * step, 0.0)
+            trial_value = f(trial)
+            if trial_value <= fx + 1e-4 * float(grad @ (trial - x)):
+                break
+            scale *= 0.5
+        else:
+            return x, fx, True, "no further decrease along the Newton direction"
+        moved = float(np.max(np.abs(trial - x) / (1.0 + np.abs(x))))
+        decrease = fx - trial_value
+        x, fx = trial, trial_value
+        if moved < 1e-10 or (moved < 1e-7 and decrease <= 1e-15 * (1.0 + abs(fx))):
+            return x, fx, True, "converged: relative step and decrease below tolerance"
+    return x, fx, False, f"no convergence in {max_iter} Newton steps"
+
+
 def fit_reml(
     design: Design, theta0: np.ndarray | None = None, theta: np.ndarray | None = None
 ) -> RemlFit:
     """Minimise the profiled REML criterion over theta >= 0, then the Satterthwaite ingredients.
 
-    The optimiser is L-BFGS-B with bounds theta >= 0 and central-difference gradients, followed by
-    Newton polishing steps while they lower the criterion (the criterion is cheap to evaluate).
-    Passing ``theta`` skips the optimisation and evaluates everything at that point (used to
-    compare with another program's estimates at exactly its optimum).
+    The criterion is minimised over ``rho = theta^2`` (relative variances), where it is smooth up
+    to and at the boundary ``rho = 0`` (in theta its gradient vanishes there by symmetry), by a
+    projected Newton method with finite-difference derivatives (:func:`_minimise`). Passing
+    ``theta`` skips the optimisation and evaluates everything at that point (used to compare with
+    another program's estimates at exactly its optimum).
     """
     m = len(design.terms)
     count = {"n": 0}
@@ -406,44 +471,9 @@ def fit_reml(
     if theta is not None:
         theta = np.abs(np.asarray(theta, dtype=float))
         return _finish(design, theta, crit(theta), crit, True, "theta given", count)
-    start = np.full(m, 1.0) if theta0 is None else np.asarray(theta0, dtype=float)
-    best = optimize.minimize(
-        crit,
-        start,
-        jac=lambda t: _central_gradient(crit, t),
-        method="L-BFGS-B",
-        bounds=[(0.0, None)] * m,
-        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 500},
-    )
-    theta = np.abs(best.x)
-    value = crit(theta)
-    # Newton polishing on the interior parameters.
-    for _ in range(6):
-        free = theta > 1e-6
-        if not free.any():
-            break
-        grad = _central_gradient(crit, theta)[free]
-        if np.max(np.abs(grad)) < 1e-9:
-            break
-        sub = theta[free]
-
-        def crit_free(t, free=free, base=theta):
-            full = base.copy()
-            full[free] = t
-            return crit(full)
-
-        hess = numeric_hessian(crit_free, sub)
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
-            break
-        trial = theta.copy()
-        trial[free] = np.maximum(sub - step, 0.0)
-        trial_value = crit(trial)
-        if not trial_value < value:
-            break
-        theta, value = trial, trial_value
-    return _finish(design, theta, value, crit, bool(best.success), str(best.message), count)
+    start = np.full(m, 1.0) if theta0 is None else np.asarray(theta0, dtype=float) ** 2
+    rho, value, converged, message = _minimise(lambda r: crit(np.sqrt(r)), start)
+    return _finish(design, np.sqrt(rho), value, crit, converged, message, count)
 
 
 def _finish(design, theta, value, crit, converged, message, count) -> RemlFit:
@@ -452,7 +482,10 @@ def _finish(design, theta, value, crit, converged, message, count) -> RemlFit:
     sigma = float(np.sqrt(s.r2 / dof))
     varpar = np.append(theta, sigma)
     hess = numeric_hessian(lambda v: _deviance_varpar(design, v), varpar)
-    vcov_varpar = 2.0 * np.linalg.pinv(hess)
+    # 2 H^-1 over the positive eigenvalues of H (as lmerTest; a boundary fit can make H singular)
+    values, vectors = np.linalg.eigh(hess)
+    keep = values > 1e-8 * max(values.max(), 1e-300)
+    vcov_varpar = 2.0 * (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
 
     def cov_of(v: np.ndarray) -> np.ndarray:
         return v[-1] ** 2 * _solve(design, v[:-1], cov=True).cov_unscaled

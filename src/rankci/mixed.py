@@ -237,6 +237,8 @@ def mixed_model(
     prompt: bool = True,
     df: str = "satterthwaite",
     alpha: float = 0.05,
+    tukey: bool = True,
+    theta: np.ndarray | None = None,
 ) -> MixedModel:
     """Fit ``score ~ model + (1|cluster) + (1|cluster:item) [+ (1|prompt)]`` by REML.
 
@@ -255,6 +257,14 @@ def mixed_model(
         Degrees of freedom of t and F tests: Satterthwaite's (lmerTest's default) or infinite.
     alpha : float, default 0.05
         Level of the unadjusted confidence intervals in ``contrasts``.
+    tukey : bool, default True
+        Compute the (approximate) Tukey-adjusted p-values. The studentized range distribution
+        with finite df costs about 15 ms per pair, so with many models and moderate df this is
+        the slowest step; ``False`` leaves ``p_tukey`` as NaN.
+    theta : array_like, optional
+        Skip the optimisation and evaluate everything at these relative standard deviations
+        (order: item, cluster, prompt, as in ``MixedModel.theta`` and lme4's ``getME(fit,
+        "theta")``), for example to reproduce another program's fit exactly.
 
     Returns
     -------
@@ -301,8 +311,15 @@ def mixed_model(
         raise ValueError(
             f"{design.n_obs} rows for {design.n_fixed} models leave no residual degrees of freedom"
         )
-    fit = _reml.fit_reml(design)
-    return _summarise(scores, design, fit, df, alpha, notes)
+    if theta is not None:
+        theta = np.asarray(theta, dtype=float).reshape(-1)
+        if theta.size != len(design.terms) or not np.all(np.isfinite(theta)):
+            raise ValueError(
+                f"theta needs {len(design.terms)} finite values ({', '.join(design.terms)}), "
+                f"got {theta.tolist()}"
+            )
+    fit = _reml.fit_reml(design, theta=theta)
+    return _summarise(scores, design, fit, df, alpha, notes, bool(tukey))
 
 
 def _formula(terms: tuple[str, ...]) -> str:
@@ -316,7 +333,7 @@ def _formula(terms: tuple[str, ...]) -> str:
     return " + ".join(parts)
 
 
-def _summarise(scores, design, fit, df_method, alpha, notes) -> MixedModel:
+def _summarise(scores, design, fit, df_method, alpha, notes, tukey) -> MixedModel:
     k = scores.n_models
     models = scores.models
     mu, cov = fit.beta, fit.cov_beta
@@ -343,7 +360,7 @@ def _summarise(scores, design, fit, df_method, alpha, notes) -> MixedModel:
     np.fill_diagonal(pair_se, np.nan)
     np.fill_diagonal(pair_df, np.nan)
 
-    contrasts = _contrast_table(models, mu, pair_se, pair_df, alpha)
+    contrasts = _contrast_table(models, mu, pair_se, pair_df, alpha, tukey)
     fixed = _fixed_effects(models, mu, diag_cov, emmean_df, pair_se, pair_df)
     model_test = _type3_test(design, mu, cov, jac, fit.vcov_varpar, asymptotic)
     if fit.boundary:
@@ -395,7 +412,7 @@ def _two_sided(t: np.ndarray, df: np.ndarray) -> np.ndarray:
     return 2.0 * special.stdtr(df, -np.abs(t))
 
 
-def _contrast_table(models, mu, pair_se, pair_df, alpha) -> pd.DataFrame:
+def _contrast_table(models, mu, pair_se, pair_df, alpha, tukey) -> pd.DataFrame:
     k = len(models)
     j, l = np.triu_indices(k, 1)
     estimate = mu[j] - mu[l]
@@ -415,7 +432,7 @@ def _contrast_table(models, mu, pair_se, pair_df, alpha) -> pd.DataFrame:
             "p": p,
             "p_holm": adjust_pvalues(p, "holm"),
             "p_bonferroni": adjust_pvalues(p, "bonferroni"),
-            "p_tukey": tukey_pvalues(t, k, df),
+            "p_tukey": tukey_pvalues(t, k, df) if tukey else np.full(t.shape, np.nan),
             "lower": estimate - quantile * se,
             "upper": estimate + quantile * se,
         }
