@@ -214,10 +214,11 @@ def test_asymptotic_df_match_emmeans(fits):
 
 
 # ---------------------------------------------------------------------- dense reference
-def tiny_data(seed: int, prompts: bool):
+def tiny_data(seed: int, prompts: bool, interaction: float = 0.0):
     """Unbalanced clustered Gaussian data with prompt variants, small enough for dense algebra."""
     rng = np.random.default_rng(seed)
     sizes = [3, 5, 4, 6, 2]
+    g_mc = np.random.default_rng(seed + 1000).normal(scale=interaction, size=(len(sizes), 3))
     rows = []
     item = 0
     u = rng.normal(scale=0.5, size=len(sizes))
@@ -229,7 +230,7 @@ def tiny_data(seed: int, prompts: bool):
                 for v in range(2 if prompts else 1):
                     if rng.random() < 0.15:
                         continue
-                    y = mu + u[c] + w + (g[v] if prompts else 0) + rng.normal()
+                    y = mu + u[c] + w + (g[v] if prompts else 0) + g_mc[c, m] + rng.normal()
                     rows.append((f"m{m}", f"i{item:02d}", f"c{c}", f"p{v}", y))
             item += 1
     frame = pd.DataFrame(rows, columns=["model", "item", "cluster", "prompt", "score"])
@@ -239,10 +240,13 @@ def tiny_data(seed: int, prompts: bool):
     return frame, scores
 
 
-def dense_pieces(frame: pd.DataFrame, prompts: bool):
+def dense_pieces(frame: pd.DataFrame, prompts: bool, interaction: bool = False):
+    """y, X and V_k = Z_k Z_k' in the order item, cluster, [model:cluster], [prompt], residual"""
     y = frame.score.to_numpy()
     x = pd.get_dummies(frame.model).to_numpy(float)
     terms = [pd.get_dummies(frame[c]).to_numpy(float) for c in ("item", "cluster")]
+    if interaction:
+        terms.append(pd.get_dummies(frame.model + ":" + frame.cluster).to_numpy(float))
     if prompts:
         terms.append(pd.get_dummies(frame.prompt).to_numpy(float))
     vs = [z @ z.T for z in terms] + [np.eye(len(y))]
@@ -281,17 +285,19 @@ def dense_satterthwaite(phi, y, x, vs, contrasts):
     return var, 2 * var**2 / np.einsum("ap,pq,aq->a", g, a, g)
 
 
-@pytest.mark.parametrize("prompts", [True, False])
-def test_structured_reml_equals_dense_reml(prompts):
-    frame, scores = tiny_data(2, prompts)  # every variance estimate is inside (0, inf)
-    y, x, vs = dense_pieces(frame, prompts)
-    own = mixed_model(scores)
+@pytest.mark.parametrize("prompts, interaction", [(True, False), (False, False), (True, True)])
+def test_structured_reml_equals_dense_reml(prompts, interaction):
+    # every variance estimate is inside (0, inf) for these data
+    frame, scores = tiny_data(2, prompts, 0.6 if interaction else 0.0)
+    y, x, vs = dense_pieces(frame, prompts, interaction)
+    own = mixed_model(scores, model_by_cluster=interaction)
     assert own.formula.endswith("(1|prompt)") == prompts
+    assert ("(1|model:cluster)" in own.formula) == interaction
     # the criterion at an arbitrary point
     design = _reml.build_design(scores.score, scores.model_code, scores.item_code,
                                 scores.item_cluster, scores.prompt_code if prompts else None,
-                                scores.n_models, 2 if prompts else 0)
-    theta = np.array([0.7, 0.4, 0.9][: len(vs) - 1])
+                                scores.n_models, 2 if prompts else 0, model_by_cluster=interaction)
+    theta = np.array([0.7, 0.4, 0.9, 0.5][: len(vs) - 1])
     sigma2 = 1.3
     crit = _reml.reml_criterion(design, theta)
     profile = optimize.minimize_scalar(
@@ -303,7 +309,8 @@ def test_structured_reml_equals_dense_reml(prompts):
     start = np.full(len(vs), 0.5)
     dense = optimize.minimize(lambda p: dense_deviance(np.exp(p), y, x, vs), np.log(start),
                               method="BFGS", options={"gtol": 1e-9})
-    names = ["item", "cluster"] + (["prompt"] if prompts else [])
+    names = ["item", "cluster"] + (["model:cluster"] if interaction else [])
+    names += ["prompt"] if prompts else []
     mine = np.array([own.variance_components[t] for t in names + ["residual"]])
     assert dense_deviance(mine, y, x, vs) == pytest.approx(own.reml_criterion, rel=1e-11)
     assert own.reml_criterion <= dense.fun + 1e-10  # at least as good as a dense optimiser

@@ -51,14 +51,18 @@ _GROUPED_BYTES = 256 * 2**20  # pre-summed Gram matrices per distinct n_i up to 
 class Design:
     """Sufficient statistics of the data for the nested random-intercept model.
 
-    ``W = [Z_p, X]`` (prompt indicators, then model indicators) has ``r = P + K`` columns.
+    ``W = [Z_p, X]`` (prompt indicators, then model indicators) has ``r = P + K`` columns; row i of
+    ``Q = Z_q'W`` counts question i's rows by prompt and by model. The cluster-level random effects
+    of cluster c (its intercept, and with ``model_by_cluster`` one effect per model) have design
+    rows ``z = T w`` for a row with W-row w, so every cluster-level cross product is ``T`` times a
+    W cross product: ``T`` is B x r with B = 1 (intercept) or 1 + K (intercept and model x cluster).
     """
 
     n_obs: int
     n_fixed: int
     n_prompts: int
     n_clusters: int
-    terms: tuple[str, ...]  # random terms in theta order: "item", then "cluster", "prompt"
+    terms: tuple[str, ...]  # random terms in theta order: item, [cluster, model:cluster], [prompt]
     n_values: np.ndarray  # distinct rows-per-question counts
     n_count: np.ndarray  # questions with each count
     gram: np.ndarray | None  # (n_values, r, r): sum of Q_i'Q_i over questions with that count
@@ -68,12 +72,12 @@ class Design:
     sq: np.ndarray  # (n_values,): sum of qy_i^2
     group_cluster: np.ndarray  # (groups,) cluster of each (cluster, n) group
     group_n: np.ndarray  # (groups,) index into n_values
-    group_count: np.ndarray  # (groups,) questions in the group
-    group_q: np.ndarray  # (groups, r): sum of Q_i
-    group_qy: np.ndarray  # (groups,): sum of qy_i
-    cluster_n: np.ndarray  # (G,) rows per cluster
-    cluster_w: np.ndarray  # (G, r) Z_c'W
-    cluster_y: np.ndarray  # (G,) Z_c'y
+    group_zq: np.ndarray  # (groups, B, r): sum of z_i Q_i' (z_i = T Q_i)
+    group_zz: np.ndarray  # (groups, B, B): sum of z_i z_i'
+    group_zy: np.ndarray  # (groups, B): sum of z_i qy_i
+    cluster_tw: np.ndarray  # (G, B, r): T W_c'W_c
+    cluster_tt: np.ndarray  # (G, B, B): T W_c'W_c T'
+    cluster_ty: np.ndarray  # (G, B): T W_c'y_c
     ww: np.ndarray  # (r, r) W'W
     wy: np.ndarray  # (r,) W'y
     yy: float
@@ -91,11 +95,13 @@ def build_design(
     prompt: np.ndarray | None,
     n_models: int,
     n_prompts: int = 0,
+    model_by_cluster: bool = False,
 ) -> Design:
     """One pass over the rows: the cross products every evaluation of the criterion needs.
 
     ``model``, ``item`` and ``prompt`` are integer codes per row (items 0..n_items-1, all present);
-    ``item_cluster`` gives each item's cluster code (None: no cluster term).
+    ``item_cluster`` gives each item's cluster code (None: no cluster terms). ``model_by_cluster``
+    adds the random model x cluster interaction ``(1|model:cluster)``.
     """
     y = np.asarray(y, dtype=float)
     n_obs = y.size
@@ -103,8 +109,9 @@ def build_design(
     k = n_models
     p = n_prompts if prompt is not None else 0
     r = p + k
+    model = model.astype(np.int64)
     # W columns hit by each row: the model column, and the prompt column when there is one.
-    cols = [p + model.astype(np.int64)]
+    cols = [p + model]
     if p:
         cols.append(prompt.astype(np.int64))
     item = item.astype(np.int64)
@@ -136,40 +143,20 @@ def build_design(
     else:
         gram, q_store, q_index = None, q_matrix, n_index
 
+    cluster_terms: tuple[str, ...] = ()
     if item_cluster is not None:
-        cluster_of_item = item_cluster.astype(np.int64)
-        n_clusters = int(cluster_of_item.max()) + 1
-        key = cluster_of_item * nv + n_index
-        keys, group_of_item = np.unique(key, return_inverse=True)
-        n_groups = keys.size
-        indicator = sparse.csr_matrix(
-            (np.ones(n_items), (group_of_item, np.arange(n_items))), shape=(n_groups, n_items)
+        cluster_terms = ("cluster",) + (("model:cluster",) if model_by_cluster else ())
+        stats_ = _cluster_statistics(
+            y, model, item, cols, item_cluster.astype(np.int64), q_matrix, qy, n_index, nv,
+            k, p, bool(model_by_cluster),
         )
-        group_q = np.asarray(indicator @ q_matrix)
-        group_qy = np.bincount(group_of_item, weights=qy, minlength=n_groups)
-        group_count = np.bincount(group_of_item, minlength=n_groups)
-        group_cluster = keys // nv
-        group_n = keys % nv
-        row_cluster = cluster_of_item[item]
-        cluster_n = np.bincount(row_cluster, minlength=n_clusters).astype(float)
-        cluster_y = np.bincount(row_cluster, weights=y, minlength=n_clusters)
-        cluster_w = np.zeros(n_clusters * r)
-        for a in cols:
-            cluster_w += np.bincount(row_cluster * r + a, minlength=n_clusters * r)
-        cluster_w = cluster_w.reshape(n_clusters, r)
     else:
-        n_clusters = 0
-        empty = np.zeros(0, dtype=np.int64)
-        group_cluster = group_n = group_count = empty
-        group_q, group_qy = np.zeros((0, r)), np.zeros(0)
-        cluster_n, cluster_w, cluster_y = np.zeros(0), np.zeros((0, r)), np.zeros(0)
-
-    terms = ("item",) + (("cluster",) if n_clusters else ()) + (("prompt",) if p else ())
+        stats_ = _no_clusters(r)
+    terms = ("item",) + cluster_terms + (("prompt",) if p else ())
     return Design(
         n_obs=n_obs,
         n_fixed=k,
         n_prompts=p,
-        n_clusters=n_clusters,
         terms=terms,
         n_values=n_values.astype(float),
         n_count=n_count.astype(float),
@@ -178,17 +165,79 @@ def build_design(
         q_index=q_index,
         hq=hq,
         sq=sq,
-        group_cluster=group_cluster,
-        group_n=group_n,
-        group_count=group_count.astype(float),
-        group_q=group_q,
-        group_qy=group_qy,
-        cluster_n=cluster_n,
-        cluster_w=cluster_w,
-        cluster_y=cluster_y,
         ww=ww,
         wy=wy,
         yy=float(y @ y),
+        **stats_,
+    )
+
+
+def _no_clusters(r: int) -> dict:
+    empty = np.zeros(0, dtype=np.int64)
+    return dict(
+        n_clusters=0, group_cluster=empty, group_n=empty, group_zq=np.zeros((0, 1, r)),
+        group_zz=np.zeros((0, 1, 1)), group_zy=np.zeros((0, 1)), cluster_tw=np.zeros((0, 1, r)),
+        cluster_tt=np.zeros((0, 1, 1)), cluster_ty=np.zeros((0, 1)),
+    )
+
+
+def _cluster_statistics(y, model, item, cols, cluster_of_item, q_matrix, qy, n_index, nv, k, p,
+                        interaction) -> dict:
+    """Cross products of the cluster-level effects, by cluster and by (cluster, n_i) group."""
+    n_items, r = q_matrix.shape
+    n_clusters = int(cluster_of_item.max()) + 1
+    b = 1 + (k if interaction else 0)
+    t_map = np.zeros((b, r))
+    t_map[0, p:] = 1.0  # cluster intercept: every row
+    if interaction:
+        t_map[1:, p:] = np.eye(k)  # model x cluster: the row's model
+    keys, group_of_item = np.unique(cluster_of_item * nv + n_index, return_inverse=True)
+    n_groups = keys.size
+    if not interaction:  # z_i = n_i: vectorised group sums
+        indicator = sparse.csr_matrix(
+            (np.ones(n_items), (group_of_item, np.arange(n_items))), shape=(n_groups, n_items)
+        )
+        z = q_matrix[:, p:].sum(axis=1)
+        group_zq = np.asarray(indicator @ (q_matrix * z[:, None]))[:, None, :]
+        group_zz = np.bincount(group_of_item, weights=z**2, minlength=n_groups)[:, None, None]
+        group_zy = np.bincount(group_of_item, weights=z * qy, minlength=n_groups)[:, None]
+    else:  # a loop over (cluster, n_i) groups, each a small matrix product
+        order = np.argsort(group_of_item, kind="stable")
+        bounds = np.searchsorted(group_of_item[order], np.arange(n_groups + 1))
+        group_zq = np.empty((n_groups, b, r))
+        group_zz = np.empty((n_groups, b, b))
+        group_zy = np.empty((n_groups, b))
+        for g in range(n_groups):
+            members = order[bounds[g]:bounds[g + 1]]
+            q_g = q_matrix[members]
+            z_g = q_g @ t_map.T
+            group_zq[g] = z_g.T @ q_g
+            group_zz[g] = z_g.T @ z_g
+            group_zy[g] = z_g.T @ qy[members]
+    row_cluster = cluster_of_item[item]
+    cluster_w = np.zeros(n_clusters * r)
+    for a in cols:
+        cluster_w += np.bincount(row_cluster * r + a, minlength=n_clusters * r)
+    tw = [cluster_w.reshape(n_clusters, 1, r)]
+    ty = [np.bincount(row_cluster, weights=y, minlength=n_clusters)[:, None]]
+    if interaction:
+        cell = row_cluster * k + model
+        by_model = np.zeros(n_clusters * k * r)
+        for a in cols:
+            by_model += np.bincount(cell * r + a, minlength=n_clusters * k * r)
+        tw.append(by_model.reshape(n_clusters, k, r))
+        ty.append(np.bincount(cell, weights=y, minlength=n_clusters * k).reshape(n_clusters, k))
+    cluster_tw = np.concatenate(tw, axis=1)
+    return dict(
+        n_clusters=n_clusters,
+        group_cluster=keys // nv,
+        group_n=keys % nv,
+        group_zq=group_zq,
+        group_zz=group_zz,
+        group_zy=group_zy,
+        cluster_tw=cluster_tw,
+        cluster_tt=cluster_tw @ t_map.T,
+        cluster_ty=np.concatenate(ty, axis=1),
     )
 
 
@@ -206,7 +255,6 @@ def _solve(design: Design, theta: np.ndarray, cov: bool = False) -> _Solve:
     d = design
     th = dict(zip(d.terms, np.asarray(theta, dtype=float), strict=True))
     tq2 = th["item"] ** 2
-    tc2 = th.get("cluster", 0.0) ** 2
     tp = th.get("prompt", 1.0)
     p = d.n_prompts
 
@@ -222,25 +270,27 @@ def _solve(design: Design, theta: np.ndarray, cov: bool = False) -> _Solve:
     h_vec = d.wy - tq2 * (w @ d.hq)
     quad = tq2 * float(w @ d.sq)
 
-    # 2. clusters: pivot e_c = tc2 m_c + 1 - tq2 tc2 sum_{i in c} n_i^2 w_i
+    # 2. clusters: per cluster c, the B x B pivot A_c = Lam T M_c T' Lam + I with
+    #    M_c = W_c'W_c - tq2 sum_{i in c} w_i Q_i Q_i' (questions already eliminated)
     if d.n_clusters:
-        nw = d.n_values * w
-        g_scale = nw[d.group_n]  # n_i w_i per group
-        sum_n2w = np.bincount(
-            d.group_cluster, weights=d.group_count * d.n_values[d.group_n] * g_scale,
-            minlength=d.n_clusters,
-        )
-        e = tc2 * d.cluster_n + 1.0 - tq2 * tc2 * sum_n2w
-        f_mat = d.cluster_w - tq2 * _segment_rows(d.group_cluster, d.group_q * g_scale[:, None],
-                                                  d.n_clusters)
-        f_vec = d.cluster_y - tq2 * np.bincount(
-            d.group_cluster, weights=d.group_qy * g_scale, minlength=d.n_clusters
-        )
-        logdet += float(np.sum(np.log(e)))
-        scaled = f_mat * (tc2 / e)[:, None]
-        h_mat = h_mat - f_mat.T @ scaled
-        h_vec = h_vec - scaled.T @ f_vec
-        quad += float(np.sum(tc2 * f_vec**2 / e))
+        scale_b = np.full(d.cluster_tt.shape[1], th["cluster"])
+        scale_b[1:] = th.get("model:cluster", 0.0)
+        gw = (tq2 * w[d.group_n])[:, None, None]
+        tm = d.cluster_tw - _segment(d.group_cluster, gw * d.group_zq, d.n_clusters)
+        tmt = d.cluster_tt - _segment(d.group_cluster, gw * d.group_zz, d.n_clusters)
+        tf = d.cluster_ty - _segment(d.group_cluster, gw[:, :, 0] * d.group_zy, d.n_clusters)
+        pivot = tmt * scale_b[None, :, None] * scale_b[None, None, :]
+        pivot += np.eye(scale_b.size)[None]
+        chol = np.linalg.cholesky(pivot)
+        logdet += 2.0 * float(np.log(np.einsum("cbb->cb", chol)).sum())
+        # K_c = Lam A_c^-1 Lam, applied to [T M_c | T h_c]
+        rhs = np.concatenate([tm, tf[:, :, None]], axis=2) * scale_b[None, :, None]
+        solved = np.linalg.solve(pivot, rhs) * scale_b[None, :, None]
+        both = np.concatenate([tm, tf[:, :, None]], axis=2)
+        update = np.einsum("cbr,cbs->rs", both, solved)
+        h_mat = h_mat - update[:-1, :-1]
+        h_vec = h_vec - update[:-1, -1]
+        quad += float(update[-1, -1])
 
     # 3. prompts and fixed effects: M = S H S + E
     scale = np.ones(d.r)
@@ -262,10 +312,11 @@ def _solve(design: Design, theta: np.ndarray, cov: bool = False) -> _Solve:
     return _Solve(logdet, logdet_x, max(r2, 0.0), z[p:], unscaled)
 
 
-def _segment_rows(segment: np.ndarray, rows: np.ndarray, n_segments: int) -> np.ndarray:
-    out = np.zeros((n_segments, rows.shape[1]))
-    np.add.at(out, segment, rows)
-    return out
+def _segment(segment: np.ndarray, values: np.ndarray, n_segments: int) -> np.ndarray:
+    """Sums of ``values`` (first axis) within segments; ``segment`` is sorted and every segment
+    occurs (groups come from ``np.unique`` of cluster-major keys, and no cluster is empty)."""
+    starts = np.searchsorted(segment, np.arange(n_segments))
+    return np.add.reduceat(values, starts, axis=0)
 
 
 def reml_criterion(design: Design, theta: np.ndarray) -> float:

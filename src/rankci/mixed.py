@@ -70,7 +70,7 @@ class MixedModel:
         The model in lme4 notation (terms that could not be fitted are left out; see ``notes``).
     variance_components : dict
         REML variances on the score scale: ``cluster`` (tau^2), ``item`` (question within cluster,
-        sigma_q^2), ``prompt`` when fitted, and ``residual`` (sigma^2).
+        sigma_q^2), ``model:cluster`` and ``prompt`` when fitted, and ``residual`` (sigma^2).
     emmean, emmean_se, emmean_df : ndarray (M,)
         Estimated marginal mean of each model, its standard error and degrees of freedom.
     cov : ndarray (M, M)
@@ -235,6 +235,7 @@ def mixed_model(
     *,
     cluster: bool = True,
     prompt: bool = True,
+    model_by_cluster: bool = False,
     df: str = "satterthwaite",
     alpha: float = 0.05,
     tukey: bool = True,
@@ -253,6 +254,12 @@ def mixed_model(
         ``score ~ model + (1|item)``.
     prompt : bool, default True
         Include ``(1|prompt)`` when the data have a prompt column with at least two variants.
+    model_by_cluster : bool, default False
+        Also include ``(1|model:cluster)``: each model's advantage may differ from cluster to
+        cluster. Random cluster and question intercepts are shared by every model and cancel in
+        contrasts, so without this term the contrasts' standard errors ignore how consistently a
+        model wins across clusters; with it, they generalise to new clusters (see
+        ``validation/README.md``, scenario D, and ``docs/omnibus.md``).
     df : {"satterthwaite", "asymptotic"}
         Degrees of freedom of t and F tests: Satterthwaite's (lmerTest's default) or infinite.
     alpha : float, default 0.05
@@ -306,6 +313,7 @@ def mixed_model(
         scores.prompt_code if use_prompt else None,
         scores.n_models,
         len(scores.prompts) if use_prompt else 0,
+        model_by_cluster=bool(model_by_cluster) and use_cluster,
     )
     if design.n_obs - design.n_fixed < 1:
         raise ValueError(
@@ -328,6 +336,8 @@ def _formula(terms: tuple[str, ...]) -> str:
         parts += ["(1|cluster)", "(1|cluster:item)"]
     else:
         parts.append("(1|item)")
+    if "model:cluster" in terms:
+        parts.append("(1|model:cluster)")
     if "prompt" in terms:
         parts.append("(1|prompt)")
     return " + ".join(parts)
@@ -376,7 +386,8 @@ def _summarise(scores, design, fit, df_method, alpha, notes, tukey) -> MixedMode
     }
     notes["reference_level"] = models[0]
     variances = fit.variances
-    order = [t for t in ("cluster", "item", "prompt") if t in variances] + ["residual"]
+    order = [t for t in ("cluster", "item", "model:cluster", "prompt") if t in variances]
+    order.append("residual")
     present = np.zeros((scores.n_items, k), dtype=bool)
     present[scores.item_code, scores.model_code] = True
     common = sparse.csr_matrix(present.astype(np.float64))

@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
     group.add_argument("--posthoc", action="store_true",
                        help="anova: Tukey HSD; friedman: Nemenyi (all pairs)")
+    group.add_argument("--model-by-cluster", action="store_true",
+                       help="mixed: add (1|model:cluster), so that contrasts generalise to new "
+                       "clusters even when a model's advantage varies between clusters")
     group.add_argument("--df", default="satterthwaite", choices=DF_METHODS,
                        help="mixed: degrees of freedom of the t and F tests")
     group.add_argument("--coverage", default="simultaneous", choices=COVERAGES,
@@ -52,13 +55,14 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "anova":
         result = rm_anova(scores)
         posthoc = tukey_hsd(scores, args.alpha) if args.posthoc else None
-        payload, text = result.to_dict(), _anova_text(result)
+        payload, text = result.to_dict(), _anova_text(result, scores.prompts is not None)
     elif args.method == "friedman":
         result = friedman(scores)
         posthoc = nemenyi(scores, args.alpha) if args.posthoc else None
-        payload, text = result.to_dict(), _friedman_text(result)
+        payload, text = result.to_dict(), _friedman_text(result, scores.prompts is not None)
     else:
-        model = mixed_model(scores, df=args.df, alpha=args.alpha)
+        model = mixed_model(scores, df=args.df, alpha=args.alpha,
+                            model_by_cluster=args.model_by_cluster)
         ranking = mixed_ranking(model, alpha=args.alpha, coverage=args.coverage,
                                 multiplicity=args.multiplicity, delta=args.delta)
         payload = model.to_dict()
@@ -76,38 +80,44 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _excluded_line(excluded: dict, n_items: int) -> str:
+def _p(value: float) -> str:
+    """A p-value for text output; an underflow to 0 is shown as a bound."""
+    return "< 1e-300" if value == 0 else f"= {value:.4g}"
+
+
+def _excluded_line(excluded: dict, n_items: int, prompts: bool) -> str:
     dropped = excluded.get("observations_excluded", 0)
     if not dropped:
         return f"{n_items} items, all scored by every model"
-    return (f"{n_items} complete items; {dropped} items excluded ({excluded['rows_excluded']} "
+    what = "item-prompt pairs" if prompts else "items"
+    return (f"{n_items} complete items; {dropped} {what} excluded ({excluded['rows_excluded']} "
             "scores): not scored by every model")
 
 
-def _anova_text(r) -> str:
+def _anova_text(r, prompts: bool) -> str:
     lines = [
         "Repeated-measures ANOVA (items = subjects, model = within factor)",
-        _excluded_line(r.excluded, r.n_items),
-        f"F({r.df_num:g}, {r.df_den:g}) = {r.F:.4f}, p = {r.p:.4g}",
-        f"Greenhouse-Geisser epsilon = {r.gg_epsilon:.4f}, p = {r.p_gg:.4g}; "
-        f"Huynh-Feldt epsilon = {r.hf_epsilon:.4f}, p = {r.p_hf:.4g}",
-        f"Mauchly W = {r.mauchly_w:.4f}, p = {r.mauchly_p:.4g}; "
+        _excluded_line(r.excluded, r.n_items, prompts),
+        f"F({r.df_num:g}, {r.df_den:g}) = {r.F:.4f}, p {_p(r.p)}",
+        f"Greenhouse-Geisser epsilon = {r.gg_epsilon:.4f}, p {_p(r.p_gg)}; "
+        f"Huynh-Feldt epsilon = {r.hf_epsilon:.4f}, p {_p(r.p_hf)}",
+        f"Mauchly W = {r.mauchly_w:.4f}, p {_p(r.mauchly_p)}; "
         f"partial eta^2 = {r.eta2_partial:.4f}, generalized eta^2 = {r.eta2_generalized:.4f}",
         "",
-        text_table(r.to_frame()),
+        text_table(r.to_frame(), ".6g"),
         "",
         text_table(pd.DataFrame({"model": r.models, "mean": r.means})),
     ]
     return "\n".join(lines)
 
 
-def _friedman_text(r) -> str:
+def _friedman_text(r, prompts: bool) -> str:
     lines = [
         "Friedman rank test (items = blocks)",
-        _excluded_line(r.excluded, r.n_items),
-        f"chi2({r.df:g}) = {r.chi2:.4f}, p = {r.p:.4g}; Kendall's W = {r.kendall_w:.4f}",
+        _excluded_line(r.excluded, r.n_items, prompts),
+        f"chi2({r.df:g}) = {r.chi2:.4f}, p {_p(r.p)}; Kendall's W = {r.kendall_w:.4f}",
         f"Iman-Davenport F({r.id_df_num:g}, {r.id_df_den:g}) = {r.iman_davenport:.4f}, "
-        f"p = {r.p_iman_davenport:.4g}",
+        f"p {_p(r.p_iman_davenport)}",
         "",
         text_table(r.to_frame()),
     ]
@@ -117,7 +127,7 @@ def _friedman_text(r) -> str:
 def _posthoc_text(p) -> str:
     name = "Tukey HSD" if p.method == "tukey" else "Nemenyi"
     frame = p.to_frame()
-    return "\n".join([f"{name} (alpha = {p.alpha:g})", text_table(frame), p.guarantee])
+    return "\n".join([f"{name} (alpha = {p.alpha:g})", text_table(frame, ".4g"), p.guarantee])
 
 
 def _mixed_text(model, ranking) -> str:
@@ -130,7 +140,7 @@ def _mixed_text(model, ranking) -> str:
         text_table(vc, ".6f"),
         "",
         f"Type III F for model ({model.df_method} df): F({t['df_num']}, {t['df_den']:.2f}) = "
-        f"{t['F']:.4f}, p = {t['p']:.4g}",
+        f"{t['F']:.4f}, p {_p(t['p'])}",
         "",
         "Estimated marginal means",
         text_table(model.to_frame("emmeans")),
