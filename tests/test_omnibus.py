@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 import rankci
-from rankci.omnibus import friedman, nemenyi, rm_anova, tukey_hsd
+from rankci.omnibus import friedman, rm_anova
+from rankci.posthoc import nemenyi, tukey_hsd
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
@@ -148,7 +149,7 @@ def test_tukey_pvalues_against_direct_integration():
     """P(Q_{k,df} >= q) by numerical integration over the normal range and the chi scale."""
     from scipy import integrate, special
 
-    from rankci.mixed import tukey_pvalues
+    from rankci.posthoc import tukey_pvalues
 
     k, df, t = 12, 400.0, 4.2
 

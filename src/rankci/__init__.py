@@ -13,8 +13,9 @@ from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
 from .mixed import MixedModel, mixed_model, mixed_ranking
 from .multiplicity import adjust_pvalues
-from .omnibus import Friedman, PostHoc, RMAnova, friedman, nemenyi, rm_anova, tukey_hsd
+from .omnibus import Friedman, RMAnova, friedman, rm_anova
 from .pairwise import Pairwise, RankciWarning, pairwise_tests
+from .posthoc import PostHoc, nemenyi, tukey_hsd
 from .ranking import (
     DominanceCycleError,
     Ranking,

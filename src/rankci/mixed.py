@@ -45,13 +45,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, special, stats
+from scipy import sparse, special
 
 from . import _reml
 from ._checks import check_alpha, check_choice, check_nonnegative
+from ._lmertest import satterthwaite_df, type3_test
 from .data import Scores
 from .multiplicity import METHODS, adjust_pvalues
 from .pairwise import Pairwise
+from .posthoc import tukey_pvalues
 from .ranking import COVERAGES, Ranking, _plain, marginal_ranking, simultaneous_ranking
 
 DF_METHODS = ("satterthwaite", "asymptotic")
@@ -350,12 +352,9 @@ def _summarise(scores, design, fit, df_method, alpha, notes, tukey) -> MixedMode
     asymptotic = df_method == "asymptotic"
 
     def satterthwaite(var: np.ndarray, grad: np.ndarray) -> np.ndarray:
-        """``2 v^2 / (g'Ag)``; grad has the variance parameters on its first axis."""
         if asymptotic:
             return np.full(var.shape, np.inf)
-        denom = np.einsum("p...,pq,q...->...", grad, fit.vcov_varpar, grad)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return 2.0 * var**2 / denom
+        return satterthwaite_df(var, grad, fit.vcov_varpar)
 
     jac = fit.jacobian
     diag_cov = np.diag(cov).copy()
@@ -372,7 +371,8 @@ def _summarise(scores, design, fit, df_method, alpha, notes, tukey) -> MixedMode
 
     contrasts = _contrast_table(models, mu, pair_se, pair_df, alpha, tukey)
     fixed = _fixed_effects(models, mu, diag_cov, emmean_df, pair_se, pair_df)
-    model_test = _type3_test(design, mu, cov, jac, fit.vcov_varpar, asymptotic)
+    counts = np.diag(design.ww)[design.n_prompts:]
+    model_test = type3_test(counts, mu, cov, jac, fit.vcov_varpar, asymptotic)
     if fit.boundary:
         notes["boundary"] = (
             f"variance of {', '.join(fit.boundary)} estimated as zero (boundary fit); "
@@ -450,24 +450,6 @@ def _contrast_table(models, mu, pair_se, pair_df, alpha, tukey) -> pd.DataFrame:
     )
 
 
-def tukey_pvalues(t: np.ndarray, n_means: int, df: np.ndarray | float) -> np.ndarray:
-    """Tukey-adjusted p-values ``P(Q_{k, df} >= sqrt(2) |t|)`` (studentized range, as emmeans).
-
-    Exact only for k equally precise, independent means with a common pooled variance (balanced
-    designs with i.i.d. errors); an approximation for mixed-model contrasts.
-    """
-    t = np.asarray(t, dtype=float)
-    df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
-    if n_means < 2 or t.size == 0:
-        return np.full(t.shape, np.nan)
-    out = np.ones(t.shape)
-    q = np.sqrt(2.0) * np.abs(t)
-    pick = q > 0
-    if pick.any():
-        out[pick] = stats.studentized_range.sf(q[pick], n_means, df[pick])
-    return np.clip(out, 0.0, 1.0)
-
-
 def _fixed_effects(models, mu, diag_cov, emmean_df, pair_se, pair_df) -> pd.DataFrame:
     names = ["(Intercept)"] + [f"model{m}" for m in models[1:]]
     estimate = np.concatenate([[mu[0]], mu[1:] - mu[0]])
@@ -477,60 +459,6 @@ def _fixed_effects(models, mu, diag_cov, emmean_df, pair_se, pair_df) -> pd.Data
     return pd.DataFrame(
         {"term": names, "estimate": estimate, "se": se, "df": df, "t": t, "p": _two_sided(t, df)}
     )
-
-
-def _type3_contrast(counts: np.ndarray) -> np.ndarray:
-    """lmerTest's Type-III (here = Type-I) contrast for the model term, on the cell means.
-
-    With treatment coding ``X = [1, D_2, ..., D_K]``, lmerTest tests the model rows of ``L'`` where
-    ``X'X = L U`` is the Doolittle factorisation (``L`` unit lower triangular; entries below 1e-6
-    set to 0, as lmerTest does). ``beta_trt = T mu`` maps it to the cell means used here.
-    """
-    k = counts.size
-    xtx = np.diag(counts.astype(float))
-    xtx[0, 0] = counts.sum()
-    xtx[0, 1:] = xtx[1:, 0] = counts[1:]
-    xtx[1:, 1:] = np.diag(counts[1:].astype(float))
-    chol = np.linalg.cholesky(xtx)
-    unit_lower = chol / np.diag(chol)[None, :]
-    unit_lower[np.abs(unit_lower) < 1e-6] = 0.0
-    l_trt = unit_lower.T[1:, :]
-    to_trt = np.eye(k)
-    to_trt[1:, 0] = -1.0
-    return l_trt @ to_trt
-
-
-def _fstat_ddf(nu: np.ndarray, tol: float = 1e-8) -> float:
-    """Denominator df of an F built from q t-statistics with df ``nu`` (lmerTest's rule)."""
-    if nu.size == 1:
-        return float(nu[0])
-    if np.all(np.abs(np.diff(nu)) < tol):
-        return float(nu.mean())
-    if np.any(nu <= 2):
-        return 2.0
-    e = np.sum(nu / (nu - 2.0))
-    return float(2.0 * e / (e - nu.size))
-
-
-def _type3_test(design, mu, cov, jac, vcov_varpar, asymptotic) -> dict:
-    counts = np.diag(design.ww)[design.n_prompts:]
-    contrast = _type3_contrast(counts)
-    v_l = contrast @ cov @ contrast.T
-    values, vectors = np.linalg.eigh(v_l)
-    values, vectors = values[::-1], vectors[:, ::-1]
-    keep = values > max(np.sqrt(np.finfo(float).eps) * values[0], 0.0)
-    q = int(keep.sum())
-    rotated = vectors[:, keep].T @ contrast
-    f_value = float(np.sum((rotated @ mu) ** 2 / values[keep]) / q)
-    if asymptotic:
-        ddf = np.inf
-        p = float(stats.chi2.sf(f_value * q, q))
-    else:
-        grad = np.einsum("ak,pkl,al->pa", rotated, jac, rotated)
-        nu = 2.0 * values[keep] ** 2 / np.einsum("pa,pq,qa->a", grad, vcov_varpar, grad)
-        ddf = _fstat_ddf(nu)
-        p = float(stats.f.sf(f_value, q, ddf))
-    return {"F": f_value, "df_num": q, "df_den": float(ddf), "p": p}
 
 
 # ---------------------------------------------------------------------- ranking

@@ -15,7 +15,8 @@ import pandas as pd
 from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
 from ..mixed import DF_METHODS, mixed_model, mixed_ranking
 from ..multiplicity import METHODS
-from ..omnibus import friedman, nemenyi, rm_anova, tukey_hsd
+from ..omnibus import friedman, rm_anova
+from ..posthoc import nemenyi, tukey_hsd
 from ..ranking import COVERAGES
 from ..sidebyside import side_by_side
 
