@@ -147,3 +147,14 @@ def test_cli_tables_and_errors(capsys, tmp_path):
     assert status == 2 and "omnibus tests need at least 2 complete items" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["omnibus", str(bad), "--method", "lme4"])
+    assert main(["omnibus", str(bad), "--alpha", "2"]) == 2
+    assert "alpha must be" in capsys.readouterr().err
+
+
+def test_cli_mixed_without_clusters_keeps_the_schema(capsys, tmp_path):
+    path = tmp_path / "plain.csv"
+    pd.read_csv(ORACLES / "small.csv.gz").drop(columns="cluster").to_csv(path, index=False)
+    assert main(["omnibus", str(path), "--method", "mixed", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["variance_components"]["cluster"] is None
+    assert payload["formula"] == "score ~ model + (1|item)"

@@ -163,7 +163,12 @@ class MixedModel:
             {
                 "method": "mixed",
                 "formula": self.formula,
-                "variance_components": dict(self.variance_components),
+                # the three components of the documented schema are always present (None when
+                # the term was not fitted, e.g. data without a cluster column)
+                "variance_components": {
+                    **dict.fromkeys(("cluster", "item", "residual")),
+                    **self.variance_components,
+                },
                 "model_test": dict(self.model_test),
                 "emmeans": emmeans,
                 "contrasts": contrasts,

@@ -12,6 +12,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
+from .._checks import check_alpha
 from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
 from ..mixed import DF_METHODS, mixed_model, mixed_ranking
 from ..multiplicity import METHODS
@@ -52,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_alpha(args.alpha)
     scores = load_data(args)
     if args.method == "anova":
         result = rm_anova(scores)
