@@ -42,6 +42,7 @@ import pandas as pd
 from scipy import special
 
 from ._checks import check_alpha
+from .covariance import covariance_of_means
 from .data import Scores
 from .mixed import MixedModel, mixed_model
 from .multiplicity import adjust_pvalues
@@ -118,27 +119,12 @@ def mean_covariances(
     (row, item, cluster), from one matrix product over the items x models residuals.
     """
     units = scores.units("item", "pairwise")
-    y = units.values
-    present = np.isfinite(y)
-    counts = present.sum(axis=0).astype(float)
-    means = np.where(present, y, 0.0).sum(axis=0) / counts
-    resid = np.where(present, y - means, 0.0)
-    scale = np.outer(counts, counts)
-    paired = resid.T @ resid / scale
+    means, paired, _, _ = covariance_of_means(units.values)
     naive = np.diag(np.diag(paired))
     clustered = None
     if scores.clusters is not None:
-        item_index = np.searchsorted(
-            np.asarray(scores.items, dtype=object), np.asarray(units.labels, dtype=object)
-        )
-        cluster_of_unit = scores.item_cluster[item_index]
-        n_clusters = len(scores.clusters)
-        sums = np.zeros((n_clusters, y.shape[1]))
-        np.add.at(sums, cluster_of_unit, resid)
-        clustered = sums.T @ sums / scale
-        used = np.unique(cluster_of_unit).size
-        if cluster_adjust and used > 1:
-            clustered *= used / (used - 1.0)
+        small_sample = "cadjust" if cluster_adjust else False
+        _, clustered, _, _ = covariance_of_means(units.values, units.unit_cluster, small_sample)
     return means, naive, paired, clustered
 
 
