@@ -365,6 +365,8 @@ class Monitor:
         self._dominance = transitive_closure(self._dominance | certified, self.models)
         ranking = self._build_ranking()
         newly = self._apply_rule(ranking)
+        if newly:  # the same statements; details now say who was retired at this look
+            ranking = self._build_ranking()
         record = {
             "t": self.t,
             "n_certified": int(self._dominance.sum()),
