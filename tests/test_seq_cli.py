@@ -31,7 +31,11 @@ def test_json_schema_and_agreement_with_python(data_file, capsys):
     for key in ("alpha", "sampling", "certifier", "bet", "order_seed", "n_items", "excluded",
                 "looks", "final", "evaluations", "cost_fraction"):  # fmt: skip
         assert key in payload, key
-    assert (payload["alpha"], payload["sampling"], payload["certifier"]) == (0.05, "finite", "exact")
+    assert (payload["alpha"], payload["sampling"], payload["certifier"]) == (
+        0.05,
+        "finite",
+        "exact",
+    )
     assert (payload["bet"], payload["order_seed"], payload["n_items"]) == ("mixture", 4, 399)
     assert payload["excluded"]["items_excluded"] == 1
     assert set(payload["looks"][0]) >= {"t", "n_certified", "evaluations"}

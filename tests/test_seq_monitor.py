@@ -74,20 +74,23 @@ def test_replay_contract_order_exclusions_and_last_look():
         parse_look_every("0%", 10)
 
 
-def test_feeding_forms_agree_and_ranking_is_a_look():
-    x = (np.random.default_rng(4).random((300, 3)) < [0.8, 0.5, 0.3]).astype(float)
+def test_feeding_forms_agree_bit_for_bit_and_ranking_is_a_look():
+    x = np.random.default_rng(4).random((300, 3)) ** np.array([0.3, 1.0, 3.0])  # continuous
     names = ["a", "b", "c"]
-    by_array, by_mapping, by_frame = (Monitor(names, n_items=300) for _ in range(3))
+    monitors = [Monitor(names, n_items=300) for _ in range(4)]
     for row in x:
-        by_array.update(row)
-        by_mapping.update(dict(zip(names, row.tolist())))
-    by_frame.update_block(pd.DataFrame(x, columns=names))
-    results = [mon.ranking() for mon in (by_array, by_mapping, by_frame)]
-    for mon in (by_mapping, by_frame):
-        assert np.array_equal(mon.log_wealth(), by_array.log_wealth(), equal_nan=True)
-    assert all(np.array_equal(r.dominance, results[0].dominance) for r in results)
-    assert by_array.looks[-1]["t"] == 300 and len(by_array.looks) == 1
-    assert by_array.ranking() is results[0]  # no new item: no new look
+        monitors[0].update(row)
+        monitors[1].update(dict(zip(names, row.tolist())))
+    monitors[2].update_block(pd.DataFrame(x, columns=names))
+    for start in range(0, 300, 7):
+        for _, row in pd.DataFrame(x[start : start + 7], columns=names).iterrows():
+            monitors[3].update(row)  # a pandas Series
+    results = [mon.ranking() for mon in monitors]
+    for mon, result in zip(monitors[1:], results[1:]):
+        assert np.array_equal(mon.log_wealth(), monitors[0].log_wealth(), equal_nan=True)
+        assert result.to_dict() == results[0].to_dict()
+    assert monitors[0].looks[-1]["t"] == 300 and len(monitors[0].looks) == 1
+    assert monitors[0].ranking() is results[0]  # no new item: no new look
     np.testing.assert_allclose(results[0].score, x.mean(axis=0))
 
 

@@ -90,7 +90,7 @@ def test_blocks_and_retirement_match_the_per_item_reference(bet, sampling):
 @pytest.mark.parametrize("bet", ["mixture", "agrapa", "fixed"])
 def test_item_by_item_equals_blocks_bit_for_bit(bet):
     rng = np.random.default_rng(5)
-    x = (rng.random((700, 6)) < np.linspace(0.8, 0.3, 6)).astype(float)
+    x = rng.random((700, 6)) ** np.linspace(0.5, 2.0, 6)  # continuous scores
     one, many = (PairWealth(6, n_items=700, bet=bet) for _ in range(2))
     for item in x:
         one.update(item)

@@ -201,11 +201,13 @@ class Monitor:
 
     # ------------------------------------------------------------------ feeding
     def update(self, item: Mapping[str, float] | Sequence[float] | np.ndarray) -> None:
-        """Consume one item: a mapping model -> score, or M scores in model order.
+        """Consume one item: a mapping (or Series) model -> score, or M scores in model order.
 
         Retired models' scores may be left out (or NaN). An item without a finite score for some
         active model is excluded and counted in :attr:`excluded`. Scores must lie in [0, 1].
         """
+        if isinstance(item, pd.Series):
+            item = item.to_dict()
         if isinstance(item, Mapping):
             row = self._row_from_mapping(item)
         else:
@@ -261,9 +263,9 @@ class Monitor:
             active = self.active
             self._wealth.update(part)
             # sequential sums (bit-for-bit those of item-by-item updates)
-            self._sum[active] = np.add.reduce(
+            self._sum[active] = np.cumsum(
                 np.concatenate([self._sum[None, active], part[:, active]]), axis=0
-            )
+            )[-1]
             self.evaluations += part.shape[0] * int(active.sum())
             if chunk.shape[0] and self._look_due():
                 self.look()

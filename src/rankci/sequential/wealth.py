@@ -290,7 +290,9 @@ class PairWealth:
                 self._csum = prefix[-1].copy()
             else:
                 self._csum[idx] = prefix[-1]
-        rows = max(1, min(a, _CHUNK_ELEMENTS // (n_items * a)))
+        # ONS steps item by item through whole rows: bigger chunks, fewer Python iterations
+        budget = _CHUNK_ELEMENTS if self.bet != "ons" else 256 * _CHUNK_ELEMENTS
+        rows = max(1, min(a, budget // (n_items * a)))
         shape = (n_items, rows, a)
         u_buf, d_buf, f_buf = np.empty(shape), np.empty(shape), np.empty(shape)
         for j0 in range(0, a, rows):
