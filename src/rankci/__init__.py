@@ -7,7 +7,7 @@ sets and tiers out, each with a stated guarantee.
 >>> ranking = rankci.rank(rankci.datasets.load_mmlu_pro())   # paired t + Holm, simultaneous
 """
 
-from . import datasets
+from . import datasets, sequential
 from .data import Scores, UnitScores
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
@@ -40,5 +40,6 @@ __all__ = [
     "rank_by_cluster",
     "ranking_from_dominance",
     "read_scores",
+    "sequential",
     "simultaneous_ranking",
 ]
