@@ -24,8 +24,6 @@ Retirement rules (applied at each look; ``k`` is the top-k question):
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -38,12 +36,11 @@ from .._checks import check_alpha, check_choice, check_positive_int
 from ..pairwise import RankciWarning
 from ..ranking import Ranking, ranking_from_dominance, transitive_closure
 from .certify import make_certifier, resolve_certifier
+from .persistence import restore_monitor, save_monitor
+from .retirement import RETIRE_RULES, models_to_retire
 from .wealth import DEFAULT_GRID, PairWealth
 
 __all__ = ["RETIRE_RULES", "Monitor"]
-
-RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
-_FORMAT = "rankci-monitor-1"
 
 
 class Monitor:
@@ -448,28 +445,11 @@ class Monitor:
         )
 
     def _apply_rule(self, ranking: Ranking) -> list[str]:
-        rule = self.retire_rule
-        active = self.active.copy()
-        if rule == "none" or not active.any():
-            return []
-        settled = self._dominance | self._dominance.T
-        np.fill_diagonal(settled, True)
-        if rule in ("topk", "topk-safe", "stop-at-goal"):
-            known = ranking.top_k(self.k) != "undetermined"
-            if rule == "topk":
-                leave = active & known
-            elif rule == "topk-safe":
-                still_open = active & ~known
-                leave = active & known & settled[:, still_open].all(axis=1)
-            else:
-                leave = active if known.all() else np.zeros_like(active)
-        elif rule == "resolved":
-            leave = active & settled[:, active].all(axis=1)
-        else:
-            leave = active & (ranking.upper - ranking.lower <= self.width)
-        chosen = np.flatnonzero(leave)
+        leave = models_to_retire(
+            self.retire_rule, ranking, self._dominance, self.active, self.k, self.width
+        )
         before = set(self.retired)
-        self._retire(chosen, rule)
+        self._retire(np.flatnonzero(leave), self.retire_rule)
         return [name for name in self.models if name in self.retired and name not in before]
 
     def _model_index(self, model: str | int) -> int:
@@ -486,74 +466,9 @@ class Monitor:
     def save(self, path: str | os.PathLike) -> None:
         """Write the full state to one file (atomically), so that :meth:`restore` followed by the
         same items gives exactly what an uninterrupted monitor gives."""
-        wealth = self._wealth.state()
-        config = {
-            "format": _FORMAT,
-            "models": list(self.models),
-            "alpha": self.alpha,
-            "certifier": self.certifier_requested,
-            "retire": self.retire_rule,
-            "k": self.k,
-            "width": self.width,
-            "look_every": self.look_every,
-            **{
-                key: wealth["config"][key]
-                for key in ("sampling", "n_items", "bet", "lam", "grid", "eps")
-            },
-        }
-        meta = {
-            "config": config,
-            "evaluations": int(self.evaluations),
-            "looks": self.looks,
-            "retired": self.retired,
-            "excluded_items": int(self._excluded_items),
-            "warned_exclusion": self._warned_exclusion,
-        }
-        arrays = {
-            "meta": np.array(json.dumps(meta)),
-            "sum": self._sum,
-            "dominance": self._dominance,
-            "missing_by_model": self._missing_by_model,
-        }
-        arrays.update({f"wealth.{k}": v for k, v in wealth["arrays"].items()})
-        arrays.update({f"certifier.{k}": v for k, v in self._certifier.state().items()})
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        path = os.fspath(path)
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "wb") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        save_monitor(self, path)
 
     @classmethod
     def restore(cls, path: str | os.PathLike) -> Monitor:
         """A monitor in exactly the state written by :meth:`save`."""
-        with np.load(os.fspath(path), allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-        if "meta" not in arrays:
-            raise ValueError(f"{os.fspath(path)!r} is not a saved rankci monitor")
-        meta = json.loads(str(arrays["meta"]))
-        config = dict(meta["config"])
-        if config.pop("format", None) != _FORMAT:
-            raise ValueError(f"{os.fspath(path)!r} is not a saved rankci monitor ({_FORMAT})")
-        models = config.pop("models")
-        monitor = cls(models, **config)
-        wealth_state = {
-            "config": monitor._wealth.state()["config"],
-            "arrays": {k[7:]: v for k, v in arrays.items() if k.startswith("wealth.")},
-        }
-        monitor._wealth = PairWealth.from_state(wealth_state)
-        monitor._certifier.load_state(
-            {k[10:]: v for k, v in arrays.items() if k.startswith("certifier.")}
-        )
-        monitor._sum = np.array(arrays["sum"], dtype=float)
-        monitor._dominance = np.array(arrays["dominance"], dtype=bool)
-        monitor._missing_by_model = np.array(arrays["missing_by_model"], dtype=np.int64)
-        monitor.evaluations = int(meta["evaluations"])
-        monitor.looks = list(meta["looks"])
-        monitor.retired = dict(meta["retired"])
-        monitor._excluded_items = int(meta["excluded_items"])
-        monitor._warned_exclusion = bool(meta["warned_exclusion"])
-        return monitor
+        return restore_monitor(cls, path)
