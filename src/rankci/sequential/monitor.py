@@ -75,7 +75,8 @@ class Monitor:
     >>> import numpy as np
     >>> mon = Monitor(["a", "b", "c"], sampling="iid", certifier="exact")
     >>> rng = np.random.default_rng(0)
-    >>> mon.update_block(rng.random((3000, 3)) < [0.8, 0.5, 0.2])
+    >>> mon.update_block(rng.random((3000, 3)) < [0.8, 0.5, 0.2])  # items used
+    3000
     >>> mon.ranking().dominance_pairs()
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """

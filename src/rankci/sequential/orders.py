@@ -36,7 +36,11 @@ GROUP = 7  # unordered pairs packed into one base-3 code
 
 
 def ordered_bell(m: int) -> int:
-    """Number of weak orders of m labelled items (ordered Bell / Fubini number), exactly."""
+    """Number of weak orders of m labelled items (ordered Bell / Fubini number), exactly.
+
+    >>> [ordered_bell(m) for m in range(1, 9)]
+    [1, 3, 13, 75, 541, 4683, 47293, 545835]
+    """
     m = check_positive_int(m, "m", minimum=0)
     a = [1]
     for n in range(1, m + 1):

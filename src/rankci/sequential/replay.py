@@ -162,6 +162,16 @@ def replay(
     Returns
     -------
     MonitorRun
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = np.random.default_rng(1).random((1000, 4)) < [0.8, 0.6, 0.55, 0.3]
+    >>> run = replay(rankci.Scores.from_matrix(x), retire="topk", k=1, look_every="5%")
+    >>> run.ranking.top_k(1).tolist()
+    ['in', 'out', 'out', 'out']
+    >>> run.n_consumed < 1000 and run.cost_fraction < 0.5
+    True
     """
     if not isinstance(scores, Scores):
         raise ValueError(f"replay expects Scores (rankci.read_scores), got {type(scores).__name__}")
