@@ -1,13 +1,15 @@
 """The examples in the docstrings of rankci.sequential run and give what they show."""
 
 import doctest
+import importlib
 
 import pytest
 
-from rankci.sequential import monitor, orders, replay, wealth
+MODULES = ["wealth", "orders", "monitor", "replay"]
 
 
-@pytest.mark.parametrize("module", [wealth, orders, monitor, replay], ids=lambda m: m.__name__)
-def test_docstring_examples(module):
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(f"rankci.sequential.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
