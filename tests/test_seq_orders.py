@@ -64,6 +64,21 @@ def test_table_ranks_states_and_sums():
     np.testing.assert_allclose(sizes, m * (m - 1) / 2 + tied / 2)
 
 
+def test_summaries_count_states_and_ranks():
+    table = order_table(6)
+    rows = np.random.default_rng(1).choice(table.n_orders, 900, replace=False)
+    states = table.states(rows)
+    expected_states = np.stack([(states == s).sum(axis=0) for s in range(3)], axis=1)
+    ranks = table.ranks[rows]
+    expected_ranks = np.array([[(ranks[:, j] == r).sum() for r in range(7)] for j in range(6)])
+    got_states, got_ranks = table.summarize(table.codes[:, rows], table.rank_codes[:, rows])
+    assert np.array_equal(got_states, expected_states)
+    assert np.array_equal(got_ranks, expected_ranks)
+    # the whole table: every pair is tied in as many orders as ... both strict states are equal
+    assert np.array_equal(table.state_counts[:, 0], table.state_counts[:, 2])
+    assert table.rank_counts.sum(axis=1).tolist() == [table.n_orders] * 6
+
+
 def test_order_table_limits():
     with pytest.raises(ValueError, match="limited to 8 models"):
         order_table(9)

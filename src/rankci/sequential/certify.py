@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_alpha, check_choice, check_positive_int
-from .orders import MAX_EXACT_MODELS, order_table, rank_counts, state_counts
+from .orders import MAX_EXACT_MODELS, order_table
 
 __all__ = [
     "CERTIFIERS",
@@ -200,14 +200,18 @@ class Exact(Certifier):
     def _reset(self, alive: np.ndarray) -> None:
         table = self.table
         self.alive = alive
+        self._n_groups = table.codes.shape[0]
+        packed = np.vstack([table.codes, table.rank_codes])  # one array: one take per look
         if alive.size == table.n_orders:
-            self._codes = table.codes
+            self._packed = packed
             self._state_counts = table.state_counts.copy()
             self._rank_counts = table.rank_counts.copy()
         else:
-            self._codes = table.codes[:, alive]
-            self._state_counts = state_counts(table.state[alive])
-            self._rank_counts = rank_counts(table.ranks[alive], self.n_models)
+            self._packed = np.take(packed, alive, axis=1)
+            self._state_counts, self._rank_counts = self._summarize(self._packed)
+
+    def _summarize(self, packed: np.ndarray) -> tuple:
+        return self.table.summarize(packed[: self._n_groups], packed[self._n_groups :])
 
     @property
     def n_surviving(self) -> int:
@@ -216,14 +220,18 @@ class Exact(Certifier):
     def _look(self, log_wealth, known):
         if self.alive.size:
             w = capped_wealth(log_wealth, self.threshold) - 1.0 / self.alpha
-            eliminated = self.table.t_sums(w, codes=self._codes) >= 0.0
-            if eliminated.any():
-                gone = self.alive[eliminated]
-                self._state_counts -= state_counts(self.table.state[gone])
-                self._rank_counts -= rank_counts(self.table.ranks[gone], self.n_models)
-                keep = ~eliminated
+            sums = self.table.t_sums(w, codes=self._packed[: self._n_groups])
+            gone = np.flatnonzero(sums >= 0.0)
+            if gone.size:
+                if 2 * gone.size <= self.alive.size:  # update the counts from the fewer rows
+                    states, ranks = self._summarize(np.take(self._packed, gone, axis=1))
+                    self._state_counts -= states
+                    self._rank_counts -= ranks
+                keep = np.flatnonzero(sums < 0.0)
                 self.alive = self.alive[keep]
-                self._codes = self._codes[:, keep]
+                self._packed = np.take(self._packed, keep, axis=1)
+                if 2 * gone.size > self.alive.size + gone.size:
+                    self._state_counts, self._rank_counts = self._summarize(self._packed)
         return self.certified() | known
 
     def certified(self) -> np.ndarray:

@@ -33,6 +33,7 @@ __all__ = ["MAX_EXACT_MODELS", "OrderTable", "order_table", "ordered_bell", "wea
 
 MAX_EXACT_MODELS = 8
 GROUP = 7  # unordered pairs packed into one base-3 code
+RANK_GROUP = 4  # models whose ranks are packed into one base-M code
 
 
 def ordered_bell(m: int) -> int:
@@ -88,10 +89,11 @@ class OrderTable:
         ``1 + #{l : l strictly above j}``.
     pair_a, pair_b : ndarray (P,)
         The unordered pairs (a < b), P = M(M-1)/2.
-    state : ndarray (n, P) uint8
-        0 = a above b, 1 = tie, 2 = b above a.
     codes : ndarray (G, n) intp
-        Base-3 code of each group of seven pairs.
+        Base-3 code of the states of each group of seven pairs (0 = a above b, 1 = tie,
+        2 = b above a).
+    rank_codes : ndarray (H, n) intp
+        Base-M code of ``rank - 1`` of each group of four models.
     state_counts : ndarray (P, 3) int64
         How many weak orders put each pair in each state.
     rank_counts : ndarray (M, M + 1) int64
@@ -103,10 +105,11 @@ class OrderTable:
     ranks: np.ndarray
     pair_a: np.ndarray
     pair_b: np.ndarray
-    state: np.ndarray
     codes: np.ndarray
+    rank_codes: np.ndarray
     state_counts: np.ndarray
     rank_counts: np.ndarray
+    _decoders: tuple = ()
 
     @property
     def n_orders(self) -> int:
@@ -144,6 +147,32 @@ class OrderTable:
             total += tables[g][codes[g]]
         return total
 
+    def summarize(self, codes: np.ndarray, rank_codes: np.ndarray) -> tuple:
+        """(state counts (P, 3), rank counts (M, M + 1)) over the orders with these codes.
+
+        One histogram of the codes per group, decoded by a small matrix product, so the cost is
+        a pass over the codes, not over the pairs and models of every order.
+        """
+        state_decoders, rank_decoders = self._decoders
+        m = self.n_models
+        states = np.zeros((len(self.pair_a), 3), dtype=np.int64)
+        for g, decoder in enumerate(state_decoders):
+            hist = np.bincount(codes[g], minlength=decoder.shape[0])
+            first = g * GROUP
+            states[first : first + decoder.shape[1] // 3] = (hist @ decoder).reshape(-1, 3)
+        ranks = np.zeros((m, m + 1), dtype=np.int64)
+        for h, decoder in enumerate(rank_decoders):
+            hist = np.bincount(rank_codes[h], minlength=decoder.shape[0])
+            first = h * RANK_GROUP
+            ranks[first : first + decoder.shape[1] // m, 1:] = (hist @ decoder).reshape(-1, m)
+        return states, ranks
+
+    def states(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """State of every unordered pair (n, P) uint8: 0 = a above b, 1 = tie, 2 = b above a."""
+        levels = self.levels if rows is None else self.levels[rows]
+        diff = levels[:, self.pair_a].astype(np.int16) - levels[:, self.pair_b]
+        return (np.sign(diff) + 1).astype(np.uint8)
+
     def membership(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Boolean (n, M, M): ``[w, j, l]`` is True when (j, l) is in T(W) (j not above l)."""
         levels = self.levels if rows is None else self.levels[rows]
@@ -166,41 +195,49 @@ def order_table(m: int) -> OrderTable:
     levels = weak_orders(m)
     n = levels.shape[0]
     pair_a, pair_b = np.triu_indices(m, 1)
-    # state 0: a above b (level_a < level_b); 1: tie; 2: b above a
-    diff = levels[:, pair_a].astype(np.int16) - levels[:, pair_b]
-    state = (np.sign(diff) + 1).astype(np.uint8)
-    n_groups = -(-len(pair_a) // GROUP)
-    codes = np.zeros((n_groups, n), dtype=np.intp)
-    for p in range(len(pair_a)):
-        codes[p // GROUP] += state[:, p].astype(np.intp) * 3 ** (p % GROUP)
-    # rank of level v = 1 + number of models on levels above v
-    per_level = np.zeros((n, m), dtype=np.int16)
-    for v in range(m):
-        per_level[:, v] = (levels == v).sum(axis=1)
-    rank_of_level = 1 + np.cumsum(per_level, axis=1) - per_level
-    ranks = np.take_along_axis(rank_of_level, levels.astype(np.intp), axis=1).astype(np.int8)
-    counts_s, counts_r = state_counts(state), rank_counts(ranks, m)
-    for array in (levels, ranks, state, codes, counts_s, counts_r):
-        array.setflags(write=False)
-    return OrderTable(
+    n_pairs = len(pair_a)
+    columns = np.ascontiguousarray(levels.T)  # (m, n): one contiguous row per model
+    small = np.zeros((-(-n_pairs // GROUP), n), dtype=np.int16)  # 3^7 < 2^15
+    for p in range(n_pairs):  # state 0: a above b (level_a < level_b); 1: tie; 2: b above a
+        la, lb = columns[pair_a[p]], columns[pair_b[p]]
+        state = (la >= lb).view(np.int8) + (la > lb).view(np.int8)
+        small[p // GROUP] += state * np.int16(3 ** (p % GROUP))
+    codes = small.astype(np.intp)
+    # rank of j = 1 + number of models on levels above j's: from the level sizes of each order
+    above = np.zeros((m, n), dtype=np.intp)  # above[v] = models on levels < v
+    for v in range(1, m):
+        above[v] = above[v - 1] + (columns == v - 1).sum(axis=0)
+    flat, offset = above.ravel(), np.arange(n)
+    ranks = np.empty((n, m), dtype=np.int8)
+    rank_codes = np.zeros((-(-m // RANK_GROUP), n), dtype=np.intp)
+    for j in range(m):
+        above_j = flat[columns[j].astype(np.intp) * n + offset]
+        ranks[:, j] = 1 + above_j
+        rank_codes[j // RANK_GROUP] += above_j * m ** (j % RANK_GROUP)
+    state_dec = [_decoder(3, min(GROUP, n_pairs - g * GROUP)) for g in range(codes.shape[0])]
+    rank_dec = [_decoder(m, min(RANK_GROUP, m - h * RANK_GROUP)) for h in range(len(rank_codes))]
+    table = OrderTable(
         n_models=m,
         levels=levels,
         ranks=ranks,
         pair_a=pair_a,
         pair_b=pair_b,
-        state=state,
         codes=codes,
-        state_counts=counts_s,
-        rank_counts=counts_r,
+        rank_codes=rank_codes,
+        state_counts=np.zeros((n_pairs, 3), dtype=np.int64),
+        rank_counts=np.zeros((m, m + 1), dtype=np.int64),
+        _decoders=(state_dec, rank_dec),
     )
+    counts_s, counts_r = table.summarize(codes, rank_codes)
+    table.state_counts[...] = counts_s
+    table.rank_counts[...] = counts_r
+    for array in (levels, table.ranks, codes, rank_codes, table.state_counts, table.rank_counts):
+        array.setflags(write=False)
+    return table
 
 
-def state_counts(state: np.ndarray) -> np.ndarray:
-    """(P, 3) counts of each pair state over the given rows of ``state``."""
-    return np.stack([(state == s).sum(axis=0) for s in range(3)], axis=1).astype(np.int64)
-
-
-def rank_counts(ranks: np.ndarray, m: int) -> np.ndarray:
-    """(M, M + 1) counts of (model, rank) over the given rows of ``ranks``."""
-    keys = (np.arange(m)[None, :] * (m + 1) + ranks.astype(np.int64)).ravel()
-    return np.bincount(keys, minlength=m * (m + 1)).reshape(m, m + 1)
+def _decoder(base: int, digits: int) -> np.ndarray:
+    """One-hot digits of every code: (base^digits, digits * base) int64."""
+    codes = np.arange(base**digits)
+    digit = (codes[:, None] // base ** np.arange(digits)[None, :]) % base
+    return (digit[:, :, None] == np.arange(base)).reshape(len(codes), -1).astype(np.int64)
