@@ -10,7 +10,7 @@ Cases (each runs in its own subprocess, so that its peak resident memory is its 
   (array, mapping), the wealth update alone, and ``Monitor.update_block`` with blocks of 10, 100
   and 1,000 items (time per item, amortised over the block). No looks in these timings.
 * ``replay``  - ``replay()`` of 395 models x 14,042 binary items (logistic model), shortcut, a look
-  every 1 % (142 looks), model F; building the Scores table is timed separately.
+  every 1 % (141 items: 100 looks), model F; building the Scores table is timed separately.
 * ``exact``   - M = 8: building the table of 545,835 weak orders (cold), a look with every order
   alive (the worst case), and the looks of a 5,000-item run with a look every 10 items.
 * ``ilp``     - M = 20: integer-program looks of a 3,000-item run with a look every 100 items.

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .._checks import check_alpha, check_choice, check_positive_int
 from ..pairwise import RankciWarning
-from ..ranking import Ranking, ranking_from_dominance, transitive_closure
+from ..ranking import Ranking, ranking_from_dominance
 from .certify import make_certifier, resolve_certifier
 from .persistence import restore_monitor, save_monitor
 from .retirement import RETIRE_RULES, models_to_retire
@@ -362,8 +362,8 @@ class Monitor:
     def look(self) -> Ranking:
         """Certify at the current item count, apply the retirement rule, return the Ranking."""
         certified = self._certifier.look(self._wealth.log_wealth(), known=self._dominance)
-        self._dominance = transitive_closure(self._dominance | certified, self.models)
-        ranking = self._build_ranking()
+        ranking = self._build_ranking(self._dominance | certified)  # closes the union
+        self._dominance = ranking.dominance
         newly = self._apply_rule(ranking)
         if newly:  # the same statements; details now say who was retired at this look
             ranking = self._build_ranking()
@@ -395,7 +395,7 @@ class Monitor:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(count > 0, self._sum / np.maximum(count, 1), np.nan)
 
-    def _build_ranking(self) -> Ranking:
+    def _build_ranking(self, dominance: np.ndarray | None = None) -> Ranking:
         details = {
             "t": int(self.t),
             "n_looks": len(self.looks),
@@ -413,7 +413,7 @@ class Monitor:
         return ranking_from_dominance(
             self.models,
             self._scores(),
-            self._dominance,
+            self._dominance if dominance is None else dominance,
             alpha=self.alpha,
             coverage="anytime",
             method={

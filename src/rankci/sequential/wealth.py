@@ -257,7 +257,8 @@ class PairWealth:
             offsets = self._csum * (-1.0 / (self.n_items - self.t))
             np.subtract((offsets + 1.0)[:, None], offsets[None, :], out=den)
             if not self._no_clip(1):
-                np.clip(den, self.eps, 2.0, out=den)
+                np.maximum(den, self.eps, out=den)
+                np.minimum(den, 2.0, out=den)
             u /= den
             self._csum += x
         np.add(u, self._shift, out=f)
@@ -302,7 +303,8 @@ class PairWealth:
             if offsets is not None:
                 np.subtract(offsets_p[:, j0:j1, None], offsets[:, None, :], out=den)  # 1 + b
                 if clip:
-                    np.clip(den, self.eps, 2.0, out=den)
+                    np.maximum(den, self.eps, out=den)
+                    np.minimum(den, 2.0, out=den)
                 u /= den
             rows_part = part[:, j0:j1]
             if self.constant:
@@ -371,7 +373,7 @@ def _multiply_in_order(factors: np.ndarray, product: np.ndarray) -> None:
     is bit-for-bit the item-by-item product.
     """
     factors[0] *= product
-    np.prod(factors, axis=0, out=product)
+    np.multiply.reduce(factors, axis=0, out=product)
 
 
 def _agrapa(y, f, work, product, s1, s2) -> None:
