@@ -201,7 +201,7 @@ class Exact(Certifier):
         table = self.table
         self.alive = alive
         self._n_groups = table.codes.shape[0]
-        packed = np.vstack([table.codes, table.rank_codes])  # one array: one take per look
+        packed = table.packed  # codes and rank codes in one array: one take per compaction
         if alive.size == table.n_orders:
             self._packed = packed
             self._state_counts = table.state_counts.copy()

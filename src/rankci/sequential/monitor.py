@@ -168,8 +168,10 @@ class Monitor:
     @property
     def finished(self) -> bool:
         """No pair can change any more: fewer than two active models, or all N items consumed."""
-        done = self.n_items is not None and self.sampling == "finite" and self.t >= self.n_items
-        return done or int(self.active.sum()) < 2
+        wealth = self._wealth
+        if wealth.n_active < 2:
+            return True
+        return wealth.sampling == "finite" and wealth.t >= wealth.n_items
 
     @property
     def excluded(self) -> dict:
@@ -216,15 +218,16 @@ class Monitor:
                 )
         if self.finished:
             raise ValueError(self._finished_message())
-        lo, hi = row.min(), row.max()
-        if not (0.0 <= lo and hi <= 1.0) or not self._wealth._all_active:
+        wealth = self._wealth
+        if not wealth._all_active or not (0.0 <= row.min() and row.max() <= 1.0):
             self.update_block(row[None, :])
             return
-        self._wealth.update(row)
+        wealth.update(row)
         self._sum += row
-        self.evaluations += self.n_models
-        if self._look_due():
-            self.look()
+        self.evaluations += wealth.n_models
+        if self.look_every is not None or wealth.sampling == "finite":
+            if self._look_due():
+                self.look()
 
     def update_block(self, block) -> int:
         """Consume several items: a (B, M) array in model order, a DataFrame with one column per
@@ -252,23 +255,14 @@ class Monitor:
         return start
 
     def _consume(self, chunk: np.ndarray) -> None:
-        """Feed validated items, stopping at look points inside (after exclusions)."""
-        while chunk.shape[0]:
-            room = chunk.shape[0]
-            if self.look_every is not None:
-                room = min(room, self.look_every - self.t % self.look_every)
-            part, chunk = chunk[:room], chunk[room:]
-            active = self.active
-            self._wealth.update(part)
-            # sequential sums (bit-for-bit those of item-by-item updates)
-            self._sum[active] = np.cumsum(
-                np.concatenate([self._sum[None, active], part[:, active]]), axis=0
-            )[-1]
-            self.evaluations += part.shape[0] * int(active.sum())
-            if chunk.shape[0] and self._look_due():
-                self.look()
-                if self.finished:
-                    return
+        """Feed validated items (the caller never lets a chunk cross a look point)."""
+        active = self.active
+        self._wealth.update(chunk)
+        # sequential sums (bit-for-bit those of item-by-item updates)
+        self._sum[active] = np.cumsum(
+            np.concatenate([self._sum[None, active], chunk[:, active]]), axis=0
+        )[-1]
+        self.evaluations += chunk.shape[0] * int(active.sum())
 
     def _usable(self, x: np.ndarray) -> np.ndarray:
         """Drop (and count) items missing an active model's score; check the range."""
@@ -371,7 +365,7 @@ class Monitor:
             "t": self.t,
             "n_certified": int(self._dominance.sum()),
             "evaluations": int(self.evaluations),
-            "n_active": int(self.active.sum()),
+            "n_active": int(self._wealth.n_active),
         }
         if self.certifier == "exact":
             record["n_surviving_orders"] = self._certifier.n_surviving

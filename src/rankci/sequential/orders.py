@@ -94,6 +94,8 @@ class OrderTable:
         2 = b above a).
     rank_codes : ndarray (H, n) intp
         Base-M code of ``rank - 1`` of each group of four models.
+    packed : ndarray (G + H, n) intp
+        ``codes`` stacked on ``rank_codes`` (both are views of it).
     state_counts : ndarray (P, 3) int64
         How many weak orders put each pair in each state.
     rank_counts : ndarray (M, M + 1) int64
@@ -107,6 +109,7 @@ class OrderTable:
     pair_b: np.ndarray
     codes: np.ndarray
     rank_codes: np.ndarray
+    packed: np.ndarray
     state_counts: np.ndarray
     rank_counts: np.ndarray
     _decoders: tuple = ()
@@ -214,6 +217,8 @@ def order_table(m: int) -> OrderTable:
         above_j = flat[columns[j].astype(np.intp) * n + offset]
         ranks[:, j] = 1 + above_j
         rank_codes[j // RANK_GROUP] += above_j * m ** (j % RANK_GROUP)
+    packed = np.vstack([codes, rank_codes])
+    codes, rank_codes = packed[: len(codes)], packed[len(codes) :]
     state_dec = [_decoder(3, min(GROUP, n_pairs - g * GROUP)) for g in range(codes.shape[0])]
     rank_dec = [_decoder(m, min(RANK_GROUP, m - h * RANK_GROUP)) for h in range(len(rank_codes))]
     table = OrderTable(
@@ -224,6 +229,7 @@ def order_table(m: int) -> OrderTable:
         pair_b=pair_b,
         codes=codes,
         rank_codes=rank_codes,
+        packed=packed,
         state_counts=np.zeros((n_pairs, 3), dtype=np.int64),
         rank_counts=np.zeros((m, m + 1), dtype=np.int64),
         _decoders=(state_dec, rank_dec),
@@ -231,7 +237,7 @@ def order_table(m: int) -> OrderTable:
     counts_s, counts_r = table.summarize(codes, rank_codes)
     table.state_counts[...] = counts_s
     table.rank_counts[...] = counts_r
-    for array in (levels, table.ranks, codes, rank_codes, table.state_counts, table.rank_counts):
+    for array in (levels, table.ranks, packed, table.state_counts, table.rank_counts):
         array.setflags(write=False)
     return table
 

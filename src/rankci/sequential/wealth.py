@@ -148,6 +148,7 @@ class PairWealth:
         self.commit_every = _commit_every(self.grid, self.eps, sampling == "finite", self.constant)
         self._buffers: tuple | None = None
         self._all_active = True
+        self.n_active = m
 
     # ------------------------------------------------------------------ reading
     @property
@@ -195,6 +196,7 @@ class PairWealth:
             if self._stop[j] < 0:
                 self._stop[j] = self.t
                 self._all_active = False
+                self.n_active -= 1
 
     def update(self, block: np.ndarray) -> None:
         """Consume items: ``block`` is (B, M) or (M,) scores in [0, 1], in model order.
@@ -361,7 +363,8 @@ class PairWealth:
             if saved.shape != current.shape:
                 raise ValueError(f"saved wealth array {name!r} has shape {saved.shape}")
             setattr(wealth, "_" + name, saved.astype(current.dtype, copy=True))
-        wealth._all_active = bool((wealth._stop < 0).all())
+        wealth.n_active = int((wealth._stop < 0).sum())
+        wealth._all_active = wealth.n_active == wealth.n_models
         return wealth
 
 
