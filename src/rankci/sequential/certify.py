@@ -221,16 +221,19 @@ class Exact(Certifier):
         if self.alive.size:
             w = capped_wealth(log_wealth, self.threshold) - 1.0 / self.alpha
             sums = self.table.t_sums(w, codes=self._packed[: self._n_groups])
-            gone = np.flatnonzero(sums >= 0.0)
-            if gone.size:
-                if 2 * gone.size <= self.alive.size:  # update the counts from the fewer rows
+            eliminated = sums >= 0.0
+            n_gone = int(np.count_nonzero(eliminated))
+            if n_gone:
+                few = 2 * n_gone <= self.alive.size  # update the counts from the fewer rows
+                if few:
+                    gone = np.flatnonzero(eliminated)
                     states, ranks = self._summarize(np.take(self._packed, gone, axis=1))
                     self._state_counts -= states
                     self._rank_counts -= ranks
-                keep = np.flatnonzero(sums < 0.0)
+                keep = np.flatnonzero(~eliminated)
                 self.alive = self.alive[keep]
                 self._packed = np.take(self._packed, keep, axis=1)
-                if 2 * gone.size > self.alive.size + gone.size:
+                if not few:
                     self._state_counts, self._rank_counts = self._summarize(self._packed)
         return self.certified() | known
 
