@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from rcs_reference import exact_path, shortcut_naive
 
-from rankci.sequential import make_certifier
+from rankci.sequential import IntegerProgram, PairWealth, make_certifier
 from rankci.sequential.certify import resolve_certifier, shortcut_statistic
 
 
@@ -86,15 +86,19 @@ def test_exact_enumeration_equals_brute_force_along_paths():
 @pytest.mark.parametrize("m", [3, 4, 5, 6])
 def test_integer_program_equals_enumeration_along_random_paths(m):
     rng = np.random.default_rng(100 + m)
-    for _ in range(2 if m < 6 else 1):
-        exact, ilp = make_certifier("exact", m, 0.05), make_certifier("ilp", m, 0.05)
+    solves = 0
+    for _ in range(3 if m < 6 else 2):
+        exact = make_certifier("exact", m, 0.05)
+        fast, plain = IntegerProgram(m, 0.05), IntegerProgram(m, 0.05, heuristics=False)
         counts = []
         for lw in _random_path(m, 14, rng):
-            got = ilp.look(lw)
-            assert np.array_equal(got, exact.look(lw))
-            counts.append(int(got.sum()))
-        assert ilp.n_solves > 0
+            expected = exact.look(lw)
+            assert np.array_equal(fast.look(lw), expected)
+            assert np.array_equal(plain.look(lw), expected)
+            counts.append(int(expected.sum()))
+        solves += plain.n_solves
         assert 0 < max(counts) < m * (m - 1) / 2 or min(counts) < max(counts)
+    assert solves > 0
 
 
 def test_shortcut_statistic_against_loops():
@@ -135,3 +139,21 @@ def test_all_orders_eliminated_certifies_everything():
     lw = np.full((3, 3), 10.0)
     np.fill_diagonal(lw, np.nan)
     assert exact.look(lw).sum() == 6 and exact.n_surviving == 0
+
+
+def test_integer_program_equals_enumeration_for_eight_models_on_a_simulated_run():
+    rng = np.random.default_rng(8)
+    d = rng.normal(size=2000)[:, None]
+    x = (rng.random((2000, 8)) < 1 / (1 + np.exp(d - np.linspace(0.6, -0.6, 8)))).astype(float)
+    wealth = PairWealth(8, n_items=2000)
+    exact = make_certifier("exact", 8, 0.05)
+    fast, plain = IntegerProgram(8, 0.05), IntegerProgram(8, 0.05, heuristics=False)
+    surviving = []
+    for start in range(0, 2000, 100):
+        wealth.update(x[start : start + 100])
+        lw = wealth.log_wealth()
+        expected = exact.look(lw)
+        assert np.array_equal(fast.look(lw), expected)
+        assert np.array_equal(plain.look(lw), expected)
+        surviving.append(exact.n_surviving)
+    assert surviving[0] > 1000 and surviving[-1] < 100  # the run goes from open to settled

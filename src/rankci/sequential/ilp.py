@@ -74,13 +74,17 @@ class IntegerProgram(Certifier):
     """Exact certification by integer programs with lazily added looks and a witness pool.
 
     Gives the same certified pairs as :class:`~rankci.sequential.certify.Exact` (tested for
-    M = 3..6), without rank sets. Attributes ``n_solves`` and ``pool`` describe the work done.
+    M = 3..6), without rank sets. Before a pair's integer program, small changes of a few
+    plausible orders (the ranking by net wealth, all tied, recent witnesses) are tried as
+    witnesses and checked exactly against every look (``heuristics=False`` skips this). Attributes
+    ``n_solves`` and ``pool`` describe the work done.
     """
 
     name = "ilp"
 
-    def __init__(self, n_models: int, alpha: float) -> None:
+    def __init__(self, n_models: int, alpha: float, *, heuristics: bool = True) -> None:
         super().__init__(n_models, alpha)
+        self.heuristics = bool(heuristics)
         if self.n_models > WARN_ABOVE:
             warnings.warn(
                 f"the integer-program certifier with {self.n_models} models may take seconds or "
@@ -109,10 +113,13 @@ class IntegerProgram(Certifier):
         )
         flat = certified[self._rows, self._cols]
         covered = self.pool.any(axis=0)
+        bases = self._bases(log_wealth) if self.heuristics else None
         for p in np.flatnonzero(~flat & ~covered):
             if covered[p]:
                 continue
-            witness = self._witness(int(p))
+            witness = None if bases is None else self._nearby_witness(int(p), bases)
+            if witness is None:
+                witness = self._witness(int(p))
             if witness is None:
                 flat[p] = True
             else:
@@ -134,6 +141,36 @@ class IntegerProgram(Certifier):
             self._history = grown
         self._history[self._n_looks_stored] = w
         self._n_looks_stored += 1
+
+    def _bases(self, log_wealth: np.ndarray) -> np.ndarray:
+        """Levels of a few plausible orders: the ranking by net capped log-wealth, everyone tied,
+        and the most recent witnesses (levels = 1 + number of models strictly above)."""
+        m = self.n_models
+        lw = np.minimum(np.nan_to_num(log_wealth, nan=0.0), np.log(self.threshold))
+        net = lw.sum(axis=1) - lw.sum(axis=0)
+        consensus = np.empty(m, dtype=np.int64)
+        consensus[np.argsort(-net, kind="stable")] = np.arange(m)
+        bases = [consensus[None, :], np.zeros((1, m), dtype=np.int64)]
+        if self.pool.shape[0]:
+            x = np.zeros((min(32, self.pool.shape[0]), m, m), dtype=bool)
+            x[:, self._rows, self._cols] = self.pool[-32:]
+            bases.append((x & ~x.transpose(0, 2, 1)).sum(axis=2))
+        return np.vstack(bases)
+
+    def _nearby_witness(self, p: int, bases: np.ndarray) -> np.ndarray | None:
+        """A surviving order among small changes of the bases that put j not above l: j joins
+        l's level, l joins j's level, or the two swap levels. Checked exactly against every
+        look, so a hit is a genuine witness (the integer program is only needed otherwise)."""
+        j, l = int(self._rows[p]), int(self._cols[p])
+        joins_l, joins_j, swapped = bases.copy(), bases.copy(), bases.copy()
+        joins_l[:, j] = bases[:, l]
+        joins_j[:, l] = bases[:, j]
+        swapped[:, j], swapped[:, l] = bases[:, l], bases[:, j]
+        levels = np.vstack([bases, joins_l, joins_j, swapped])
+        x = levels[:, self._rows] >= levels[:, self._cols]
+        x = x[x[:, p]]
+        survive = np.flatnonzero((self.history @ x.T.astype(float) < 0.0).all(axis=0))
+        return x[survive[0]] if survive.size else None
 
     def _witness(self, p: int) -> np.ndarray | None:
         """A weak order with x_p = 1 surviving every look so far, or None if there is none."""
