@@ -89,3 +89,11 @@ def test_subset_and_round_trip(prompted):
     pd.testing.assert_frame_equal(again.to_frame(), frame)
     with pytest.raises(ValueError, match="unknown cluster 'c99'"):
         scores.subset(clusters=["c99"])
+
+
+def test_simulated_scores_equal_their_validated_round_trip():
+    sim = simulate_scores([0.5, 0.0, -0.5], 40, n_clusters=4, n_prompts=2, missing_rate=0.1, rng=5)
+    frame = sim.scores.to_frame()
+    again = rankci.read_scores(frame)
+    pd.testing.assert_frame_equal(again.to_frame(), frame)
+    np.testing.assert_array_equal(again.units("observation", "pairwise").values, sim.matrix)

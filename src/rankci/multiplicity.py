@@ -65,7 +65,8 @@ def reject(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarra
 
     Holm rejects ``H_(1), ..., H_(r)`` where r is the largest index with
     ``p_(i) <= alpha / (K - i + 1)`` for every ``i <= r``. Only p-values <= alpha can be rejected,
-    so only those are sorted (the family size K still counts every finite p-value).
+    so only those are sorted (the family size K still counts every finite p-value); the result is
+    the set ``{p <= p_(r)}``.
 
     Returns
     -------
@@ -78,17 +79,16 @@ def reject(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarra
     k = int(finite.sum())
     if method == "bonferroni":
         return finite & (p * k <= alpha)
-    candidates = np.flatnonzero(finite & (p <= alpha))
-    out = np.zeros(p.shape, dtype=bool)
+    candidates = np.sort(p[finite & (p <= alpha)])
     if candidates.size == 0:
-        return out
-    flat = p.reshape(-1)[candidates]
-    order = np.argsort(flat, kind="stable")
-    thresholds = alpha / (k - np.arange(candidates.size))
-    passes = flat[order] <= thresholds
+        return np.zeros(p.shape, dtype=bool)
+    passes = candidates <= alpha / (k - np.arange(candidates.size))
     n_rejected = candidates.size if passes.all() else int(np.argmin(passes))
-    out.reshape(-1)[candidates[order[:n_rejected]]] = True
-    return out
+    if n_rejected == 0:
+        return np.zeros(p.shape, dtype=bool)
+    # Tied p-values get the same decision (a tie with p_(r) passes its later, larger threshold),
+    # so the rejected set is exactly {p <= p_(r)}.
+    return finite & (p <= candidates[n_rejected - 1])
 
 
 def rejections_per_row(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarray:

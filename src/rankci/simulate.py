@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 
 from ._checks import as_generator, check_positive_int
 from .data import Scores
@@ -54,9 +54,14 @@ class Simulation:
         return f"Simulation({self.scores!r})"
 
 
+@lru_cache(maxsize=8)
+def _hermite_nodes(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.hermite_e.hermegauss(nodes)
+
+
 def population_accuracy(ability: Sequence[float], sigma: float, nodes: int = 80) -> np.ndarray:
     """``E[expit(a + sigma Z)]``, Z standard normal, by Gauss-Hermite quadrature."""
-    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    x, w = _hermite_nodes(nodes)
     a = np.asarray(ability, dtype=float)[:, None]
     return (w / w.sum() * (1.0 / (1.0 + np.exp(-(a + sigma * x))))).sum(axis=1)
 
@@ -114,26 +119,24 @@ def simulate_scores(
     if missing_rate > 0:
         matrix[generator.random(matrix.shape) < missing_rate] = np.nan
 
-    width = len(str(n_items - 1))
-    item_labels = np.repeat([f"i{k:0{width}d}" for k in range(n_items)], n_variants)
-    model_labels = [f"m{k:0{len(str(n_models - 1))}d}" for k in range(n_models)]
+    # labels are zero-padded, so their sorted order is the generation order and the codes can be
+    # handed to Scores directly (the generator's output needs no validation)
     rows, cols = np.nonzero(np.isfinite(matrix))
-    frame = {
-        "model": np.asarray(model_labels, dtype=object)[cols],
-        "item": item_labels[rows],
-        "score": matrix[rows, cols],
-    }
-    cluster, prompt = None, None
+    clusters = None
     if n_clusters is not None:
-        cwidth = len(str(n_groups - 1))
-        labels = np.array([f"c{k:0{cwidth}d}" for k in range(n_groups)], dtype=object)
-        frame["cluster"] = np.repeat(labels[cluster_of_item], n_variants)[rows]
-        cluster = "cluster"
-    if n_prompts is not None:
-        frame["prompt"] = np.tile([f"p{k}" for k in range(n_variants)], n_items)[rows]
-        prompt = "prompt"
-
-    scores = Scores.from_frame(pd.DataFrame(frame), cluster=cluster, prompt=prompt)
+        clusters = tuple(f"c{k:0{len(str(n_groups - 1))}d}" for k in range(n_groups))
+    prompts = None if n_prompts is None else tuple(f"p{k}" for k in range(n_variants))
+    scores = Scores(
+        models=tuple(f"m{k:0{len(str(n_models - 1))}d}" for k in range(n_models)),
+        items=tuple(f"i{k:0{len(str(n_items - 1))}d}" for k in range(n_items)),
+        clusters=clusters,
+        prompts=prompts,
+        model_code=cols.astype(np.int32),
+        item_code=(rows // n_variants).astype(np.int32),
+        prompt_code=None if n_prompts is None else (rows % n_variants).astype(np.int32),
+        item_cluster=None if n_clusters is None else cluster_of_item.astype(np.int32),
+        score=matrix[rows, cols],
+    )
     sigma = float(
         np.sqrt(sigma_cluster**2 + sigma_item**2 + sigma_model_cluster**2 + sigma_prompt**2)
     )

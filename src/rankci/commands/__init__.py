@@ -1,5 +1,5 @@
 """Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
 
-from . import demo, monitor, rank
+from . import demo, monitor, omnibus, plan, rank, report, scores
 
-COMMANDS = [rank, monitor, demo]
+COMMANDS = [rank, scores, plan, omnibus, monitor, report, demo]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .. import datasets
 from ..leaderboard import rank
+from ..report import write_report
 from .rank import render_ranking
 
 NAME = "demo"
@@ -20,6 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bundled dataset (default: mmlu-pro)",
     )
     parser.add_argument("--format", default="table", choices=("table", "json", "markdown", "csv"))
+    parser.add_argument(
+        "--report",
+        default="rankci-report.html",
+        metavar="FILE",
+        help="also write the HTML report here (default: rankci-report.html)",
+    )
+    parser.add_argument("--no-report", action="store_true", help="do not write the HTML report")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,4 +43,16 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "table":
         print(f"rankci demo: {source}, {scores!r}\n")
     print(render_ranking(ranking, args.format))
+    if not args.no_report:
+        path = write_report(
+            scores,
+            args.report,
+            ranking=ranking,
+            title=f"{source}: leaderboard with rank intervals",
+            k=3,
+        )
+        print(
+            f"\nHTML report: {path.resolve()}",
+            file=sys.stderr if args.format != "table" else sys.stdout,
+        )
     return 0

@@ -86,7 +86,7 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
 
 
-def _test_options(args: argparse.Namespace) -> dict:
+def test_options(args: argparse.Namespace) -> dict:
     if args.test in ("bootstrap", "permutation"):
         return {"reps": args.reps}
     if args.test == "yuen":
@@ -94,9 +94,9 @@ def _test_options(args: argparse.Namespace) -> dict:
     return {}
 
 
-def run(args: argparse.Namespace) -> int:
-    scores = load_data(args)
-    common = dict(
+def method_options(args: argparse.Namespace) -> dict:
+    """Keyword arguments of :func:`rankci.rank` from the method options."""
+    return dict(
         unit=args.unit,
         test=args.test,
         coverage=args.coverage,
@@ -105,8 +105,13 @@ def run(args: argparse.Namespace) -> int:
         missing=args.missing,
         multiplicity=args.multiplicity,
         rng=args.seed,
-        **_test_options(args),
+        **test_options(args),
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_data(args)
+    common = method_options(args)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
         emit(render_clusters(result, args.format, args.top_k), args)

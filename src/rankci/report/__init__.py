@@ -1,0 +1,21 @@
+"""Plots (matplotlib figures) and the self-contained HTML report."""
+
+from .html import Section, build_report, write_report
+from .plots import (
+    plot_cluster_rank_intervals,
+    plot_dominance,
+    plot_rank_intervals,
+    plot_score_intervals,
+    plot_tiers,
+)
+
+__all__ = [
+    "Section",
+    "build_report",
+    "write_report",
+    "plot_cluster_rank_intervals",
+    "plot_dominance",
+    "plot_rank_intervals",
+    "plot_score_intervals",
+    "plot_tiers",
+]

@@ -1,0 +1,285 @@
+"""A self-contained HTML leaderboard report: one file, no network, images and styles inline.
+
+The page has a sortable leaderboard table (score, rank interval, tier, top-k status, flags), the
+plots, and the method with its guarantee in plain words. Further sections (score intervals,
+omnibus tests, the monitor) are added by passing :class:`Section` objects.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..data import Scores
+from ..leaderboard import ClusterRankings, rank, rank_by_cluster
+from ..ranking import Ranking
+from . import plots
+
+__all__ = ["Section", "build_report", "write_report", "figure_html", "table_html"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled block of the report; ``body`` is trusted HTML."""
+
+    title: str
+    body: str
+    anchor: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.anchor or "".join(c if c.isalnum() else "-" for c in self.title.lower())
+
+
+def figure_html(fig: Figure, alt: str, dpi: int = 110) -> str:
+    """A figure as an inline PNG ``<img>`` (base64 data URI)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def table_html(
+    header: Sequence[str],
+    rows: Iterable[Sequence],
+    sort_keys: Iterable[Sequence] | None = None,
+    table_id: str = "",
+    numeric: Sequence[bool] | None = None,
+) -> str:
+    """A sortable table; ``sort_keys`` gives each cell's sort value (numbers sort numerically)."""
+    numeric = numeric or [False] * len(header)
+    head = "".join(
+        f'<th scope="col" class="{"num" if is_num else ""}" tabindex="0">{html.escape(str(h))}</th>'
+        for h, is_num in zip(header, numeric)
+    )
+    body = []
+    keys = list(sort_keys) if sort_keys is not None else None
+    for r, row in enumerate(rows):
+        cells = []
+        for c, value in enumerate(row):
+            key = keys[r][c] if keys is not None else value
+            cls = ' class="num"' if numeric[c] else ""
+            cells.append(f'<td{cls} data-sort="{html.escape(str(key))}">{value}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    ident = f' id="{table_id}"' if table_id else ""
+    return (
+        f'<div class="table-wrap"><table class="sortable"{ident}><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _flags(ranking: Ranking, scores_excluded: dict) -> list[str]:
+    """Short per-model notes: missing items, and ties with neighbours that are not resolved."""
+    flags: list[list[str]] = [[] for _ in ranking.models]
+    missing = scores_excluded.get("missing_cells_by_model", {})
+    for j, model in enumerate(ranking.models):
+        if missing.get(model):
+            flags[j].append(f"{missing[model]} items unscored")
+    if ranking.dominance is not None:
+        order = ranking.order()
+        for above, below in zip(order[:-1], order[1:]):
+            if not ranking.dominance[above, below]:
+                flags[below].append("not separated from the model above")
+    return ["; ".join(f) for f in flags]
+
+
+def leaderboard_section(ranking: Ranking, k: int | None = None, score_intervals=None) -> Section:
+    """The leaderboard table: score [and interval], rank, rank interval, tier, top-k, flags."""
+    order = ranking.order()
+    flags = _flags(ranking, ranking.excluded)
+    top = ranking.top_k(k) if k else None
+    interval_of = {}
+    if score_intervals is not None:
+        frame = score_intervals.to_frame()
+        interval_of = {row.model: (row.lower, row.upper) for row in frame.itertuples(index=False)}
+    header = ["model", "score"]
+    if interval_of:
+        header.append(f"{1 - ranking.alpha:.0%} score interval")
+    header += ["rank", "rank interval", "tier"]
+    if top is not None:
+        header.append(f"top-{k}")
+    header.append("flags")
+    rows, keys = [], []
+    for j in order:
+        model = ranking.models[j]
+        row = [html.escape(model), f"{ranking.score[j]:.4f}"]
+        key = [model, ranking.score[j]]
+        if interval_of:
+            lo, hi = interval_of.get(model, (np.nan, np.nan))
+            row.append(f"[{lo:.4f}, {hi:.4f}]")
+            key.append(lo)
+        row += [
+            str(ranking.rank[j]),
+            f"[{ranking.lower[j]}, {ranking.upper[j]}]",
+            "–" if ranking.tier is None else str(ranking.tier[j]),
+        ]
+        key += [
+            ranking.rank[j],
+            ranking.lower[j] + ranking.upper[j] / 1000,
+            0 if ranking.tier is None else ranking.tier[j],
+        ]
+        if top is not None:
+            row.append(top[j])
+            key.append({"in": 0, "undetermined": 1, "out": 2}[top[j]])
+        row.append(html.escape(flags[j]))
+        key.append(flags[j])
+        rows.append(row)
+        keys.append(key)
+    numeric = [h not in ("model", "flags") and not h.startswith("top-") for h in header]
+    table = table_html(header, rows, keys, table_id="leaderboard", numeric=numeric)
+    note = (
+        '<p class="hint">Click a column header to sort. Rank 1 is best; a tier-s model has true '
+        "rank s or worse.</p>"
+    )
+    return Section("Leaderboard", note + table, "leaderboard")
+
+
+def _method_section(ranking: Ranking, scores: Scores) -> Section:
+    method = ranking.method
+    excluded = ranking.excluded
+    items = [
+        f"<li><b>Data</b>: {scores.n_models} models, {scores.n_items} items"
+        + (f", {len(scores.clusters)} clusters" if scores.clusters else "")
+        + (f", {len(scores.prompts)} prompt variants" if scores.prompts else "")
+        + f"; {ranking.n_units} {html.escape(str(method.get('unit', '')))} units analysed.</li>",
+        f"<li><b>Evidence</b>: one-sided paired {html.escape(str(method.get('test', '')))} tests "
+        "for every ordered pair of models, indifference margin "
+        f"δ = {method.get('delta', 0):g}.</li>",
+        f"<li><b>Error control</b>: {html.escape(str(method.get('multiplicity', '')).title())}, "
+        f"{ranking.coverage} coverage at α = {ranking.alpha:g}.</li>",
+    ]
+    if excluded.get("observations_excluded"):
+        items.append(
+            f"<li><b>Excluded</b>: {excluded['observations_excluded']} observations "
+            f"({excluded['rows_excluded']} scores) — "
+            f"{html.escape(excluded.get('reason', ''))}.</li>"
+        )
+    if excluded.get("clusters_dropped"):
+        items.append(
+            f"<li><b>Clusters dropped</b>: {excluded['clusters_dropped']} — "
+            f"{html.escape(excluded.get('clusters_dropped_reason', ''))}.</li>"
+        )
+    return Section("Method", "<ul>" + "".join(items) + "</ul>", "method")
+
+
+def _plots_section(ranking: Ranking) -> Section:
+    parts = [figure_html(plots.plot_rank_intervals(ranking), "rank intervals")]
+    if ranking.dominance is not None:
+        parts.append(figure_html(plots.plot_tiers(ranking), "tiers"))
+        parts.append(figure_html(plots.plot_dominance(ranking), "certified dominance matrix"))
+    return Section("Rank intervals", "".join(parts), "rank-plots")
+
+
+def _cluster_section(cluster_rankings: ClusterRankings) -> Section:
+    body = figure_html(
+        plots.plot_cluster_rank_intervals(cluster_rankings), "per-cluster rank intervals"
+    )
+    if cluster_rankings.skipped:
+        body += (
+            "<p>Not ranked: "
+            + "; ".join(
+                f"{html.escape(c)} ({html.escape(r)})" for c, r in cluster_rankings.skipped.items()
+            )
+            + "</p>"
+        )
+    intro = (
+        f"<p>Rank intervals within each cluster, each valid on its own at "
+        f"{1 - cluster_rankings.alpha:.0%}.</p>"
+    )
+    return Section("By cluster", intro + body, "clusters")
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def build_report(
+    scores: Scores,
+    *,
+    ranking: Ranking | None = None,
+    title: str = "Leaderboard with rank intervals",
+    k: int | None = None,
+    by_cluster: bool = True,
+    score_intervals=None,
+    sections: Sequence[Section] = (),
+    **rank_options,
+) -> str:
+    """The report as an HTML string.
+
+    Parameters
+    ----------
+    scores : Scores
+    ranking : Ranking, optional
+        Computed with ``rankci.rank(scores, **rank_options)`` when not given.
+    k : int, optional
+        Report top-k status.
+    by_cluster : bool, default True
+        Add per-cluster rank intervals when the data have clusters.
+    score_intervals : result with ``to_frame()`` (model, score, lower, upper), optional
+        Adds a score-interval column and forest plot.
+    sections : sequence of Section
+        Extra sections appended after the built-in ones (omnibus tests, monitor, ...).
+    """
+    if ranking is None:
+        ranking = rank(scores, **rank_options)
+    blocks = [leaderboard_section(ranking, k, score_intervals)]
+    if score_intervals is not None:
+        blocks.append(
+            Section(
+                "Score intervals",
+                figure_html(
+                    plots.plot_score_intervals(score_intervals.to_frame()), "score intervals"
+                ),
+                "score-intervals",
+            )
+        )
+    blocks.append(_plots_section(ranking))
+    if by_cluster and scores.clusters is not None and len(scores.clusters) > 1:
+        cluster_options = {
+            key: value
+            for key, value in rank_options.items()
+            if key in ("test", "alpha", "delta", "missing", "multiplicity", "rng")
+        }
+        cluster_options["coverage"] = ranking.coverage
+        unit = ranking.method.get("unit", "item")
+        cluster_options["unit"] = unit if unit in ("item", "prompt", "observation") else "item"
+        blocks.append(_cluster_section(rank_by_cluster(scores, **cluster_options)))
+    blocks.extend(sections)
+    blocks.append(_method_section(ranking, scores))
+
+    nav = "".join(f'<a href="#{s.id}">{html.escape(s.title)}</a>' for s in blocks)
+    body = "".join(
+        f'<section id="{s.id}"><h2>{html.escape(s.title)}</h2>{s.body}</section>' for s in blocks
+    )
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    from .. import __version__
+
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{_asset('report.css')}</style></head><body>"
+        f"<header><h1>{html.escape(title)}</h1>"
+        f'<p class="meta">{scores.n_models} models · {scores.n_items} items · made by rankci '
+        f"{__version__} on {stamp}</p>"
+        '<p class="guarantee"><b>What this page guarantees.</b> '
+        f"{html.escape(ranking.guarantee)}</p>"
+        f"<nav>{nav}</nav></header><main>{body}</main>"
+        f"<script>{_asset('report.js')}</script></body></html>\n"
+    )
+
+
+def write_report(scores: Scores, path: str | os.PathLike, **options) -> Path:
+    """Write :func:`build_report` to ``path`` and return it."""
+    path = Path(path)
+    path.write_text(build_report(scores, **options), encoding="utf-8")
+    return path

@@ -1,0 +1,192 @@
+"""Plots of rankci results, drawn with matplotlib's object API.
+
+Every function returns a :class:`matplotlib.figure.Figure` (no pyplot state is touched, so they
+are safe in servers and threads); save it with ``fig.savefig("plot.png")`` or
+``fig.savefig("plot.svg")``.
+Models are listed best first, as on a leaderboard.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..ranking import Ranking
+
+__all__ = [
+    "plot_rank_intervals",
+    "plot_score_intervals",
+    "plot_dominance",
+    "plot_tiers",
+    "plot_cluster_rank_intervals",
+]
+
+INTERVAL_COLOR = "#3b6ea8"
+POINT_COLOR = "#c8553d"
+GRID_COLOR = "#d9d9d9"
+
+
+def _height(n_rows: int, per_row: float = 0.28, minimum: float = 2.4) -> float:
+    return max(minimum, 0.9 + per_row * n_rows)
+
+
+def _model_axis(ax, labels, fontsize=None):
+    ax.set_yticks(np.arange(len(labels)))
+    ax.set_yticklabels(labels, fontsize=fontsize or (8 if len(labels) > 25 else 9))
+    ax.set_ylim(len(labels) - 0.5, -0.5)  # best model on top
+    ax.grid(axis="x", color=GRID_COLOR, linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def plot_rank_intervals(ranking: Ranking, title: str | None = None) -> Figure:
+    """Each model's rank interval [L, U] as a bar, with its observed rank marked.
+
+    As in the figures of "Quantifying Ranking Uncertainty in LLM Benchmarks": models on the vertical
+    axis (best first), ranks on the horizontal axis (rank 1 on the left).
+    """
+    frame = ranking.to_frame()
+    m = len(frame)
+    fig = Figure(figsize=(7.0, _height(m)), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(m)
+    # each rank occupies a unit-wide cell, so an interval [L, U] spans L - 0.4 .. U + 0.4
+    ax.hlines(
+        y,
+        frame["rank_lower"] - 0.4,
+        frame["rank_upper"] + 0.4,
+        color=INTERVAL_COLOR,
+        linewidth=5,
+        alpha=0.75,
+        label="rank interval",
+    )
+    ax.plot(frame["rank"], y, "o", color=POINT_COLOR, markersize=4, label="observed rank")
+    _model_axis(ax, frame["model"])
+    ax.set_xlim(0.4, ranking.n_models + 0.6)
+    ax.set_xlabel("rank (1 = best)")
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.set_title(
+        title or f"Rank intervals ({ranking.coverage}, {1 - ranking.alpha:.0%})", fontsize=10
+    )
+    return fig
+
+
+def plot_score_intervals(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """Forest plot of score intervals.
+
+    ``table`` has one row per model with columns ``model``, ``score``, ``lower`` and ``upper``
+    (for example ``score_intervals(...).to_frame()``); models are drawn best score first.
+    """
+    missing = {"model", "score", "lower", "upper"} - set(table.columns)
+    if missing:
+        raise ValueError(f"the score-interval table lacks columns {sorted(missing)}")
+    frame = table.sort_values(["score", "model"], ascending=[False, True]).reset_index(drop=True)
+    m = len(frame)
+    fig = Figure(figsize=(7.0, _height(m)), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(m)
+    ax.hlines(y, frame["lower"], frame["upper"], color=INTERVAL_COLOR, linewidth=2.2)
+    ax.plot(frame["score"], y, "o", color=POINT_COLOR, markersize=4)
+    _model_axis(ax, frame["model"])
+    ax.set_xlabel("score")
+    ax.set_title(title or "Score intervals", fontsize=10)
+    return fig
+
+
+def plot_dominance(ranking: Ranking, title: str | None = None) -> Figure:
+    """The certified-dominance matrix: a filled cell (row a, column b) means "a better than b"."""
+    if ranking.dominance is None:
+        raise ValueError(
+            "marginal rankings certify no joint statements, so there is no dominance matrix; "
+            "use coverage='simultaneous'"
+        )
+    order = ranking.order()
+    labels = [ranking.models[i] for i in order]
+    matrix = ranking.dominance[np.ix_(order, order)].astype(float)
+    m = len(labels)
+    side = max(3.5, min(11.0, 1.5 + 0.24 * m))
+    fig = Figure(figsize=(side + 1.2, side), layout="constrained")
+    ax = fig.subplots()
+    ax.imshow(matrix, cmap="Blues", vmin=0, vmax=1.4, interpolation="nearest")
+    ticks = np.arange(m)
+    fontsize = 6 if m > 30 else 8
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, rotation=90, fontsize=fontsize)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize=fontsize)
+    ax.set_xlabel("certified worse model")
+    ax.set_ylabel("certified better model")
+    ax.set_title(
+        title or f"Certified dominances ({int(matrix.sum())} of {m * (m - 1)} pairs)", fontsize=10
+    )
+    return fig
+
+
+def plot_tiers(ranking: Ranking, title: str | None = None) -> Figure:
+    """Models by score, coloured and grouped by tier (tier s: true rank s or worse)."""
+    if ranking.tier is None:
+        raise ValueError("marginal rankings have no tiers; use coverage='simultaneous'")
+    frame = ranking.to_frame()
+    m = len(frame)
+    tiers = frame["tier"].to_numpy(dtype=int)
+    fig = Figure(figsize=(7.0, _height(m)), layout="constrained")
+    ax = fig.subplots()
+    palette = ["#3b6ea8", "#e09f3e", "#5b8e7d", "#9e2a2b", "#7d5ba6", "#4f6d7a"]
+    colors = [palette[(t - 1) % len(palette)] for t in tiers]
+    y = np.arange(m)
+    ax.barh(y, frame["score"], color=colors, height=0.7)
+    for row, (score, tier) in enumerate(zip(frame["score"], tiers)):
+        ax.text(score, row, f"  tier {tier}", va="center", fontsize=7)
+    for row in np.flatnonzero(np.diff(tiers) != 0):
+        ax.axhline(row + 0.5, color="#555555", linewidth=0.6, linestyle="--")
+    _model_axis(ax, frame["model"])
+    ax.set_xlim(0, max(1.0, float(frame["score"].max()) * 1.15))
+    ax.set_xlabel("score")
+    ax.set_title(title or f"Tiers ({int(tiers.max())} tiers)", fontsize=10)
+    return fig
+
+
+def plot_cluster_rank_intervals(
+    cluster_rankings, columns: int | None = None, title: str | None = None
+) -> Figure:
+    """Rank intervals within each cluster, as small multiples sharing the model order.
+
+    ``cluster_rankings`` is the result of :func:`rankci.rank_by_cluster`. Models keep the same
+    vertical position in every panel (ordered by their mean over clusters), so a model's rank can be
+    followed across clusters.
+    """
+    rankings = cluster_rankings.rankings
+    if not rankings:
+        raise ValueError("no cluster could be ranked, so there is nothing to plot")
+    models = sorted({m for r in rankings.values() for m in r.models})
+    mean_score = {
+        m: np.mean([r.score[r.models.index(m)] for r in rankings.values() if m in r.models])
+        for m in models
+    }
+    models.sort(key=lambda m: (-mean_score[m], m))
+    position = {m: k for k, m in enumerate(models)}
+    n = len(rankings)
+    columns = columns or min(4, n)
+    rows = math.ceil(n / columns)
+    panel_height = _height(len(models), per_row=0.16, minimum=1.8)
+    fig = Figure(figsize=(3.2 * columns + 1.6, panel_height * rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, columns, sharey=True, squeeze=False)).ravel()
+    for ax, (name, r) in zip(axes, rankings.items()):
+        y = np.array([position[m] for m in r.models])
+        ax.hlines(y, r.lower - 0.4, r.upper + 0.4, color=INTERVAL_COLOR, linewidth=3, alpha=0.75)
+        ax.plot(r.rank, y, "o", color=POINT_COLOR, markersize=2.5)
+        ax.set_xlim(0.4, r.n_models + 0.6)
+        ax.set_title(str(name), fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", color=GRID_COLOR, linewidth=0.5)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    axes[0].set_yticks(np.arange(len(models)))
+    axes[0].set_yticklabels(models, fontsize=6 if len(models) > 20 else 7)
+    axes[0].set_ylim(len(models) - 0.5, -0.5)
+    for ax in axes[::columns]:
+        ax.tick_params(axis="y", labelleft=True, labelsize=6 if len(models) > 20 else 7)
+    fig.suptitle(title or "Rank intervals within each cluster", fontsize=10)
+    return fig

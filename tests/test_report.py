@@ -1,0 +1,130 @@
+"""Plots on the bundled data, and the HTML report checked in a real headless browser."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from browser import browser
+from matplotlib.figure import Figure
+from matplotlib.image import imread
+
+import rankci
+from rankci.report import (
+    build_report,
+    plot_cluster_rank_intervals,
+    plot_dominance,
+    plot_rank_intervals,
+    plot_score_intervals,
+    plot_tiers,
+    write_report,
+)
+
+
+@pytest.fixture(scope="module")
+def chembench():
+    scores = rankci.datasets.load_chembench()
+    return scores, rankci.rank(scores)
+
+
+def _png_is_drawn(fig: Figure) -> np.ndarray:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    image = imread(io.BytesIO(buffer.getvalue()))
+    assert image.shape[0] > 100 and image.shape[1] > 100
+    assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 5  # not blank
+    return image
+
+
+@pytest.mark.parametrize("plot", [plot_rank_intervals, plot_tiers, plot_dominance])
+def test_ranking_plots_export_png_and_svg(chembench, plot, tmp_path):
+    _, ranking = chembench
+    fig = plot(ranking)
+    assert isinstance(fig, Figure)
+    _png_is_drawn(fig)
+    fig.savefig(tmp_path / "plot.svg")
+    svg = (tmp_path / "plot.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert set(ranking.models) <= set(labels)
+
+
+def test_rank_interval_plot_draws_each_models_interval(chembench):
+    _, ranking = chembench
+    ax = plot_rank_intervals(ranking).axes[0]
+    segments = ax.collections[0].get_segments()
+    frame = ranking.to_frame()
+    for segment, row in zip(segments, frame.itertuples()):
+        assert segment[0][0] == pytest.approx(row.rank_lower - 0.4)
+        assert segment[1][0] == pytest.approx(row.rank_upper + 0.4)
+
+
+def test_cluster_small_multiples(chembench):
+    scores, _ = chembench
+    fig = plot_cluster_rank_intervals(rankci.rank_by_cluster(scores))
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == len(scores.clusters)
+    assert {ax.get_title() for ax in visible} == set(scores.clusters)
+    _png_is_drawn(fig)
+
+
+def test_score_interval_forest_plot():
+    table = pd.DataFrame(
+        {"model": ["a", "b"], "score": [0.6, 0.7], "lower": [0.5, 0.65], "upper": [0.7, 0.75]}
+    )
+    fig = plot_score_intervals(table)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["b", "a"]
+    with pytest.raises(ValueError, match="lacks columns"):
+        plot_score_intervals(table.drop(columns="upper"))
+
+
+def test_marginal_rankings_have_no_joint_plots(chembench):
+    scores, _ = chembench
+    marginal = rankci.rank(scores, coverage="marginal")
+    with pytest.raises(ValueError, match="no joint statements"):
+        plot_dominance(marginal)
+    with pytest.raises(ValueError, match="no tiers"):
+        plot_tiers(marginal)
+    html = build_report(scores, ranking=marginal, by_cluster=False)
+    assert "For each model separately" in html
+
+
+def test_report_is_self_contained(chembench, tmp_path):
+    scores, ranking = chembench
+    path = write_report(scores, tmp_path / "r.html", ranking=ranking, k=3)
+    text = path.read_text()
+    assert "http://" not in text and "https://" not in text  # no network fetches
+    assert text.count('<img class="plot"') >= 4 and "data:image/png;base64," in text
+    assert ranking.guarantee in text.replace("&#x27;", "'")
+
+
+@pytest.mark.browser
+def test_report_in_a_real_browser(tmp_path, mmlu):
+    ranking = rankci.rank(mmlu)
+    path = write_report(mmlu, tmp_path / "report.html", ranking=ranking, k=3)
+    with browser() as context:
+        page = context.new_page()
+        problems = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator("#leaderboard tbody tr").count() == mmlu.n_models
+        images = page.evaluate(
+            "Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
+        )
+        assert len(images) >= 4 and all(ok and w > 0 and h > 0 for ok, w, h in images)
+        shot = imread(io.BytesIO(page.screenshot(full_page=True)))
+        assert shot.shape[0] > 1000
+        assert len(np.unique(shot[::7, ::7].reshape(-1, shot.shape[-1]), axis=0)) > 20
+
+        # sorting by the score column (ascending on first click) puts the weakest model first
+        page.locator("#leaderboard th", has_text="score").click()
+        first = page.locator("#leaderboard tbody tr td").first.inner_text()
+        assert first == ranking.models[int(np.argmin(ranking.score))]
+
+        # readable at phone width: nothing but the table's own scroller overflows
+        page.set_viewport_size({"width": 390, "height": 844})
+        overflow = page.evaluate("document.documentElement.scrollWidth")
+        assert overflow <= 390
+        assert problems == []
