@@ -7,7 +7,7 @@ sets and tiers out, each with a stated guarantee.
 >>> ranking = rankci.rank(rankci.datasets.load_mmlu_pro())   # paired t + Holm, simultaneous
 """
 
-from . import datasets
+from . import datasets, sequential
 from .composite import CompositeScores, composite_scores
 from .covariance import MeansCovariance, means_covariance
 from .data import Scores, UnitScores
@@ -66,6 +66,7 @@ __all__ = [
     "rank_by_cluster",
     "ranking_from_dominance",
     "read_scores",
+    "sequential",
     "rm_anova",
     "score_intervals",
     "side_by_side",
