@@ -1,0 +1,557 @@
+"""Max-t step-down rank intervals (Romano and Wolf 2005; Mogstad, Romano, Shaikh and Wilhelm 2024).
+
+For models with means ``x`` and estimated covariance ``Sigma`` of those means, every ordered pair
+(j, l) has the studentized statistic
+
+``T_jl = (x_j - x_l - delta) / s_jl``,   ``s_jl = sqrt(Sigma_jj + Sigma_ll - 2 Sigma_jl)``,
+
+for ``H_jl: theta_j - theta_l <= delta``. Instead of a Bonferroni-type bound (Holm), the critical
+value is the ``1 - alpha`` quantile of the maximum of the null statistics over the family, taken
+from their estimated joint law:
+
+* ``resampling="gaussian"``: ``T*_jl = (Z_j - Z_l) / s_jl`` with ``Z ~ N(0, Sigma)`` (multiplier
+  draws ``Z = G Sigma^(1/2)``, G standard normal);
+* ``resampling="bootstrap"``: ``Z = xbar* - xbar``, the means recomputed on units (or whole
+  clusters) drawn with replacement.
+
+Step-down: reject every hypothesis in the remaining family K whose ``T_jl > c(K)``, remove them,
+recompute ``c`` over what remains and repeat until nothing new is rejected. ``c(K)`` shrinks with
+K, so the family-wise error rate stays at alpha (asymptotically; Romano and Wolf 2005, Thm. 3)
+and every hypothesis rejected by the single-step version is rejected here.
+
+Rank intervals. Simultaneous: one family of all M(M-1) ordered pairs; the rejections are the
+certified dominances D, counted by :func:`rankci.ranking.ranking_from_dominance`. Marginal (as
+csranks' ``simul = FALSE``): for each model j its own family of the 2(M-1) hypotheses
+``{H_jl, H_lj : l != j}`` at level alpha, ``L_j = 1 + #{l : H_lj rejected}``,
+``U_j = M - #{l : H_jl rejected}``; each interval covers its model's rank with probability
+``>= 1 - alpha`` but the intervals make no joint statement.
+
+Fast step-down: the rejected set is always a prefix of the pairs sorted by ``T`` (decreasing),
+so each draw's maximum over any remaining family is a suffix maximum of its statistics in that
+order. One pass over the draws stores the points where each draw's suffix maximum changes (a few
+per draw); every step then costs ``O(records)`` instead of ``O(draws x pairs)``.
+
+References
+----------
+Romano, J. P. and Wolf, M. (2005). Exact and approximate stepdown methods for multiple hypothesis
+testing. Journal of the American Statistical Association 100(469), 94-108.
+Mogstad, M., Romano, J. P., Shaikh, A. M. and Wilhelm, D. (2024). Inference for ranks with
+applications to mobility across neighbourhoods and academic achievement across countries.
+Review of Economic Studies 91(1), 476-518.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._checks import as_generator, check_alpha, check_choice, check_nonnegative, check_positive_int
+from .data import UnitScores
+from .means import MeanCovariance, mean_covariance
+from .pairwise import _resample_counts
+from .ranking import UNIT_SCOPE, Ranking, observed_ranks, ranking_from_dominance
+
+RESAMPLINGS = ("gaussian", "bootstrap")
+COVARIANCES = ("independent", "cluster")
+COVERAGES = ("simultaneous", "marginal")
+
+__all__ = [
+    "COVARIANCES",
+    "RESAMPLINGS",
+    "gaussian_draws",
+    "bootstrap_draws",
+    "maxt_ranking",
+    "maxt_ranking_from_cov",
+    "stepdown_maxt",
+]
+
+_CHUNK_CELLS = 4_000_000  # pairs x draws held in memory at once
+
+
+# ---------------------------------------------------------------------- null draws
+def gaussian_draws(
+    cov: np.ndarray, draws: int = 1000, rng: int | np.random.Generator | None = None
+) -> np.ndarray:
+    """``draws`` x M matrix of ``Z ~ N(0, Sigma)``, via ``Z = G V diag(sqrt(lambda))  V'``.
+
+    The symmetric square root from ``eigh`` handles a singular Sigma (more models than units, or
+    two identical models); eigenvalues below zero from rounding are set to zero.
+    """
+    cov = _check_cov(cov)
+    draws = check_positive_int(draws, "draws")
+    generator = as_generator(rng)
+    values, vectors = np.linalg.eigh(cov)
+    root = (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+    return generator.standard_normal((draws, cov.shape[0])) @ root
+
+
+def bootstrap_draws(
+    units: UnitScores,
+    groups: Sequence | np.ndarray | None = None,
+    draws: int = 1000,
+    rng: int | np.random.Generator | None = None,
+) -> tuple[np.ndarray, int]:
+    """``draws`` x M matrix of ``xbar* - xbar``: means on units or clusters drawn with replacement.
+
+    ``xbar*_j = sum_g w_g S_gj / sum_g w_g n_gj``, with w the bootstrap counts of the G units (or
+    clusters), ``S_gj`` the sum of model j's scores in g and ``n_gj`` their number. Returns the
+    draws and the number of (draw, model) cells in which a model had no scored unit; those cells
+    are NaN and are treated as exceeding every critical value (conservative).
+    """
+    draws = check_positive_int(draws, "draws")
+    generator = as_generator(rng)
+    x = units.values
+    finite = np.isfinite(x)
+    sums = np.where(finite, x, 0.0)
+    counts = finite.astype(float)
+    if groups is not None:
+        from .means import _sum_by_group
+
+        _, codes = np.unique(np.asarray(groups), return_inverse=True)
+        sums, counts = _sum_by_group(sums, codes), _sum_by_group(counts, codes)
+    n_groups = sums.shape[0]
+    mean = sums.sum(axis=0) / counts.sum(axis=0)
+    balanced = bool(np.all(counts == counts[:, :1]))
+    out = np.empty((draws, sums.shape[1]))
+    chunk = max(1, 20_000_000 // max(n_groups, 1))
+    for start in range(0, draws, chunk):
+        weights = _resample_counts(generator, min(chunk, draws - start), n_groups).astype(float)
+        numerator = weights @ sums
+        denominator = (weights @ counts[:, :1]) if balanced else weights @ counts
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + weights.shape[0]] = numerator / denominator - mean
+    empty = int(np.isnan(out).sum())
+    return out, empty
+
+
+# ---------------------------------------------------------------------- step-down
+_BLOCK = 256  # positions per block of the suffix maxima
+
+
+def stepdown_maxt(
+    first: np.ndarray,
+    second: np.ndarray,
+    forward: np.ndarray,
+    backward: np.ndarray,
+    scale: np.ndarray,
+    null: np.ndarray,
+    alpha: float = 0.05,
+    stepdown: bool = True,
+) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """Romano-Wolf max-t step-down over a family closed under reversal.
+
+    The family holds, for each of P pairs p, the two hypotheses ``H: theta_first - theta_second
+    <= delta`` (statistic ``forward[p]``) and ``H: theta_second - theta_first <= delta``
+    (``backward[p]``). Their null statistics are ``v*_p = (Z_first - Z_second) * scale[p]`` and
+    ``-v*_p``, Z a row of ``null``. At each step, with K the hypotheses not yet rejected,
+    ``c(K) = max(0, (1 - alpha) quantile of max_{h in K} T*_h)`` and every h in K with
+    ``T_h > c(K)`` is rejected; the procedure stops when a step rejects nothing.
+
+    Parameters
+    ----------
+    first, second : ndarray (P,) of int
+        The models of each pair (columns of ``null``).
+    forward, backward : ndarray (P,)
+        Observed statistics of the two hypotheses of each pair (NaN is never rejected).
+    scale : ndarray (P,)
+        ``1 / s_p`` (0 for a pair estimated without error).
+    null : ndarray (B, M)
+        Centred null draws of the means (:func:`gaussian_draws`, :func:`bootstrap_draws`). A draw
+        with a NaN counts as exceeding every critical value.
+    alpha : float
+    stepdown : bool, default True
+        False gives the single-step procedure (one critical value for the whole family).
+
+    Returns
+    -------
+    reject_forward, reject_backward : ndarray (P,) of bool
+    critical_values : list of float
+        ``c`` at each step; the last one decided the hypotheses left standing.
+
+    Notes
+    -----
+    With ``delta >= 0``, ``min(forward, backward) <= 0 <= c``, so only the larger statistic of a
+    pair can be rejected and the smaller one stays in every K. Sorting the larger statistics in
+    decreasing order, every K is "the sorted positions from r on, plus all the smaller ones", and
+    ``max_{h in K} T*_h = max(suffix maximum of v* from r, max_p (-v*_p oriented))``. One pass
+    over the draws stores block maxima of v* and that tail maximum; a step then recomputes only
+    the block that contains r. Cost ``O(B P)`` for the pass, ``O(B * 256)`` per step.
+    """
+    alpha = check_alpha(alpha)
+    forward = np.where(np.isnan(forward), -np.inf, np.asarray(forward, dtype=float))
+    backward = np.where(np.isnan(backward), -np.inf, np.asarray(backward, dtype=float))
+    size = forward.size
+    reject_f = np.zeros(size, dtype=bool)
+    reject_b = np.zeros(size, dtype=bool)
+    if size == 0:
+        return reject_f, reject_b, []
+    swap = backward > forward
+    top = np.where(swap, backward, forward)
+    hi = np.where(swap, second, first)  # orient each pair so that the larger statistic is hi - lo
+    lo = np.where(swap, first, second)
+    order = np.argsort(-top, kind="stable")
+    top, hi, lo = top[order], hi[order], lo[order]
+    scale = np.asarray(scale, dtype=float)[order]
+    block = min(_BLOCK, size)
+    n_blocks = -(-size // block)
+    pad = n_blocks * block - size  # padded positions hold the pair (hi[0], hi[0]): v* = 0
+    hi_p = np.concatenate([hi, np.full(pad, hi[0])])
+    lo_p = np.concatenate([lo, np.full(pad, hi[0])])
+    scale_p = np.concatenate([scale, np.zeros(pad)])
+    null = np.asarray(null, dtype=float)
+    broken = np.isnan(null).any(axis=1)
+    null_t = np.ascontiguousarray(np.where(broken[:, None], 0.0, null).T)
+    n_draws = null_t.shape[1]
+
+    block_max = np.empty((n_blocks + 1, n_draws))
+    block_max[-1] = -np.inf
+    tail = np.empty(n_draws)
+    chunk = max(1, _CHUNK_CELLS // (n_blocks * block))
+    for start in range(0, n_draws, chunk):
+        cols = slice(start, start + chunk)
+        values = _null_values(null_t[:, cols], hi_p, lo_p, scale_p)
+        tail[cols] = -values.min(axis=0)
+        block_max[:-1, cols] = values.reshape(n_blocks, block, -1).max(axis=1)
+    suffix = np.maximum.accumulate(block_max[::-1], axis=0)[::-1]
+    suffix[:, broken] = np.inf
+
+    def maxima(r: int) -> np.ndarray:
+        q, end = divmod(r, block)[0], (r // block + 1) * block
+        out = np.maximum(suffix[q + 1], tail)
+        if r % block:
+            part = _null_values(null_t, hi_p[r:end], lo_p[r:end], scale_p[r:end])
+            np.maximum(out, part.max(axis=0), out=out)
+        else:
+            np.maximum(out, suffix[q], out=out)
+        return out
+
+    level = 1.0 - alpha
+    done, crits = 0, []
+    while done < size:
+        crit = max(0.0, float(np.quantile(maxima(done), level, method="inverted_cdf")))
+        crits.append(crit)
+        now = int(np.count_nonzero(top > crit))
+        if now <= done or not stepdown:
+            done = max(done, now)
+            break
+        done = now
+    rejected = np.zeros(size, dtype=bool)
+    rejected[order[:done]] = True
+    reject_f[rejected & ~swap] = True
+    reject_b[rejected & swap] = True
+    return reject_f, reject_b, crits
+
+
+def _null_values(null_t: np.ndarray, hi: np.ndarray, lo: np.ndarray, scale: np.ndarray):
+    """``(Z_hi - Z_lo) * scale`` for every listed pair (rows) and draw (columns)."""
+    values = null_t[hi]
+    values -= null_t[lo]
+    values *= scale[:, None]
+    return values
+
+
+# ---------------------------------------------------------------------- rankings
+def _check_cov(cov) -> np.ndarray:
+    cov = np.asarray(cov, dtype=float)
+    if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
+        raise ValueError(f"the covariance must be a square matrix, got shape {cov.shape}")
+    if not np.isfinite(cov).all():
+        raise ValueError("the covariance has non-finite entries")
+    if not np.allclose(cov, cov.T, rtol=1e-8, atol=1e-14 * max(np.abs(cov).max(), 1e-300)):
+        raise ValueError("the covariance must be symmetric")
+    return (cov + cov.T) / 2.0
+
+
+def _pair_statistics(mean: np.ndarray, cov: np.ndarray, delta: float):
+    """M x M studentized statistics ``T_jl`` and scales ``1 / s_jl`` (0 when s_jl = 0)."""
+    var_j = np.diag(cov)
+    var = np.maximum(var_j[:, None] + var_j[None, :] - 2.0 * cov, 0.0)
+    zero = var <= 1e-12 * (var_j[:, None] + var_j[None, :])
+    sd = np.sqrt(var)
+    shift = mean[:, None] - mean[None, :] - delta
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = np.where(zero, np.sign(shift) * np.inf, shift / sd)
+        scale = np.where(zero, 0.0, 1.0 / sd)
+    stat[zero & (shift == 0)] = 0.0
+    np.fill_diagonal(stat, np.nan)
+    return stat, scale
+
+
+def _simultaneous(stat, scale, null, alpha, stepdown):
+    m = stat.shape[0]
+    first, second = np.triu_indices(m, 1)
+    reject_f, reject_b, crits = stepdown_maxt(
+        first, second, stat[first, second], stat[second, first], scale[first, second],
+        null, alpha, stepdown,
+    )
+    dominance = np.zeros((m, m), dtype=bool)
+    dominance[first[reject_f], second[reject_f]] = True
+    dominance[second[reject_b], first[reject_b]] = True
+    return dominance, crits
+
+
+def _marginal(stat, scale, null, alpha, stepdown):
+    """Model j's family: the 2(M - 1) hypotheses H_jl and H_lj, at level alpha."""
+    m = stat.shape[0]
+    lower = np.ones(m, dtype=np.int64)
+    upper = np.full(m, m, dtype=np.int64)
+    crits = []
+    for j in range(m):
+        others = np.delete(np.arange(m), j)
+        mine = np.full(m - 1, j)
+        above_others, below_others, c = stepdown_maxt(
+            mine, others, stat[j, others], stat[others, j], scale[j, others], null, alpha,
+            stepdown,
+        )
+        upper[j] = m - int(above_others.sum())
+        lower[j] = 1 + int(below_others.sum())
+        crits.append(c[-1])
+    return lower, upper, crits
+
+
+def _build(
+    estimates: MeanCovariance,
+    null: np.ndarray,
+    *,
+    alpha: float,
+    coverage: str,
+    delta: float,
+    stepdown: bool,
+    method: dict,
+    details: dict,
+) -> Ranking:
+    stat, scale = _pair_statistics(estimates.mean, estimates.cov, delta)
+    procedure = "step-down" if stepdown else "single-step"
+    where = f"{estimates.n_units} {estimates.unit} units" if estimates.unit else "the given means"
+    scope = f"; inference extends to {UNIT_SCOPE[estimates.unit]}" if estimates.unit else ""
+    if estimates.n_clusters is not None:
+        scope = f" with a cluster-robust covariance over {estimates.n_clusters} clusters" + (
+            "; inference extends to new clusters (subjects) like these"
+        )
+    margin = f" with indifference margin {delta:g}" if delta > 0 else ""
+    words = (
+        f"max-t {procedure} over studentized mean differences{margin} on {where}, critical "
+        f"values from {details['draws']} {method['resampling']} draws{scope}; the level is "
+        "asymptotic"
+    )
+    common = dict(alpha=alpha, method=method, n_units=estimates.n_units,
+                  excluded=estimates.excluded)
+    if coverage == "simultaneous":
+        dominance, crits = _simultaneous(stat, scale, null, alpha, stepdown)
+        guarantee = (
+            f"With probability at least {1 - alpha:.0%}, every rank interval, certified dominance "
+            f"and tier is true simultaneously ({words})."
+        )
+        return ranking_from_dominance(
+            estimates.models, estimates.mean, dominance, coverage="simultaneous",
+            guarantee=guarantee, details={**details, "critical_values": crits}, **common,
+        )
+    lower, upper, crits = _marginal(stat, scale, null, alpha, stepdown)
+    guarantee = (
+        f"For each model separately, its rank interval contains its true rank with probability "
+        f"at least {1 - alpha:.0%}; the intervals are not simultaneous, so they certify no joint "
+        f"statements ({words})."
+    )
+    return Ranking(
+        models=estimates.models,
+        score=np.asarray(estimates.mean, dtype=float),
+        rank=observed_ranks(estimates.mean),
+        lower=lower,
+        upper=upper,
+        dominance=None,
+        tier=None,
+        coverage="marginal",
+        guarantee=guarantee,
+        details={**details, "critical_values": dict(zip(estimates.models, crits, strict=True))},
+        **{**common, "excluded": dict(estimates.excluded)},
+    )
+
+
+def _method(unit, missing, delta, stepdown, resampling, covariance, draws, small_sample) -> dict:
+    return {
+        "test": "t",
+        "unit": unit,
+        "delta": delta,
+        "multiplicity": "max-t" if stepdown else "max-t single-step",
+        "missing": missing,
+        "resampling": resampling,
+        "draws": draws,
+        "covariance": covariance,
+        "small_sample": small_sample,
+    }
+
+
+def maxt_ranking_from_cov(
+    mean: Sequence[float] | np.ndarray,
+    cov: np.ndarray,
+    *,
+    models: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    coverage: str = "simultaneous",
+    delta: float = 0.0,
+    stepdown: bool = True,
+    draws: int = 1000,
+    rng: int | np.random.Generator | None = None,
+) -> Ranking:
+    """Max-t rank intervals from given means and their covariance (Gaussian critical values).
+
+    This is csranks' ``csranks(x, Sigma, cstype = "two-sided", simul, stepdown, R = draws)``;
+    with ``stepdown=False`` and many draws it is the single-step construction with the exact
+    quantile of the maximum (multcomp's ``glht(..., "single-step")``).
+
+    Parameters
+    ----------
+    mean : array_like (M,)
+        Estimated model scores x (higher is better).
+    cov : array_like (M, M)
+        Estimated covariance Sigma of ``mean``.
+    models : sequence of str, optional
+        Labels (default ``m0, m1, ...``).
+    alpha : float, default 0.05
+    coverage : {"simultaneous", "marginal"}
+    delta : float, default 0
+        Indifference margin.
+    stepdown : bool, default True
+    draws : int, default 1000
+        Gaussian draws for the critical values (their Monte-Carlo error shrinks like
+        ``1.4 / sqrt(draws)`` for c near 3).
+    rng : int, Generator or None
+
+    Returns
+    -------
+    Ranking
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = maxt_ranking_from_cov([0.5, 0.6, 0.9], np.diag([1e-3, 1e-3, 1e-3]), rng=1)
+    >>> r.lower.tolist(), r.upper.tolist()
+    ([2, 2, 1], [3, 3, 1])
+    """
+    mean = np.asarray(mean, dtype=float)
+    if mean.ndim != 1 or mean.size < 2 or not np.isfinite(mean).all():
+        raise ValueError("mean must be a finite vector with at least two models")
+    cov = _check_cov(cov)
+    if cov.shape != (mean.size, mean.size):
+        raise ValueError(f"cov has shape {cov.shape} but there are {mean.size} means")
+    names = (
+        tuple(f"m{k:0{len(str(mean.size - 1))}d}" for k in range(mean.size))
+        if models is None
+        else tuple(str(m) for m in models)
+    )
+    if len(names) != mean.size or len(set(names)) != len(names):
+        raise ValueError(f"models must be {mean.size} distinct labels")
+    alpha = check_alpha(alpha)
+    check_choice("coverage", coverage, COVERAGES)
+    delta = check_nonnegative(delta, "delta")
+    draws = check_positive_int(draws, "draws")
+    estimates = MeanCovariance(
+        models=names, mean=mean, cov=cov, n=np.zeros(mean.size, dtype=np.int64), n_units=0,
+        small_sample=False,
+    )
+    null = gaussian_draws(cov, draws, rng)
+    method = _method(None, None, delta, bool(stepdown), "gaussian", "given", draws, None)
+    return _build(estimates, null, alpha=alpha, coverage=coverage, delta=delta,
+                  stepdown=bool(stepdown), method=method, details={"draws": draws})
+
+
+def maxt_ranking(
+    units: UnitScores,
+    *,
+    groups: Sequence | np.ndarray | None = None,
+    alpha: float = 0.05,
+    coverage: str = "simultaneous",
+    delta: float = 0.0,
+    resampling: str = "gaussian",
+    draws: int = 1000,
+    stepdown: bool = True,
+    small_sample: bool = True,
+    rng: int | np.random.Generator | None = None,
+) -> Ranking:
+    """Max-t step-down rank intervals from a units x models matrix.
+
+    Parameters
+    ----------
+    units : UnitScores
+    groups : array_like, optional
+        A cluster label per unit (:func:`rankci.means.unit_clusters`): cluster-robust covariance
+        and, with ``resampling="bootstrap"``, whole clusters resampled.
+    alpha : float, default 0.05
+    coverage : {"simultaneous", "marginal"}
+    delta : float, default 0
+    resampling : {"gaussian", "bootstrap"}
+        Where the critical values come from: ``N(0, Sigma)`` multiplier draws, or the
+        nonparametric bootstrap of the means over units (or clusters).
+    draws : int, default 1000
+    stepdown : bool, default True
+    small_sample : bool, default True
+        ``G / (G - 1)`` factor on Sigma (:func:`rankci.means.mean_covariance`).
+    rng : int, Generator or None
+
+    Returns
+    -------
+    Ranking
+        ``details`` holds the critical values of the steps (per model for marginal coverage).
+    """
+    alpha = check_alpha(alpha)
+    check_choice("coverage", coverage, COVERAGES)
+    check_choice("resampling", resampling, RESAMPLINGS)
+    delta = check_nonnegative(delta, "delta")
+    draws = check_positive_int(draws, "draws")
+    estimates = mean_covariance(units, groups, small_sample=small_sample)
+    details: dict = {"draws": draws}
+    if estimates.n_clusters is not None:
+        details["n_clusters"] = estimates.n_clusters
+    if resampling == "gaussian":
+        null = gaussian_draws(estimates.cov, draws, rng)
+    else:
+        null, empty = bootstrap_draws(units, groups, draws, rng)
+        if empty:
+            details["bootstrap_empty_cells"] = empty
+    method = _method(units.unit, units.missing, delta, bool(stepdown), resampling,
+                     estimates.covariance_kind, draws, bool(small_sample))
+    return _build(estimates, null, alpha=alpha, coverage=coverage, delta=delta,
+                  stepdown=bool(stepdown), method=method, details=details)
+
+
+# ---------------------------------------------------------------------- one-call entry
+MAXT_OPTIONS = ("resampling", "draws", "covariance", "stepdown", "small_sample")
+
+
+def rank_scores_maxt(
+    scores,
+    *,
+    unit: str,
+    test: str,
+    coverage: str,
+    alpha: float,
+    delta: float,
+    missing: str,
+    rng,
+    **options,
+) -> Ranking:
+    """``rankci.rank(..., multiplicity="max-t")``: aggregate, estimate Sigma, run max-t.
+
+    ``options`` are ``resampling`` ({"gaussian", "bootstrap"}), ``draws`` (1000), ``covariance``
+    ({"independent", "cluster"}: cluster-robust over the scores' cluster column), ``stepdown``
+    (True) and ``small_sample`` (True).
+    """
+    from .means import unit_clusters
+
+    unknown = sorted(set(options) - set(MAXT_OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"unknown option {unknown[0]!r} for multiplicity='max-t'; its options are "
+            + ", ".join(MAXT_OPTIONS)
+        )
+    if test not in ("t", "z"):
+        raise ValueError(
+            f"multiplicity='max-t' uses studentized mean differences (test='t'); it cannot be "
+            f"combined with test={test!r}. Use multiplicity='holm' for that test"
+        )
+    covariance = check_choice("covariance", options.pop("covariance", "independent"), COVARIANCES)
+    units = scores.units(unit, missing)
+    groups = unit_clusters(scores, units) if covariance == "cluster" else None
+    return maxt_ranking(units, groups=groups, alpha=alpha, coverage=coverage, delta=delta,
+                        rng=rng, **options)
