@@ -8,9 +8,12 @@ sets and tiers out, each with a stated guarantee.
 """
 
 from . import datasets
+from .best import TauBest, tau_best
 from .data import Scores, UnitScores
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
+from .maxt import maxt_ranking, maxt_ranking_from_cov
+from .means import MeanCovariance, mean_covariance
 from .multiplicity import adjust_pvalues
 from .pairwise import Pairwise, RankciWarning, pairwise_tests
 from .ranking import (
@@ -26,6 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ClusterRankings",
     "DominanceCycleError",
+    "MeanCovariance",
     "Pairwise",
     "Ranking",
     "RankciWarning",
@@ -35,10 +39,15 @@ __all__ = [
     "datasets",
     "informative_clusters",
     "marginal_ranking",
+    "maxt_ranking",
+    "maxt_ranking_from_cov",
+    "mean_covariance",
     "pairwise_tests",
     "rank",
     "rank_by_cluster",
     "ranking_from_dominance",
     "read_scores",
     "simultaneous_ranking",
+    "tau_best",
+    "TauBest",
 ]

@@ -1,5 +1,5 @@
 """Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
 
-from . import demo, rank
+from . import demo, rank, taubest
 
-COMMANDS = [rank, demo]
+COMMANDS = [rank, taubest, demo]
