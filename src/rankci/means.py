@@ -52,6 +52,8 @@ class MeanCovariance:
     n_units : int
     n_clusters : int or None
         Independent clusters, when the covariance is cluster-robust.
+    n_independent : int or None
+        G, the number of independent units or clusters behind Sigma (None when unknown).
     unit, missing : str or None
         How the scores were aggregated (None when the means were given directly).
     small_sample : bool
@@ -66,6 +68,7 @@ class MeanCovariance:
     n: np.ndarray
     n_units: int
     n_clusters: int | None = None
+    n_independent: int | None = None
     unit: str | None = None
     missing: str | None = None
     small_sample: bool = True
@@ -99,6 +102,7 @@ class MeanCovariance:
                 "n": self.n,
                 "n_units": self.n_units,
                 "n_clusters": self.n_clusters,
+                "n_independent": self.n_independent,
                 "covariance": self.covariance_kind,
                 "unit": self.unit,
                 "missing": self.missing,
@@ -191,6 +195,7 @@ def mean_covariance(
         n=n.astype(np.int64),
         n_units=units.n_units,
         n_clusters=n_clusters,
+        n_independent=independent,
         unit=units.unit,
         missing=units.missing,
         small_sample=bool(small_sample),
