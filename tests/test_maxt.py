@@ -23,7 +23,8 @@ def literal_stepdown(stat, null_stat, alpha, stepdown=True):
     crits = []
     while remaining.any():
         maxima = null_stat[:, remaining].max(axis=1)
-        crit = max(0.0, float(np.quantile(maxima, 1 - alpha, method="inverted_cdf")))
+        k = int(np.ceil((1 - alpha) * (maxima.size + 1)))
+        crit = max(0.0, float(np.sort(maxima)[k - 1]))
         crits.append(crit)
         new = remaining & (stat > crit)
         if not new.any():
@@ -102,6 +103,14 @@ def test_max_t_certifies_everything_holm_z_certifies():
     assert maxt.dominance.sum() > holm.dominance.sum()
     first = maxt.details["critical_values"][0]
     assert first < stats.norm.isf(0.05 / (12 * 11))
+
+
+def test_critical_value_is_the_exact_monte_carlo_order_statistic():
+    from rankci.maxt import critical_value
+
+    assert critical_value(np.arange(1.0, 20.0), 0.05) == 19.0  # k = ceil(0.95 * 20) = 19
+    assert critical_value(np.arange(1.0, 19.0), 0.05) == np.inf  # k = 19 > B = 18
+    assert critical_value(np.arange(1000.0)[::-1], 0.05) == 950.0  # k = 951 of 0..999
 
 
 def test_gaussian_draws_have_the_covariance_even_when_singular():
@@ -256,5 +265,8 @@ def test_cli_rank_max_t_and_taubest(capsys):
     assert main(["rank", path, "--multiplicity", "max-t", "--single-step", "--coverage",
                  "marginal", "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("model,score,rank,rank_lower")
+    assert main(["rank", path, "--multiplicity", "max-t", "--by-cluster", "--seed", "2",
+                 "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("cluster,model")
     assert main(["rank", path, "--multiplicity", "max-t", "--test", "sign"]) == 2
     assert "cannot be combined" in capsys.readouterr().err
