@@ -64,10 +64,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20240602)
+    parser.add_argument("--designs", type=int, nargs="*", help="indices into DESIGNS")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "fwer_maxt.csv"))
     args = parser.parse_args()
     rows = []
     for k, design in enumerate(DESIGNS):
+        if args.designs and k not in args.designs:
+            continue
         rng = np.random.default_rng(args.seed + k)
         start = time.perf_counter()
         counts: dict[str, int] = {}

@@ -273,7 +273,7 @@ def maxt_ranking_from_cov(
     >>> import numpy as np
     >>> r = maxt_ranking_from_cov([0.5, 0.6, 0.9], np.diag([1e-3, 1e-3, 1e-3]), rng=1)
     >>> r.lower.tolist(), r.upper.tolist()
-    ([2, 2, 1], [3, 3, 1])
+    ([3, 2, 1], [3, 2, 1])
     """
     mean = np.asarray(mean, dtype=float)
     if mean.ndim != 1 or mean.size < 2 or not np.isfinite(mean).all():
