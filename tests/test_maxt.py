@@ -136,6 +136,7 @@ def test_bootstrap_draws_have_the_sandwich_covariance():
         np.testing.assert_allclose(second_moment, target, atol=0.04 * np.diag(target).max())
 
 
+@pytest.mark.filterwarnings("ignore:max-t with only:rankci.RankciWarning")
 def test_complete_null_family_wise_error_is_near_alpha():
     """Ten tied models on 30 items: any certified dominance is an error. Fast version of the
     validation study; the plain Wald max-t (small_sample=False) errs in about 11 % here."""
@@ -170,6 +171,7 @@ def test_restricted_statistics_are_mcnemar_for_binary_scores():
                 assert stat[j, l] == pytest.approx((b - c) / np.sqrt(b + c), rel=1e-10)
 
 
+@pytest.mark.filterwarnings("ignore:max-t with only:rankci.RankciWarning")
 def test_bootstrap_with_a_model_missing_from_a_resample_is_conservative():
     """A resample without any item of a model counts as exceeding every critical value."""
     x = np.full((30, 3), np.nan)
@@ -188,6 +190,7 @@ def test_bootstrap_with_a_model_missing_from_a_resample_is_conservative():
 
 
 # ---------------------------------------------------------------------- API and CLI
+@pytest.mark.filterwarnings("ignore:max-t with only:rankci.RankciWarning")
 def test_rank_with_max_t_is_reproducible_and_json_safe():
     scores = rankci.read_scores(ORACLES / "unbalanced.csv.gz")
     a = rankci.rank(scores, multiplicity="max-t", missing="pairwise", rng=4,
@@ -218,6 +221,12 @@ def test_bad_max_t_options_are_clear_errors(kwargs, message):
     scores = rankci.read_scores(ORACLES / "small.csv.gz")
     with pytest.raises(ValueError, match=message):
         rankci.rank(scores, multiplicity="max-t", **kwargs)
+
+
+def test_few_clusters_warn_that_holm_may_certify_more():
+    scores = rankci.read_scores(ORACLES / "small.csv.gz")  # 20 clusters
+    with pytest.warns(rankci.RankciWarning, match=r"only 20 independent clusters.*unit='cluster'"):
+        rankci.rank(scores, multiplicity="max-t", covariance="cluster", rng=0)
 
 
 def test_cluster_covariance_needs_a_cluster_column():
@@ -253,6 +262,7 @@ def test_tau_best_needs_simultaneous_coverage():
     assert "TauBest(tau=2" in repr(best)
 
 
+@pytest.mark.filterwarnings("ignore:max-t with only:rankci.RankciWarning")
 def test_cli_rank_max_t_and_taubest(capsys):
     path = str(ORACLES / "small.csv.gz")
     assert main(["rank", path, "--multiplicity", "max-t", "--seed", "1", "--draws", "2000",

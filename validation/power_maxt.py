@@ -195,10 +195,10 @@ def main() -> None:
     args = parser.parse_args()
     chosen = [DESIGNS[i] for i in args.designs] if args.designs else DESIGNS
     frames = []
-    for k, design in enumerate(chosen):
+    for design in chosen:
         start = time.perf_counter()
         reps = min(args.reps, design.max_reps or args.reps)
-        frames.append(study(design, reps, args.seed + k))
+        frames.append(study(design, reps, args.seed + DESIGNS.index(design)))
         print(f"{design.name}: {time.perf_counter() - start:.0f} s", flush=True)
     result = pd.concat(frames, ignore_index=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,7 @@ Review of Economic Studies 91(1), 476-518.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,6 +56,7 @@ import numpy as np
 from ._checks import check_alpha, check_choice, check_nonnegative, check_positive_int
 from .data import UnitScores
 from .means import MeanCovariance, mean_covariance
+from .pairwise import RankciWarning
 from .ranking import UNIT_SCOPE, Ranking, observed_ranks, ranking_from_dominance
 from .stepdown import (
     _check_cov,
@@ -214,6 +216,23 @@ def _build(
     )
 
 
+FEW_UNITS = 50
+
+
+def _warn_few_units(estimates: MeanCovariance) -> None:
+    what = "clusters" if estimates.n_clusters is not None else "units"
+    g = estimates.n_independent
+    warnings.warn(
+        f"max-t with only {g} independent {what}: its small-sample form keeps the level but is "
+        f"conservative here, and no statistic can exceed sqrt({g}) = {np.sqrt(g):.2f}; Holm with "
+        f"the paired t test on these {what} (multiplicity='holm'"
+        + (", unit='cluster'" if what == "clusters" else "")
+        + ") may certify more",
+        RankciWarning,
+        stacklevel=3,
+    )
+
+
 def _method(unit, missing, delta, stepdown, resampling, covariance, draws, small_sample) -> dict:
     return {
         "test": "t",
@@ -349,6 +368,8 @@ def maxt_ranking(
     delta = check_nonnegative(delta, "delta")
     draws = check_positive_int(draws, "draws")
     estimates = mean_covariance(units, groups, small_sample=small_sample)
+    if small_sample and estimates.n_independent < FEW_UNITS:
+        _warn_few_units(estimates)
     details: dict = {"draws": draws}
     if estimates.n_clusters is not None:
         details["n_clusters"] = estimates.n_clusters
