@@ -10,8 +10,8 @@ from scipy import stats
 import rankci
 from rankci import Scores, UnitScores
 from rankci.cli import main
+from rankci.covariance import unit_clusters, units_covariance
 from rankci.maxt import bootstrap_draws, gaussian_draws, maxt_ranking, maxt_ranking_from_cov
-from rankci.means import mean_covariance, unit_clusters
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 
@@ -134,7 +134,7 @@ def test_bootstrap_draws_have_the_sandwich_covariance():
     for g in (None, groups):
         draws, empty = bootstrap_draws(units, g, 40_000, rng=2)
         assert empty == 0
-        target = mean_covariance(units, g, small_sample=False).cov
+        target = units_covariance(units, g).cov
         assert np.abs(draws.mean(axis=0)).max() < 5 * np.sqrt(np.diag(target).max() / 40_000)
         second_moment = draws.T @ draws / draws.shape[0]
         np.testing.assert_allclose(second_moment, target, atol=0.04 * np.diag(target).max())
@@ -165,8 +165,8 @@ def test_restricted_statistics_are_mcnemar_for_binary_scores():
     rng = np.random.default_rng(8)
     x = (rng.random((80, 4)) < [0.3, 0.5, 0.55, 0.8]).astype(float)
     units = Scores.from_matrix(x).units()
-    est = mean_covariance(units)
-    stat, _ = rankci.maxt._pair_statistics(est.mean, est.cov, 0.0, est.n_independent)
+    est = units_covariance(units, small_sample=True)
+    stat, _ = rankci.maxt._pair_statistics(est.mean, est.cov, 0.0, est.n_groups)
     for j in range(4):
         for l in range(4):
             if j != l:

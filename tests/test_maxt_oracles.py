@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import rankci
+from rankci.covariance import unit_clusters, units_covariance
 from rankci.maxt import maxt_ranking_from_cov
-from rankci.means import mean_covariance, unit_clusters
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
@@ -59,9 +59,9 @@ def test_mean_covariance_matches_sandwich_vcovCL(dataset):
     units = scores.units("item", "pairwise")
     groups = unit_clusters(scores, units)
     cases = {
-        "item_HC0": mean_covariance(units, small_sample=False),
-        "cluster_HC0": mean_covariance(units, groups, small_sample=False),
-        "cluster_HC0_cadj": mean_covariance(units, groups, small_sample=True),
+        "item_HC0": units_covariance(units),
+        "cluster_HC0": units_covariance(units, groups),
+        "cluster_HC0_cadj": units_covariance(units, groups, small_sample=True),
     }
     for sigma, est in cases.items():
         frame = pd.read_csv(ORACLES / dataset / f"means_cov_{sigma}.csv")
@@ -72,7 +72,7 @@ def test_mean_covariance_matches_sandwich_vcovCL(dataset):
 
 def test_small_sample_covariance_gives_the_paired_t_statistics():
     scores = rankci.read_scores(ORACLES / "small.csv.gz")
-    est = mean_covariance(scores.units("item"))
+    est = units_covariance(scores.units("item"), small_sample=True)
     raw = pd.read_csv(ORACLES / "small" / "pairwise_raw_stats.csv")
     stat = _studentized(est.mean, est.cov)
     index = {m: k for k, m in enumerate(est.models)}

@@ -44,8 +44,8 @@ from scipy import special
 import rankci
 from rankci import Scores, UnitScores
 from rankci.cli import markdown_table
+from rankci.covariance import unit_clusters
 from rankci.maxt import maxt_ranking
-from rankci.means import unit_clusters
 from rankci.pairwise import _resample_counts, pairwise_tests
 from rankci.ranking import simultaneous_ranking
 

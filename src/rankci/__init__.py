@@ -16,7 +16,6 @@ from .intervals import ScoreIntervals, score_intervals
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
 from .maxt import maxt_ranking, maxt_ranking_from_cov
-from .means import MeanCovariance, mean_covariance
 from .mixed import MixedModel, mixed_model, mixed_ranking
 from .multiplicity import adjust_pvalues
 from .omnibus import Friedman, RMAnova, friedman, rm_anova
@@ -48,8 +47,6 @@ __all__ = [
     "marginal_ranking",
     "maxt_ranking",
     "maxt_ranking_from_cov",
-    "mean_covariance",
-    "MeanCovariance",
     "means_covariance",
     "MeansCovariance",
     "mixed_model",

@@ -49,6 +49,7 @@ __all__ = [
     "covariance_of_means",
     "grouped_residuals",
     "means_covariance",
+    "units_covariance",
 ]
 
 
@@ -69,7 +70,8 @@ def unit_clusters(scores: Scores, units: UnitScores) -> np.ndarray:
         raise ValueError("this needs a cluster column (subject, category, task, ...)")
     if units.unit not in ("item", "observation") or units.unit_cluster is None:
         raise ValueError(
-            f"clusters are defined for item or observation units, not unit={units.unit!r}"
+            "a cluster-robust analysis needs units nested in clusters: item or observation "
+            f"units, not unit={units.unit!r}"
         )
     return units.unit_cluster
 
@@ -96,9 +98,13 @@ class MeansCovariance:
     df : ndarray (M,)
         Degrees of freedom for a t reference: inf (none), G - 1 (cadjust), Satterthwaite (cr2).
     n_groups : int
-        G: units (``kind="item"``) or clusters with at least one unit.
-    unit, missing : str
+        G: units (``kind="item"``) or clusters with at least one unit (0 when unknown, for
+        means and a covariance given directly).
+    unit, missing : str or None
+        How the scores were aggregated (None when the means were given directly).
     excluded : dict
+    n_units : int
+        Units behind the means.
     """
 
     models: tuple[str, ...]
@@ -109,9 +115,10 @@ class MeansCovariance:
     small_sample: str
     n_groups: int
     df: np.ndarray | None = None
-    unit: str = "item"
-    missing: str = "pairwise"
+    unit: str | None = "item"
+    missing: str | None = "pairwise"
     excluded: dict = field(default_factory=dict)
+    n_units: int = 0
 
     @property
     def se(self) -> np.ndarray:
@@ -287,20 +294,52 @@ def means_covariance(
     check_choice("kind", kind, KINDS)
     check_choice("unit", unit, UNITS)
     check_choice("missing", missing, MISSING)
-    mode = small_sample_mode(small_sample)
     units = scores.units(unit, missing)
     cluster = unit_clusters(scores, units) if kind == "cluster" else None
-    grouped = grouped_residuals(units.values, cluster, mode)
+    return units_covariance(units, cluster, small_sample=small_sample)
+
+
+def units_covariance(
+    units: UnitScores, groups: np.ndarray | None = None, *, small_sample: bool | str = False
+) -> MeansCovariance:
+    """:func:`means_covariance` of a units x models matrix; ``groups`` labels each unit's cluster.
+
+    With ``groups=None`` every unit is independent (``kind="item"``); otherwise units sharing a
+    label may be dependent (``kind="cluster"``, cluster-robust).
+    """
+    if not isinstance(units, UnitScores):
+        raise ValueError(f"expected UnitScores (Scores.units(...)), got {type(units).__name__}")
+    mode = small_sample_mode(small_sample)
+    labels = None
+    if groups is not None:
+        labels = np.asarray(groups)
+        if labels.shape != (units.n_units,):
+            raise ValueError(
+                f"groups must give one cluster label per unit ({units.n_units}), "
+                f"got shape {labels.shape}"
+            )
+    scored = np.isfinite(units.values).sum(axis=0)
+    if (scored == 0).any():
+        model = units.models[int(np.flatnonzero(scored == 0)[0])]
+        raise ValueError(f"model {model!r} has no scored unit, so its mean is undefined")
+    grouped = grouped_residuals(units.values, labels, mode)
+    if grouped.n_groups < 2:
+        what = "clusters" if labels is not None else "units"
+        raise ValueError(
+            f"the covariance of the means needs at least 2 independent {what}, "
+            f"got {grouped.n_groups}"
+        )
     return MeansCovariance(
         models=units.models,
         mean=grouped.mean,
         cov=grouped.covariance(),
         n=grouped.n.astype(np.int64),
-        kind=kind,
+        kind="item" if labels is None else "cluster",
         small_sample=mode,
         n_groups=grouped.n_groups,
         df=grouped.df,
-        unit=unit,
-        missing=missing,
+        unit=units.unit,
+        missing=units.missing,
         excluded=dict(units.excluded),
+        n_units=units.n_units,
     )

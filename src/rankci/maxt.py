@@ -54,8 +54,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._checks import check_alpha, check_choice, check_nonnegative, check_positive_int
+from .covariance import MeansCovariance, unit_clusters, units_covariance
 from .data import UnitScores
-from .means import MeanCovariance, mean_covariance
 from .pairwise import RankciWarning
 from .ranking import UNIT_SCOPE, Ranking, observed_ranks, ranking_from_dominance
 from .stepdown import (
@@ -170,7 +170,7 @@ def _marginal(stat, scale, null, alpha, stepdown):
 
 
 def _build(
-    estimates: MeanCovariance,
+    estimates: MeansCovariance,
     null: np.ndarray,
     *,
     alpha: float,
@@ -180,13 +180,13 @@ def _build(
     method: dict,
     details: dict,
 ) -> Ranking:
-    n_independent = estimates.n_independent if estimates.small_sample else None
+    n_independent = estimates.n_groups if estimates.small_sample != "none" else None
     stat, scale = _pair_statistics(estimates.mean, estimates.cov, delta, n_independent)
     procedure = "step-down" if stepdown else "single-step"
     where = f"{estimates.n_units} {estimates.unit} units" if estimates.unit else "the given means"
     scope = f"; inference extends to {UNIT_SCOPE[estimates.unit]}" if estimates.unit else ""
-    if estimates.n_clusters is not None:
-        scope = f" with a cluster-robust covariance over {estimates.n_clusters} clusters" + (
+    if estimates.kind == "cluster":
+        scope = f" with a cluster-robust covariance over {estimates.n_groups} clusters" + (
             "; inference extends to new clusters (subjects) like these"
         )
     margin = f" with indifference margin {delta:g}" if delta > 0 else ""
@@ -237,9 +237,9 @@ def _build(
 FEW_UNITS = 50
 
 
-def _warn_few_units(estimates: MeanCovariance) -> None:
-    what = "clusters" if estimates.n_clusters is not None else "units"
-    g = estimates.n_independent
+def _warn_few_units(estimates: MeansCovariance) -> None:
+    what = "clusters" if estimates.kind == "cluster" else "units"
+    g = estimates.n_groups
     warnings.warn(
         f"max-t with only {g} independent {what}: its small-sample form keeps the level but is "
         f"conservative here, and no statistic can exceed sqrt({g}) = {np.sqrt(g):.2f}; Holm with "
@@ -329,13 +329,16 @@ def maxt_ranking_from_cov(
     check_choice("coverage", coverage, COVERAGES)
     delta = check_nonnegative(delta, "delta")
     draws = check_positive_int(draws, "draws")
-    estimates = MeanCovariance(
+    estimates = MeansCovariance(
         models=names,
         mean=mean,
         cov=cov,
         n=np.zeros(mean.size, dtype=np.int64),
-        n_units=0,
-        small_sample=False,
+        kind="item",
+        small_sample="none",
+        n_groups=0,
+        unit=None,
+        missing=None,
     )
     null = gaussian_draws(cov, draws, rng)
     method = _method(None, None, delta, bool(stepdown), "gaussian", "given", draws, None)
@@ -370,7 +373,7 @@ def maxt_ranking(
     ----------
     units : UnitScores
     groups : array_like, optional
-        A cluster label per unit (:func:`rankci.means.unit_clusters`): cluster-robust covariance
+        A cluster label per unit (``UnitScores.unit_cluster``): cluster-robust covariance
         and, with ``resampling="bootstrap"``, whole clusters resampled.
     alpha : float, default 0.05
     coverage : {"simultaneous", "marginal"}
@@ -382,7 +385,7 @@ def maxt_ranking(
     stepdown : bool, default True
     small_sample : bool, default True
         Small-sample corrections: the ``G / (G - 1)`` factor on Sigma
-        (:func:`rankci.means.mean_covariance`) and the null-restricted (score) form of the
+        (:func:`rankci.covariance.units_covariance`) and the null-restricted (score) form of the
         statistics (:func:`restricted`), which keep the family-wise level with few units.
         False gives the plain HC0 Wald statistics, as csranks on the same Sigma.
     rng : int, Generator or None
@@ -397,12 +400,12 @@ def maxt_ranking(
     check_choice("resampling", resampling, RESAMPLINGS)
     delta = check_nonnegative(delta, "delta")
     draws = check_positive_int(draws, "draws")
-    estimates = mean_covariance(units, groups, small_sample=small_sample)
-    if small_sample and estimates.n_independent < FEW_UNITS:
+    estimates = units_covariance(units, groups, small_sample="cadjust" if small_sample else False)
+    if small_sample and estimates.n_groups < FEW_UNITS:
         _warn_few_units(estimates)
     details: dict = {"draws": draws}
-    if estimates.n_clusters is not None:
-        details["n_clusters"] = estimates.n_clusters
+    if estimates.kind == "cluster":
+        details["n_clusters"] = estimates.n_groups
     if resampling == "gaussian":
         null = gaussian_draws(estimates.cov, draws, rng)
     else:
@@ -415,7 +418,7 @@ def maxt_ranking(
         delta,
         bool(stepdown),
         resampling,
-        estimates.covariance_kind,
+        "cluster" if estimates.kind == "cluster" else "independent",
         draws,
         bool(small_sample),
     )
@@ -453,8 +456,6 @@ def rank_scores_maxt(
     ({"independent", "cluster"}: cluster-robust over the scores' cluster column), ``stepdown``
     (True) and ``small_sample`` (True).
     """
-    from .means import unit_clusters
-
     unknown = sorted(set(options) - set(MAXT_OPTIONS))
     if unknown:
         raise ValueError(

@@ -23,10 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._bootstrap import resample_counts
+from . import _bootstrap as boot
 from ._checks import as_generator, check_alpha, check_positive_int
 from .data import UnitScores
-from .means import _sum_by_group
 
 __all__ = ["bootstrap_draws", "critical_value", "gaussian_draws", "stepdown_maxt"]
 
@@ -78,22 +77,13 @@ def bootstrap_draws(
     generator = as_generator(rng)
     x = units.values
     finite = np.isfinite(x)
-    sums = np.where(finite, x, 0.0)
-    counts = finite.astype(float)
-    if groups is not None:
+    mean = np.where(finite, x, 0.0).sum(axis=0) / finite.sum(axis=0)
+    if groups is None:
+        resampled = boot.bootstrap_means(x, draws, generator)
+    else:
         _, codes = np.unique(np.asarray(groups), return_inverse=True)
-        sums, counts = _sum_by_group(sums, codes), _sum_by_group(counts, codes)
-    n_groups = sums.shape[0]
-    mean = sums.sum(axis=0) / counts.sum(axis=0)
-    balanced = bool(np.all(counts == counts[:, :1]))
-    out = np.empty((draws, sums.shape[1]))
-    chunk = max(1, 4_000_000 // max(n_groups, 1))
-    for start in range(0, draws, chunk):
-        weights = resample_counts(generator, min(chunk, draws - start), n_groups)
-        numerator = weights @ sums
-        denominator = (weights @ counts[:, :1]) if balanced else weights @ counts
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start : start + weights.shape[0]] = numerator / denominator - mean
+        resampled = boot.cluster_bootstrap_means(x, codes, int(codes.max()) + 1, draws, generator)
+    out = resampled - mean
     empty = int(np.isnan(out).sum())
     return out, empty
 
