@@ -11,6 +11,7 @@ from . import datasets
 from .data import Scores, UnitScores
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
+from .multibench import BenchmarkRankings, rank_benchmarks
 from .multiplicity import adjust_pvalues
 from .pairwise import Pairwise, RankciWarning, pairwise_tests
 from .ranking import (
@@ -24,6 +25,7 @@ from .ranking import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "BenchmarkRankings",
     "ClusterRankings",
     "DominanceCycleError",
     "Pairwise",
@@ -37,6 +39,7 @@ __all__ = [
     "marginal_ranking",
     "pairwise_tests",
     "rank",
+    "rank_benchmarks",
     "rank_by_cluster",
     "ranking_from_dominance",
     "read_scores",

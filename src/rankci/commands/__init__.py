@@ -1,5 +1,5 @@
 """Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
 
-from . import demo, rank, report
+from . import benchmarks, demo, rank, report
 
-COMMANDS = [rank, report, demo]
+COMMANDS = [rank, benchmarks, report, demo]
