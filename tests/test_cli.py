@@ -133,3 +133,12 @@ def test_demo_runs_on_the_bundled_data_through_the_installed_command():
     assert "MMLU-Pro" in out and "gemini-3.1-pro" in out and "Llama-2-7b-hf" in out
     assert "With probability at least 95%" in out
     assert out.count("\n") > 32
+
+
+def test_report_command_writes_a_page_with_every_model(data_file, tmp_path):
+    path, scores = data_file
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(out), "--top-k", "2", "--unit", "cluster"]) == 0
+    text = out.read_text()
+    assert text.count("<tr>") == scores.n_models + 1 and "top-2" in text
+    assert "cluster units" in text

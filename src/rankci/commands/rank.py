@@ -94,9 +94,9 @@ def test_options(args: argparse.Namespace) -> dict:
     return {}
 
 
-def run(args: argparse.Namespace) -> int:
-    scores = load_data(args)
-    common = dict(
+def method_options(args: argparse.Namespace) -> dict:
+    """Keyword arguments of :func:`rankci.rank` from the method options."""
+    return dict(
         unit=args.unit,
         test=args.test,
         coverage=args.coverage,
@@ -107,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
         rng=args.seed,
         **test_options(args),
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_data(args)
+    common = method_options(args)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
         emit(render_clusters(result, args.format, args.top_k), args)

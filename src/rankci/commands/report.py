@@ -7,7 +7,7 @@ import sys
 
 from ..cli import add_data_arguments, load_data
 from ..report import write_report
-from .rank import add_method_arguments, test_options
+from .rank import add_method_arguments, method_options
 
 NAME = "report"
 HELP = "write a self-contained HTML report: leaderboard, rank intervals, tiers, plots, method"
@@ -37,17 +37,9 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         k=args.top_k,
         by_cluster=not args.no_clusters and not args.by_cluster,
-        unit=args.unit,
-        test=args.test,
-        coverage=args.coverage,
-        alpha=args.alpha,
-        delta=args.delta,
-        missing=args.missing,
-        multiplicity=args.multiplicity,
-        rng=args.seed,
         filter_uninformative=args.filter_uninformative,
         alpha_split=tuple(args.alpha_split),
-        **test_options(args),
+        **method_options(args),
     )
     print(f"report written to {path}", file=sys.stderr)
     return 0
