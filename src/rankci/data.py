@@ -59,6 +59,9 @@ class UnitScores:
         True when every unit-level score is 0 or 1 (required by the sign test).
     cluster : str or None
         The cluster this matrix is restricted to, for per-cluster analyses.
+    unit_cluster : ndarray of int or None
+        For units nested in clusters (observation, item, cluster), each unit's cluster as a code
+        into ``Scores.clusters``; None without a cluster column or for prompt units.
     """
 
     values: np.ndarray
@@ -69,6 +72,7 @@ class UnitScores:
     excluded: dict
     binary: bool
     cluster: str | None = None
+    unit_cluster: np.ndarray | None = None
 
     @property
     def n_units(self) -> int:
@@ -425,15 +429,20 @@ class Scores:
         else:
             excluded["reason"] = "none; each pair uses the units scored for both models"
 
+        nested = self.item_cluster is not None
+        unit_cluster = None
         if unit == "observation":
             unit_of_obs = np.arange(matrix.shape[0])
             labels = self._observation_labels(obs_item, obs_prompt)
+            unit_cluster = self.item_cluster[obs_item] if nested else None
         elif unit == "item":
             unit_of_obs, item_codes = _compact(obs_item)
             labels = tuple(self.items[i] for i in item_codes)
+            unit_cluster = self.item_cluster[item_codes] if nested else None
         elif unit == "cluster":
             unit_of_obs, cluster_codes = _compact(self.item_cluster[obs_item])
             labels = tuple(self.clusters[c] for c in cluster_codes)
+            unit_cluster = cluster_codes
             empty = sorted(set(self.clusters) - set(labels))
             if empty:
                 excluded["clusters_excluded"] = empty
@@ -457,6 +466,7 @@ class Scores:
             excluded=excluded,
             binary=binary,
             cluster=cluster,
+            unit_cluster=unit_cluster,
         )
 
     def _observation_labels(self, obs_item: np.ndarray, obs_prompt: np.ndarray) -> tuple:

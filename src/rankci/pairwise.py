@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from ._bootstrap import resample_counts
 from ._checks import as_generator, check_choice, check_nonnegative, check_positive_int
 from ._progress import Progress
 from .data import UnitScores
@@ -518,13 +519,6 @@ def _warn_resolution(reps: int, n_models: int) -> None:
         )
 
 
-def _resample_counts(generator: np.random.Generator, reps: int, n_units: int) -> np.ndarray:
-    """Bootstrap multiplicities: row b counts how often each unit is drawn in resample b."""
-    draws = generator.integers(0, n_units, size=(reps, n_units))
-    offsets = (np.arange(reps) * n_units)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=reps * n_units).reshape(reps, n_units)
-
-
 def _resampled_exceedances(
     x: np.ndarray, delta: float, reps: int, weights_for_chunk, offset: float, centred: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -581,7 +575,7 @@ def _bootstrap(x: np.ndarray, delta: float, reps: int, generator: np.random.Gene
         x,
         delta,
         reps,
-        lambda b: _resample_counts(generator, b, n_units).astype(float),
+        lambda b: resample_counts(generator, b, n_units),
         offset=0.0,
         centred=True,
     )

@@ -1,5 +1,5 @@
 """Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
 
-from . import benchmarks, demo, rank, report
+from . import benchmarks, demo, plan, rank, report, scores
 
-COMMANDS = [rank, benchmarks, report, demo]
+COMMANDS = [rank, scores, plan, benchmarks, report, demo]

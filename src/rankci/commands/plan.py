@@ -1,0 +1,171 @@
+"""``rankci plan DATA``: how many items are enough (interval width, separating a pair)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
+from ..planning import MULTIPLICITY, Plan, plan
+from ..ranking import _plain
+
+NAME = "plan"
+HELP = "how many items are enough: expected interval width and pairwise resolution against n"
+OUTPUT_FORMATS = ("table", "json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser)
+    group = parser.add_argument_group("planning")
+    group.add_argument(
+        "--target-width",
+        type=float,
+        metavar="W",
+        help="items each model needs for an interval at most W wide",
+    )
+    group.add_argument(
+        "--pair", nargs=2, metavar=("A", "B"), help="items needed to separate model A from model B"
+    )
+    group.add_argument(
+        "--difference",
+        type=float,
+        metavar="D",
+        help="plan for this gap instead of the pilot's observed differences",
+    )
+    group.add_argument(
+        "--items",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="numbers of items to evaluate (default: the pilot's n x 1/2, 1, 2, 4)",
+    )
+    group.add_argument(
+        "--method",
+        default="normal",
+        choices=("normal", "cluster"),
+        help="items independent (normal) or clustered like the pilot's (cluster)",
+    )
+    group.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    group.add_argument(
+        "--power",
+        type=float,
+        default=0.8,
+        help="probability of separating a pair to plan for (default 0.8)",
+    )
+    group.add_argument(
+        "--multiplicity",
+        default="none",
+        choices=MULTIPLICITY,
+        help="test each pair at alpha (none) or at alpha over all pairs (bonferroni)",
+    )
+    group.add_argument("--missing", default="pairwise", choices=("pairwise", "complete"))
+    add_output_arguments(parser, OUTPUT_FORMATS)
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_data(args)
+    pilot = plan(
+        scores,
+        kind="cluster" if args.method == "cluster" else "item",
+        alpha=args.alpha,
+        power=args.power,
+        multiplicity=args.multiplicity,
+        missing=args.missing,
+    )
+    sizes = args.items or sorted({max(2, round(pilot.n_pilot * f)) for f in (0.5, 1, 2, 4)})
+    payload = _payload(pilot, sizes, args)
+    emit(to_json(payload) if args.format == "json" else _text(pilot, payload), args)
+    return 0
+
+
+def _finite(value: float):
+    return None if not math.isfinite(value) else int(value)
+
+
+def _payload(pilot: Plan, sizes: list[int], args: argparse.Namespace) -> dict:
+    out = pilot.to_dict()
+    out["n_pilot"] = pilot.n_pilot
+    widths = pilot.curve(sizes)
+    out["width_curve"] = _plain(widths.to_dict(orient="records"))
+    out["resolution"] = _plain(pilot.resolution(sizes, args.difference).to_dict(orient="records"))
+    if args.target_width is not None:
+        needed = pilot.items_for_width(args.target_width)
+        out["target_width"] = {
+            "width": args.target_width,
+            "items": {m: int(k) for m, k in zip(pilot.models, needed, strict=True)},
+            "all_models": int(needed.max()),
+        }
+    if args.pair is not None:
+        a, b = args.pair
+        n_needed = pilot.items_to_separate(a, b, difference=args.difference)
+        j, l = pilot.models.index(a), pilot.models.index(b)
+        prob = pilot.separation_probability(np.asarray(sizes, dtype=float), args.difference)
+        out["pair"] = {
+            "first": a,
+            "second": b,
+            "difference": float(pilot.score[j] - pilot.score[l]),
+            "planned_difference": args.difference,
+            "sd": float(pilot.difference_sd()[j, l]),
+            "items_needed": _finite(n_needed),
+            "probability": [
+                {"n": int(n), "probability": float(p)}
+                for n, p in zip(sizes, prob[:, j, l], strict=True)
+            ],
+        }
+    return out
+
+
+def _text(pilot: Plan, payload: dict) -> str:
+    kind = "clustered like the pilot's" if pilot.kind == "cluster" else "independent"
+    level = "each pair at alpha" if pilot.multiplicity == "none" else "Bonferroni over all pairs"
+    lines = [
+        f"pilot: {pilot.n_models} models, {pilot.n_pilot} {pilot.unit} units ({kind} items); "
+        f"alpha = {pilot.alpha:g}, power = {pilot.power:g}, {level}",
+        "",
+    ]
+    curve = pd.DataFrame(payload["width_curve"])
+    table = curve.pivot(index="model", columns="n", values="width")
+    order = list(pilot.to_frame()["model"])
+    table = table.loc[order]
+    table.columns = [f"width@{n}" for n in table.columns]
+    table.insert(0, "score", pilot.score[[pilot.models.index(m) for m in order]])
+    lines += ["expected interval width", text_table(table.reset_index()), ""]
+    resolution = pd.DataFrame(payload["resolution"])
+    lines += [
+        "pairs separated (probability >= power) and expected number separated",
+        text_table(resolution, floatfmt=".1f"),
+    ]
+    if "target_width" in payload:
+        target = payload["target_width"]
+        worst = max(target["items"], key=target["items"].get)
+        lines += [
+            "",
+            f"items for intervals at most {target['width']:g} wide: {target['all_models']} "
+            f"(for every model; the widest is {worst})",
+        ]
+    if "pair" in payload:
+        pair = payload["pair"]
+        gap = (
+            pair["planned_difference"]
+            if pair["planned_difference"] is not None
+            else (pair["difference"])
+        )
+        needed = pair["items_needed"]
+        words = f"{needed} items" if needed is not None else "never (no difference to detect)"
+        lines += [
+            "",
+            f"{pair['first']} vs {pair['second']}: difference {gap:+.4f}, per-item sd of the "
+            f"difference {pair['sd']:.4f}; separated with probability {pilot.power:g} at: {words}",
+        ]
+        lines += [
+            f"  n = {row['n']}: probability {row['probability']:.3f}" for row in pair["probability"]
+        ]
+    lines += [
+        "",
+        "Normal approximation from the pilot's variances; observed differences are estimates, "
+        "so plan with --difference for the smallest gap that matters.",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""``rankci scores DATA``: score intervals, overlap flags and the paired verdict."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
+from ..data import UNITS
+from ..intervals import METHODS, ScoreIntervals, score_intervals
+from ..subscores import SubScores, subscores
+
+NAME = "scores"
+HELP = "each model's score with a confidence interval, overlap flags and the paired verdict"
+OUTPUT_FORMATS = ("table", "json", "csv")
+LIST_LIMIT = 12  # list the flagged pairs by name up to this many models
+
+_METHOD_WORDS = {
+    "normal": "normal (CLT) interval",
+    "cluster": "clustered standard error (Miller)",
+    "bootstrap": "bootstrap percentile interval",
+    "bca": "bootstrap BCa interval",
+    "cluster-bootstrap": "cluster bootstrap percentile interval",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser)
+    group = parser.add_argument_group("method")
+    group.add_argument(
+        "--method",
+        default="bootstrap",
+        choices=METHODS,
+        help="interval method (default: bootstrap, the percentile bootstrap)",
+    )
+    group.add_argument("--reps", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    group.add_argument("--seed", type=int, help="seed for the bootstrap methods")
+    group.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="each interval covers with probability 1 - alpha (default 0.05)",
+    )
+    group.add_argument(
+        "--small-sample",
+        action="store_true",
+        help="cluster methods: multiply the clustered variance by G/(G-1) and use "
+        "Student's t with G-1 df (recommended below ~50 clusters)",
+    )
+    group.add_argument(
+        "--cr2",
+        action="store_true",
+        help="cluster methods: the Bell-McCaffrey (CR2) small-sample correction "
+        "with Satterthwaite df instead; best when cluster sizes differ",
+    )
+    group.add_argument(
+        "--by-cluster",
+        action="store_true",
+        help="also give every model's interval within each cluster (subscores)",
+    )
+    group.add_argument(
+        "--unit", default="item", choices=UNITS, help="unit of analysis (default: item)"
+    )
+    group.add_argument(
+        "--missing",
+        default="pairwise",
+        choices=("pairwise", "complete"),
+        help="each model on the items it has (default) or only items every model has",
+    )
+    group.add_argument(
+        "--no-verdict", action="store_true", help="skip the paired verdict (paired tests + Holm)"
+    )
+    add_output_arguments(parser, OUTPUT_FORMATS)
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_data(args)
+    common = dict(
+        alpha=args.alpha,
+        reps=args.reps,
+        rng=args.seed,
+        unit=args.unit,
+        missing=args.missing,
+        verdict=not args.no_verdict,
+    )
+    small_sample = "cr2" if args.cr2 else ("cadjust" if args.small_sample else False)
+    result = score_intervals(scores, args.method, small_sample=small_sample, **common)
+    by_cluster = subscores(scores, args.method, **common) if args.by_cluster else None
+    emit(render(result, by_cluster, args.format), args)
+    return 0
+
+
+def render(result: ScoreIntervals, by_cluster: SubScores | None, fmt: str) -> str:
+    if fmt == "json":
+        payload = result.to_dict()
+        if by_cluster is not None:
+            sub = by_cluster.to_dict()
+            payload["within_cluster_method"] = sub["within_cluster_method"]
+            payload["clusters"] = sub["clusters"]
+        return to_json(payload)
+    if fmt == "csv":
+        frame = result.to_frame().assign(cluster=None)
+        if by_cluster is not None:
+            frame = pd.concat([frame, by_cluster.to_frame()], ignore_index=True)
+        return frame[["cluster", *[c for c in frame.columns if c != "cluster"]]].to_csv(index=False)
+    blocks = [_block(result, title=None)]
+    if by_cluster is not None:
+        for name, part in by_cluster.intervals.items():
+            blocks.append(_block(part, title=f"cluster {name!r}"))
+    blocks.append(result.guarantee)
+    return "\n\n".join(blocks)
+
+
+def _summary(result: ScoreIntervals) -> str:
+    words = _METHOD_WORDS[result.method]
+    options = result.options
+    if "reps" in options:
+        seed = f", seed {options['seed']}" if options.get("seed") is not None else ""
+        words += f" ({options['reps']} resamples{seed})"
+    if "n_clusters" in options:
+        words += f", {options['n_clusters']} clusters"
+        if options.get("small_sample", "none") != "none":
+            words += f", small-sample correction {options['small_sample']}"
+    return (
+        f"{result.n_models} models, {result.n_units} {result.unit} units; {words}, "
+        f"{1 - result.alpha:.0%} intervals"
+    )
+
+
+def _display(result: ScoreIntervals) -> pd.DataFrame:
+    frame = result.to_frame()
+    index = {m: k for k, m in enumerate(result.models)}
+    rows = np.array([index[m] for m in frame["model"]], dtype=int)
+    frame["overlaps"] = result.overlap[rows].sum(axis=1)
+    if result.separated is not None:
+        ordered = result.separated | result.separated.T
+        frame["unseparated"] = (~ordered[rows]).sum(axis=1) - 1
+    return frame
+
+
+def _pair_words(pairs: list[tuple[str, str]], joiner: str) -> str:
+    return ", ".join(f"{a} {joiner} {b}" for a, b in pairs) if pairs else "none"
+
+
+def _block(result: ScoreIntervals, title: str | None) -> str:
+    lines = [title] if title else []
+    lines += [_summary(result), "", text_table(_display(result)), ""]
+    n_pairs = result.n_models * (result.n_models - 1) // 2
+    overlapping = result.indistinguishable()
+    lines.append(
+        f"overlapping intervals ('statistically indistinguishable', conservative): "
+        f"{len(overlapping)} of {n_pairs} pairs"
+    )
+    if result.n_models <= LIST_LIMIT:
+        lines.append("  " + _pair_words(overlapping, "~"))
+    if result.separated is not None:
+        separated = result.separated_pairs()
+        lines.append(
+            f"paired verdict ({result.verdict_method['description']} + Holm, simultaneous): "
+            f"{len(separated)} of {n_pairs} pairs separated"
+        )
+        if result.n_models <= LIST_LIMIT:
+            lines.append("  " + _pair_words(separated, ">"))
+    return "\n".join(lines)

@@ -1,0 +1,306 @@
+"""The covariance matrix of the model means: item-level (paired) or cluster-robust (Miller).
+
+``Sigma[j, l] = c * sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)``, with
+``e_ij = x_ij - mean_j`` (0 where model j has no score for unit i) and g running over units (items
+independent; models paired on the units they share) or over clusters (Miller 2024, Eq. 4). It is
+the HC0 sandwich of the least-squares fit ``score ~ 0 + model`` clustered on the unit or the
+cluster, i.e. R's ``sandwich::vcovCL(..., type="HC0")``; ``c = G/(G-1)`` with ``small_sample``
+(``cadjust=TRUE``), else 1. Its diagonal gives the per-model standard errors, and
+``S_jj + S_ll - 2 S_jl`` the variance of a difference of means (Miller's paired and clustered
+paired standard errors).
+
+Small-sample corrections (``small_sample``): ``"cadjust"`` (or ``True``) multiplies by G/(G-1)
+and pairs with Student's t on G - 1 df; ``"cr2"`` is the bias-reduced linearization of Bell and
+McCaffrey (2002), ``S_g -> S_g / sqrt(1 - n_g/n)`` for a mean, with Satterthwaite degrees of
+freedom (Imbens and Kolesar 2016), which also copes with clusters of very unequal sizes.
+
+References
+----------
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
+Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances: an object-oriented
+implementation of clustered covariances in R. Journal of Statistical Software 95(1).
+Bell, R. M. and McCaffrey, D. F. (2002). Bias reduction in standard errors for linear regression
+with multi-stage samples. Survey Methodology 28(2), 169-181.
+Imbens, G. W. and Kolesar, M. (2016). Robust standard errors in small samples: some practical
+advice. Review of Economics and Statistics 98(4), 701-712.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import _bootstrap as boot
+from ._checks import check_choice
+from .data import MISSING, UNITS, Scores, UnitScores
+from .ranking import _plain
+
+KINDS = ("item", "cluster")
+SMALL_SAMPLE = ("none", "cadjust", "cr2")
+
+__all__ = [
+    "KINDS",
+    "SMALL_SAMPLE",
+    "MeansCovariance",
+    "covariance_of_means",
+    "grouped_residuals",
+    "means_covariance",
+]
+
+
+# ---------------------------------------------------------------------- inputs
+def as_scores(data) -> Scores:
+    """Scores from Scores, a DataFrame or a path (validated by :func:`rankci.read_scores`)."""
+    from .leaderboard import _as_scores
+
+    return _as_scores(data)
+
+
+def unit_clusters(scores: Scores, units: UnitScores) -> np.ndarray:
+    """The cluster code (into ``scores.clusters``) of every row of ``units``.
+
+    Defined for item and observation units (both nested in clusters).
+    """
+    if scores.clusters is None:
+        raise ValueError("this needs a cluster column (subject, category, task, ...)")
+    if units.unit not in ("item", "observation") or units.unit_cluster is None:
+        raise ValueError(
+            f"clusters are defined for item or observation units, not unit={units.unit!r}"
+        )
+    return units.unit_cluster
+
+
+# ---------------------------------------------------------------------- covariance of the means
+@dataclass(frozen=True, repr=False, eq=False)
+class MeansCovariance:
+    """The model means and the covariance matrix of their sampling distribution.
+
+    Attributes
+    ----------
+    models : tuple of str
+    mean : ndarray (M,)
+        Available-case means ``mean_j`` (over the units model j has).
+    cov : ndarray (M, M)
+        ``cov[j, l] = c sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)``, the sandwich
+        (HC0) covariance of the means, with g = units (``kind="item"``) or clusters
+        (``kind="cluster"``) and ``c = G/(G - 1)`` for ``small_sample="cadjust"`` else 1
+        (``"cr2"`` rescales each group's sums instead).
+    n : ndarray (M,) of int
+        Units scored per model.
+    kind : {"item", "cluster"}
+    small_sample : {"none", "cadjust", "cr2"}
+    df : ndarray (M,)
+        Degrees of freedom for a t reference: inf (none), G - 1 (cadjust), Satterthwaite (cr2).
+    n_groups : int
+        G: units (``kind="item"``) or clusters with at least one unit.
+    unit, missing : str
+    excluded : dict
+    """
+
+    models: tuple[str, ...]
+    mean: np.ndarray
+    cov: np.ndarray
+    n: np.ndarray
+    kind: str
+    small_sample: str
+    n_groups: int
+    df: np.ndarray | None = None
+    unit: str = "item"
+    missing: str = "pairwise"
+    excluded: dict = field(default_factory=dict)
+
+    @property
+    def se(self) -> np.ndarray:
+        """Standard error of each mean (square root of the diagonal)."""
+        return np.sqrt(np.diag(self.cov))
+
+    def difference_se(self) -> np.ndarray:
+        """M x M standard errors of ``mean_j - mean_l``: ``sqrt(S_jj + S_ll - 2 S_jl)``."""
+        diag = np.diag(self.cov)
+        var = diag[:, None] + diag[None, :] - 2.0 * self.cov
+        return np.sqrt(np.maximum(var, 0.0))
+
+    def to_frame(self) -> pd.DataFrame:
+        """model, mean, n, then one covariance column per model (the oracle files' layout)."""
+        frame = pd.DataFrame({"model": list(self.models), "mean": self.mean, "n": self.n})
+        cov = pd.DataFrame(self.cov, columns=list(self.models))
+        return pd.concat([frame, cov], axis=1)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "small_sample": self.small_sample,
+            "n_groups": int(self.n_groups),
+            "df": _plain(self.df),
+            "unit": self.unit,
+            "missing": self.missing,
+            "models": list(self.models),
+            "mean": _plain(self.mean),
+            "n": _plain(self.n),
+            "cov": _plain(self.cov),
+            "excluded": _plain(self.excluded),
+        }
+
+    def __repr__(self) -> str:
+        adj = f", small_sample={self.small_sample!r}" if self.small_sample != "none" else ""
+        return (
+            f"MeansCovariance({len(self.models)} models, kind={self.kind!r}{adj}, "
+            f"{self.n_groups} groups, unit={self.unit!r})"
+        )
+
+
+def centred(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(available-case means, residuals with 0 where not scored, counts) of each column."""
+    finite = np.isfinite(values)
+    n = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.where(finite, values, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
+    return mean, np.where(finite, values - mean, 0.0), n
+
+
+def small_sample_mode(value: object) -> str:
+    """``False``/``None``/"none" -> "none"; ``True``/"cadjust" -> "cadjust"; "cr2" -> "cr2"."""
+    if value is None or value is False:
+        return "none"
+    if value is True:
+        return "cadjust"
+    return check_choice("small_sample", value, SMALL_SAMPLE)
+
+
+@dataclass(frozen=True)
+class GroupedResiduals:
+    """Per-group residual sums (adjusted for CR2), the counts and the small-sample facts."""
+
+    mean: np.ndarray
+    sums: np.ndarray  # G x M
+    n: np.ndarray
+    n_groups: int
+    factor: float  # G/(G-1) for "cadjust", else 1
+    df: np.ndarray  # per model: inf (none), G - 1 (cadjust), Bell-McCaffrey (cr2)
+
+    def variance(self) -> np.ndarray:
+        """Diagonal of the covariance of the means."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.factor * (self.sums**2).sum(axis=0) / self.n.astype(float) ** 2
+
+    def covariance(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.factor * (self.sums.T @ self.sums) / np.outer(self.n, self.n)
+
+
+def grouped_residuals(
+    values: np.ndarray, cluster: np.ndarray | None = None, small_sample: object = False
+) -> GroupedResiduals:
+    """Residual sums per group (unit, or cluster when ``cluster`` gives each row's code).
+
+    CR2 (Bell and McCaffrey 2002) for a mean: the hat matrix of cluster g is ``J / n``, so
+    ``(I - H_gg)^{-1/2} e_g`` has sum ``S_g / sqrt(1 - n_g/n)``; its Satterthwaite degrees of
+    freedom under a working independence model (Imbens and Kolesar 2016) are
+    ``(tr K)^2 / tr K^2`` with ``K = diag(a) - b b'/n``, ``a_g = w_g n_g``, ``b_g^2 = w_g n_g^2``,
+    ``w_g = 1 / (1 - n_g/n)``. Without clusters CR2 gives ``s^2/n`` with n - 1 df.
+    """
+    mode = small_sample_mode(small_sample)
+    mean, residuals, n = centred(values)
+    if cluster is None:
+        sums, n_groups = residuals, residuals.shape[0]
+    else:
+        codes, compact = np.unique(cluster, return_inverse=True)
+        n_groups = len(codes)
+        sums, _ = boot.cluster_sums(residuals, compact, n_groups)
+    factor = 1.0
+    df = np.full(values.shape[1], np.inf)
+    if mode == "cadjust":
+        factor = n_groups / max(n_groups - 1, 1)
+        df[:] = max(n_groups - 1, 1)
+    elif mode == "cr2":
+        finite = np.isfinite(values).astype(np.float64)
+        if cluster is None:
+            sizes = finite
+        else:
+            sizes, _ = boot.cluster_sums(finite, compact, n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            keep = 1.0 - sizes / n
+            weight = np.where(keep > 0, 1.0 / keep, np.nan)
+            sums = sums * np.sqrt(weight)
+            a, b2 = weight * sizes, weight * sizes**2
+            trace = a.sum(axis=0) - b2.sum(axis=0) / n
+            square = (a**2).sum(axis=0) - 2 * (a * b2).sum(axis=0) / n + b2.sum(axis=0) ** 2 / n**2
+            df = trace**2 / square
+    return GroupedResiduals(mean=mean, sums=sums, n=n, n_groups=n_groups, factor=factor, df=df)
+
+
+def covariance_of_means(
+    values: np.ndarray, cluster: np.ndarray | None = None, small_sample: object = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(means, sandwich covariance of the means, counts, G) of a units x models matrix."""
+    grouped = grouped_residuals(values, cluster, small_sample)
+    return grouped.mean, grouped.covariance(), grouped.n, grouped.n_groups
+
+
+def means_covariance(
+    data: Scores | pd.DataFrame | str | os.PathLike,
+    *,
+    kind: str = "item",
+    small_sample: bool | str = False,
+    unit: str = "item",
+    missing: str = "pairwise",
+) -> MeansCovariance:
+    """Covariance matrix of the model means, item-level or cluster-robust.
+
+    ``Sigma[j, l] = c * sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)`` with
+    ``e_ij = x_ij - mean_j`` (0 where model j has no score for unit i), g running over units
+    (``kind="item"``: units independent, models paired on shared units) or clusters
+    (``kind="cluster"``: Miller's clustered estimator, Eq. 4), and ``c = G/(G-1)`` with
+    ``small_sample=True`` (G = number of groups), else 1. This is
+    ``sandwich::vcovCL(lm(score ~ 0 + model), cluster=~item or ~cluster, type="HC0")`` in R,
+    with available cases (each model's mean over the units it has).
+
+    Parameters
+    ----------
+    data : Scores, DataFrame or path
+    kind : {"item", "cluster"}
+    small_sample : {False, True, "cadjust", "cr2"}, default False
+        ``True`` / ``"cadjust"``: multiply by G/(G-1) (``cadjust=TRUE`` in sandwich); ``"cr2"``:
+        Bell-McCaffrey bias-reduced variance (see the module docstring).
+    unit : {"item", "observation", "cluster", "prompt"}
+        Units of analysis (``kind="cluster"`` needs item or observation units).
+    missing : {"pairwise", "complete"}
+        ``"pairwise"`` (available cases, default) or only the units scored by every model.
+
+    Returns
+    -------
+    MeansCovariance
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> x = np.array([[1, 0], [1, 1], [0, 0], [1, 0]])
+    >>> means_covariance(Scores.from_matrix(x)).cov.round(4).tolist()
+    [[0.0469, 0.0156], [0.0156, 0.0469]]
+    """
+    scores = as_scores(data)
+    check_choice("kind", kind, KINDS)
+    check_choice("unit", unit, UNITS)
+    check_choice("missing", missing, MISSING)
+    mode = small_sample_mode(small_sample)
+    units = scores.units(unit, missing)
+    cluster = unit_clusters(scores, units) if kind == "cluster" else None
+    grouped = grouped_residuals(units.values, cluster, mode)
+    return MeansCovariance(
+        models=units.models,
+        mean=grouped.mean,
+        cov=grouped.covariance(),
+        n=grouped.n.astype(np.int64),
+        kind=kind,
+        small_sample=mode,
+        n_groups=grouped.n_groups,
+        df=grouped.df,
+        unit=unit,
+        missing=missing,
+        excluded=dict(units.excluded),
+    )

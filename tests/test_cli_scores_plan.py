@@ -1,0 +1,146 @@
+"""`rankci scores` and `rankci plan`: the JSON schema of the issue, tables and errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import rankci
+from rankci.cli import main
+from rankci.intervals import score_intervals
+
+ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+SMALL = str(ORACLES / "small.csv.gz")
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("method", ["normal", "cluster", "bootstrap", "bca", "cluster-bootstrap"])
+def test_scores_json_schema_and_values(capsys, method):
+    payload = _json(
+        capsys,
+        ["scores", SMALL, "--method", method, "--seed", "3", "--reps", "300", "--format", "json"],
+    )
+    assert payload["method"] == method and payload["alpha"] == 0.05
+    for row in payload["models"]:
+        assert {"model", "score", "lower", "upper", "se"} <= set(row)
+        assert row["lower"] <= row["score"] <= row["upper"]
+    assert all(isinstance(pair, list) and len(pair) == 2 for pair in payload["indistinguishable"])
+    expected = score_intervals(rankci.read_scores(SMALL), method, reps=300, rng=3)
+    assert payload["models"] == expected.to_dict()["models"]
+    assert payload["paired"]["multiplicity"] == "holm"
+
+
+def test_scores_by_cluster_and_small_sample(capsys):
+    payload = _json(
+        capsys,
+        [
+            "scores",
+            SMALL,
+            "--method",
+            "cluster",
+            "--small-sample",
+            "--by-cluster",
+            "--alpha",
+            "0.1",
+            "--format",
+            "json",
+        ],
+    )
+    assert payload["options"]["small_sample"] == "cadjust" and payload["alpha"] == 0.1
+    assert payload["within_cluster_method"] == "normal"
+    assert len(payload["clusters"]) == 20
+    assert payload["clusters"][0]["cluster"] == "c001"
+
+
+def test_scores_table_shows_both_verdicts(capsys):
+    assert main(["scores", SMALL, "--method", "normal"]) == 0
+    out = capsys.readouterr().out
+    assert "overlapping intervals ('statistically indistinguishable', conservative)" in out
+    assert "paired verdict (paired t + Holm, simultaneous)" in out
+    assert "m05 > m01" in out
+    assert out.splitlines()[2].split()[:6] == ["model", "score", "se", "lower", "upper", "n"]
+
+
+def test_scores_csv_and_output_file(tmp_path):
+    target = tmp_path / "out.csv"
+    assert (
+        main(
+            [
+                "scores",
+                SMALL,
+                "--method",
+                "normal",
+                "--by-cluster",
+                "--format",
+                "csv",
+                "-o",
+                str(target),
+            ]
+        )
+        == 0
+    )
+    lines = target.read_text().splitlines()
+    assert lines[0] == "cluster,model,score,se,lower,upper,n"
+    assert len(lines) == 1 + 5 + 20 * 5
+
+
+def test_scores_errors_exit_2(capsys):
+    assert main(["scores", SMALL, "--reps", "1"]) == 2
+    assert "reps must be an integer >= 2" in capsys.readouterr().err
+    assert main(["scores", str(ORACLES / "nope.csv"), "--method", "normal"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_scores_cluster_method_without_clusters_is_an_error(tmp_path, capsys):
+    path = tmp_path / "wide.csv"
+    path.write_text("item,a,b\nq1,1,0\nq2,0,0\nq3,1,1\n")
+    assert main(["scores", str(path), "--method", "cluster"]) == 2
+    assert "cluster column" in capsys.readouterr().err
+
+
+def test_plan_json_target_width_and_pair(capsys):
+    payload = _json(
+        capsys,
+        [
+            "plan",
+            str(ORACLES / "medium.csv.gz"),
+            "--target-width",
+            "0.03",
+            "--pair",
+            "m12",
+            "m10",
+            "--items",
+            "500",
+            "2000",
+            "--format",
+            "json",
+        ],
+    )
+    assert payload["n_pilot"] == 2000
+    assert payload["target_width"]["all_models"] == max(payload["target_width"]["items"].values())
+    pair = payload["pair"]
+    assert pair["first"] == "m12" and pair["items_needed"] == 1262
+    assert [row["n"] for row in pair["probability"]] == [500, 2000]
+    assert [row["n"] for row in payload["resolution"]] == [500, 2000]
+
+
+def test_plan_table_and_errors(capsys):
+    assert main(["plan", SMALL, "--method", "cluster", "--pair", "m05", "m01"]) == 0
+    out = capsys.readouterr().out
+    assert "clustered like the pilot's" in out and "m05 vs m01" in out
+    assert main(["plan", SMALL, "--pair", "m05", "zzz"]) == 2
+    assert "unknown model 'zzz'" in capsys.readouterr().err
+
+
+def test_scores_cr2_flag_and_flags_before_data(capsys):
+    payload = _json(capsys, ["scores", "--method", "cluster", "--cr2", SMALL, "--format", "json"])
+    assert payload["options"]["small_sample"] == "cr2"
+    assert payload["paired"]["test"] == "clustered-t"
+    payload = _json(
+        capsys, ["scores", "--small-sample", SMALL, "--method", "cluster", "--format", "json"]
+    )
+    assert payload["options"]["small_sample"] == "cadjust"
