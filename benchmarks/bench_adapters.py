@@ -10,8 +10,9 @@ ids and values replaced, so what is parsed has the size and nesting of the real 
 * Inspect: one ``.eval`` log per model, 2,000 samples x 5 epochs (header + sample summaries).
 * HELM: 10 scenarios x 1,000 instances per model, one run directory per (model, scenario).
 
-Each case runs in a fresh subprocess (peak resident memory is its own); the time is the best of
-``--repeats`` reads (``rankci.adapters.read_*`` from the files to validated Scores).
+Log size is the JSON parsed (``.eval`` archives uncompressed). Each case runs in a fresh
+subprocess (peak resident memory is its own); the time is the best of ``--repeats`` reads
+(``rankci.adapters.read_*`` from the files to validated Scores).
 
 Run:  python benchmarks/bench_adapters.py            (all sizes, best of 3)
       python benchmarks/bench_adapters.py --quick    (small sizes once; for CI)
@@ -173,6 +174,14 @@ WRITERS = {"lm-eval": write_lm_eval, "inspect": write_inspect, "helm": write_hel
 
 
 # ---------------------------------------------------------------------- one case
+def _size(path: Path) -> int:
+    """Bytes of JSON to parse: a .eval archive counts uncompressed."""
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as archive:
+            return sum(info.file_size for info in archive.infolist())
+    return path.stat().st_size
+
+
 def _case(fmt: str, models: int, groups: int, items: int, repeats: int) -> dict:
     import resource
     import time
@@ -184,7 +193,7 @@ def _case(fmt: str, models: int, groups: int, items: int, repeats: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "logs"
         WRITERS[fmt](root, models, groups, items)
-        size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+        size = sum(_size(p) for p in root.rglob("*") if p.is_file())
         best = float("inf")
         for _ in range(repeats):
             start = time.perf_counter()
