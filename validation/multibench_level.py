@@ -11,7 +11,7 @@ benchmarks and in the overall table; a replicate errs when any certified "j bett
 table is false (true accuracies: the benchmark's success probabilities, the weighted mean for the
 overall table). ``across="joint"`` and ``"split"`` promise at most alpha; ``"separate"`` does not.
 
-Run:  python validation/multibench_level.py             (10,000 / 4,000 replicates, ~10 minutes on 2 shared cores)
+Run:  python validation/multibench_level.py             (10,000 / 4,000 replicates, ~10 minutes)
       python validation/multibench_level.py --reps 500  (a quick look)
 """
 
