@@ -72,3 +72,12 @@ def test_detect_format(tmp_path):
         detect_format(FIXTURES)
     with pytest.raises(ValueError, match="found no scores"):
         detect_format(tmp_path)
+
+
+def test_benchmarks_from_one_log_directory_uses_top_level_groups(capsys):
+    assert main(["benchmarks", str(LM_EVAL), "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload["benchmarks"]) == {"toy_mc", "toy_echo"}
+    scores = quiet(read_lm_eval, LM_EVAL, cluster="benchmark")
+    expected = rankci.rank_benchmarks(scores, benchmark="cluster").to_dict()
+    assert payload == json.loads(json.dumps(expected))
