@@ -140,5 +140,6 @@ def test_report_command_writes_a_page_with_every_model(data_file, tmp_path):
     out = tmp_path / "r.html"
     assert main(["report", str(path), "-o", str(out), "--top-k", "2", "--unit", "cluster"]) == 0
     text = out.read_text()
-    assert text.count("<tr>") == scores.n_models + 1 and "top-2" in text
+    table = text.split('id="leaderboard-table">', 1)[1].split("</table>")[0]
+    assert table.count("<tr>") == scores.n_models + 1 and "top-2" in table
     assert "cluster units" in text

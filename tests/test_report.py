@@ -93,6 +93,15 @@ def test_report_is_self_contained(chembench, tmp_path):
     scores, ranking = chembench
     path = write_report(scores, tmp_path / "r.html", ranking=ranking, k=3)
     text = path.read_text()
+    for section in (
+        "leaderboard",
+        "score-intervals",
+        "rank-plots",
+        "clusters",
+        "omnibus",
+        "method",
+    ):
+        assert f'<section id="{section}">' in text
     assert "http://" not in text and "https://" not in text  # no network fetches
     assert text.count('<img class="plot"') >= 4 and "data:image/png;base64," in text
     assert ranking.guarantee in text.replace("&#x27;", "'")
@@ -109,7 +118,9 @@ def test_report_in_a_real_browser(tmp_path, mmlu):
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
-        assert page.locator("#leaderboard tbody tr").count() == mmlu.n_models
+        assert page.locator("#leaderboard-table tbody tr").count() == mmlu.n_models
+        ids = page.evaluate("Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
+        assert len(ids) == len(set(ids))
         images = page.evaluate(
             "Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
         )
@@ -119,8 +130,8 @@ def test_report_in_a_real_browser(tmp_path, mmlu):
         assert len(np.unique(shot[::7, ::7].reshape(-1, shot.shape[-1]), axis=0)) > 20
 
         # sorting by the score column (ascending on first click) puts the weakest model first
-        page.locator("#leaderboard th", has_text="score").click()
-        first = page.locator("#leaderboard tbody tr td").first.inner_text()
+        page.locator("#leaderboard-table th").nth(1).click()  # the score column
+        first = page.locator("#leaderboard-table tbody tr td").first.inner_text()
         assert first == ranking.models[int(np.argmin(ranking.score))]
 
         # readable at phone width: nothing but the table's own scroller overflows
@@ -128,3 +139,28 @@ def test_report_in_a_real_browser(tmp_path, mmlu):
         overflow = page.evaluate("document.documentElement.scrollWidth")
         assert overflow <= 390
         assert problems == []
+
+
+def test_score_intervals_in_the_table_are_about_the_scores_shown(chembench):
+    scores, _ = chembench
+    ranking = rankci.rank(scores, unit="item", missing="complete")
+    intervals = (
+        rankci.score_intervals(scores, "normal", unit="item", missing="complete", verdict=False)
+        .to_frame()
+        .set_index("model")
+    )
+    html = build_report(
+        scores, ranking=ranking, score_intervals="normal", by_cluster=False, omnibus=False
+    )
+    for j, model in enumerate(ranking.models):
+        lo, hi = intervals.loc[model, ["lower", "upper"]]
+        assert lo <= ranking.score[j] <= hi
+        assert f"[{lo:.4f}, {hi:.4f}]" in html
+
+
+def test_omnibus_section_reports_the_tests_and_variance_components(chembench):
+    scores, _ = chembench
+    anova = rankci.rm_anova(scores)
+    section = rankci.report.html.omnibus_section(scores)
+    assert f"= {anova.F:.4g}" in section.body and "Friedman" in section.body
+    assert "Variance components" in section.body and "residual" in section.body

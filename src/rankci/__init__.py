@@ -7,17 +7,20 @@ sets and tiers out, each with a stated guarantee.
 >>> ranking = rankci.rank(rankci.datasets.load_mmlu_pro())   # paired t + Holm, simultaneous
 """
 
-from . import datasets
+from . import datasets, sequential
 from .composite import CompositeScores, composite_scores
 from .covariance import MeansCovariance, means_covariance
 from .data import Scores, UnitScores
 from .intervals import ScoreIntervals, score_intervals
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
+from .mixed import MixedModel, mixed_model, mixed_ranking
 from .multibench import BenchmarkRankings, rank_benchmarks
 from .multiplicity import adjust_pvalues
+from .omnibus import Friedman, RMAnova, friedman, rm_anova
 from .pairwise import Pairwise, RankciWarning, pairwise_tests
 from .planning import Plan, plan
+from .posthoc import PostHoc, nemenyi, tukey_hsd
 from .ranking import (
     DominanceCycleError,
     Ranking,
@@ -25,6 +28,7 @@ from .ranking import (
     ranking_from_dominance,
     simultaneous_ranking,
 )
+from .sidebyside import SideBySide, side_by_side
 from .subscores import SubScores, subscores
 
 __version__ = "0.1.0"
@@ -34,21 +38,30 @@ __all__ = [
     "ClusterRankings",
     "CompositeScores",
     "DominanceCycleError",
+    "Friedman",
     "MeansCovariance",
+    "MixedModel",
     "Pairwise",
     "Plan",
-    "Ranking",
+    "PostHoc",
+    "RMAnova",
     "RankciWarning",
+    "Ranking",
     "ScoreIntervals",
     "Scores",
+    "SideBySide",
     "SubScores",
     "UnitScores",
     "adjust_pvalues",
     "composite_scores",
     "datasets",
+    "friedman",
     "informative_clusters",
     "marginal_ranking",
     "means_covariance",
+    "mixed_model",
+    "mixed_ranking",
+    "nemenyi",
     "pairwise_tests",
     "plan",
     "rank",
@@ -56,7 +69,11 @@ __all__ = [
     "rank_by_cluster",
     "ranking_from_dominance",
     "read_scores",
+    "sequential",
+    "rm_anova",
     "score_intervals",
+    "side_by_side",
     "simultaneous_ranking",
     "subscores",
+    "tukey_hsd",
 ]

@@ -27,6 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-clusters", action="store_true", help="leave out the per-cluster rank intervals"
     )
+    parser.add_argument(
+        "--score-method",
+        default="bootstrap",
+        choices=("bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", "none"),
+        help="score intervals in the table (default: percentile bootstrap, seeded by --seed)",
+    )
+    parser.add_argument(
+        "--no-omnibus",
+        action="store_true",
+        help="leave out the omnibus tests and variance components",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,9 +48,11 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         k=args.top_k,
         by_cluster=not args.no_clusters and not args.by_cluster,
+        score_intervals=None if args.score_method == "none" else args.score_method,
+        omnibus=not args.no_omnibus,
         filter_uninformative=args.filter_uninformative,
         alpha_split=tuple(args.alpha_split),
-        **method_options(args),
+        **{**method_options(args), "rng": 0 if args.seed is None else args.seed},
     )
     print(f"report written to {path}", file=sys.stderr)
     return 0

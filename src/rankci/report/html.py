@@ -136,7 +136,7 @@ def leaderboard_section(ranking: Ranking, k: int | None = None, score_intervals=
         rows.append(row)
         keys.append(key)
     numeric = [h not in ("model", "flags") and not h.startswith("top-") for h in header]
-    table = table_html(header, rows, keys, table_id="leaderboard", numeric=numeric)
+    table = table_html(header, rows, keys, table_id="leaderboard-table", numeric=numeric)
     note = (
         '<p class="hint">Click a column header to sort. Rank 1 is best; a tier-s model has true '
         "rank s or worse.</p>"
@@ -199,8 +199,94 @@ def _cluster_section(cluster_rankings: ClusterRankings) -> Section:
     return Section("By cluster", intro + body, "clusters")
 
 
+def _p(p: float, equals: str = "") -> str:
+    """A p-value for display; underflow to 0 is shown as a bound."""
+    return "< 1e-300" if p == 0 else f"{equals}{p:.3g}"
+
+
+def omnibus_section(scores: Scores, alpha: float = 0.05) -> Section:
+    """Do the models differ at all, and where does the variance come from?
+
+    Repeated-measures ANOVA and Friedman on the items every model answered, and the linear mixed
+    model ``score ~ model + (1|cluster) + (1|cluster:item)`` with its variance components.
+    """
+    from ..mixed import mixed_model
+    from ..omnibus import friedman, rm_anova
+
+    anova, fried = rm_anova(scores), friedman(scores)
+    rows = [
+        [
+            "repeated-measures ANOVA",
+            f"F({anova.df_num:g}, {anova.df_den:g}) = {anova.F:.4g}",
+            _p(anova.p),
+            f"Greenhouse–Geisser ε = {anova.gg_epsilon:.3f} (corrected p {_p(anova.p_gg, '= ')}); "
+            f"partial η² = {anova.eta2_partial:.3f}",
+        ],
+        [
+            "Friedman",
+            f"χ²({fried.df:g}) = {fried.chi2:.4g}",
+            _p(fried.p),
+            f"Kendall's W = {fried.kendall_w:.3f}",
+        ],
+    ]
+    parts = []
+    if scores.clusters is not None and len(scores.clusters) > 1:
+        model = mixed_model(scores, alpha=alpha, tukey=False)
+        test = model.model_test
+        rows.append(
+            [
+                "linear mixed model (REML)",
+                f"F({test['df_num']:g}, {test['df_den']:.1f}) = {test['F']:.4g}",
+                _p(test["p"]),
+                "Type-III F, Satterthwaite df",
+            ]
+        )
+        components = {k: v for k, v in model.variance_components.items() if v is not None}
+        total = sum(components.values())
+        parts.append(
+            "<p>Variance components of the mixed model (score scale): "
+            + ", ".join(
+                f"{html.escape(name)} {value:.4g} ({value / total:.0%})"
+                for name, value in components.items()
+            )
+            + ". Cluster and question effects are shared by all models, so they cancel in "
+            "paired comparisons; a large question share is why paired tests are so much sharper "
+            "than comparing intervals.</p>"
+        )
+    table = table_html(
+        ["test", "statistic", "p", "notes"], rows, numeric=[False, False, True, False]
+    )
+    intro = (
+        "<p>Omnibus tests ask whether the models differ at all (on the "
+        f"{anova.n_items} items every model answered); the rank intervals above say which "
+        "differences the data support.</p>"
+    )
+    return Section(
+        "Omnibus tests and variance components", intro + table + "".join(parts), "omnibus"
+    )
+
+
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _cluster_options(ranking: Ranking, rng) -> dict:
+    """Per-cluster rankings made the way the main ranking was (units nested in a cluster)."""
+    method = ranking.method
+    unit = method.get("unit", "item")
+    options = {
+        "unit": unit if unit in ("item", "prompt", "observation") else "item",
+        "coverage": ranking.coverage
+        if ranking.coverage in ("simultaneous", "marginal")
+        else ("simultaneous"),
+        "alpha": ranking.alpha,
+        "rng": rng,
+        **dict(method.get("test_options", {})),
+    }
+    for key in ("test", "delta", "missing", "multiplicity"):
+        if key in method:
+            options[key] = method[key]
+    return options
 
 
 def build_report(
@@ -210,8 +296,10 @@ def build_report(
     title: str = "Leaderboard with rank intervals",
     k: int | None = None,
     by_cluster: bool = True,
-    score_intervals=None,
+    score_intervals="bootstrap",
+    omnibus: bool = True,
     sections: Sequence[Section] = (),
+    rng: int | np.random.Generator | None = 0,
     **rank_options,
 ) -> str:
     """The report as an HTML string.
@@ -225,13 +313,32 @@ def build_report(
         Report top-k status.
     by_cluster : bool, default True
         Add per-cluster rank intervals when the data have clusters.
-    score_intervals : result with ``to_frame()`` (model, score, lower, upper), optional
-        Adds a score-interval column and forest plot.
+    score_intervals : str, ScoreIntervals or None, default "bootstrap"
+        A method of :func:`rankci.score_intervals` (computed with ``rng``), a result with
+        ``to_frame()`` (model, score, lower, upper), or None to leave score intervals out.
+    omnibus : bool, default True
+        Add the repeated-measures ANOVA, Friedman test and mixed-model variance components.
+    rng : int, Generator or None, default 0
+        Seed for the bootstrap score intervals (and resampling tests), so a report is reproducible.
     sections : sequence of Section
         Extra sections appended after the built-in ones (omnibus tests, monitor, ...).
     """
     if ranking is None:
-        ranking = rank(scores, **rank_options)
+        ranking = rank(scores, rng=rng, **rank_options)
+    if isinstance(score_intervals, str):
+        from ..intervals import score_intervals as compute_intervals
+
+        # the same units and missing-data rule as the ranking, so each interval is about the
+        # score shown beside it
+        score_intervals = compute_intervals(
+            scores,
+            score_intervals,
+            alpha=ranking.alpha,
+            rng=rng,
+            unit=ranking.method.get("unit", "item"),
+            missing=ranking.method.get("missing", "complete"),
+            verdict=False,
+        )
     blocks = [leaderboard_section(ranking, k, score_intervals)]
     if score_intervals is not None:
         blocks.append(
@@ -245,15 +352,9 @@ def build_report(
         )
     blocks.append(_plots_section(ranking))
     if by_cluster and scores.clusters is not None and len(scores.clusters) > 1:
-        cluster_options = {
-            key: value
-            for key, value in rank_options.items()
-            if key in ("test", "alpha", "delta", "missing", "multiplicity", "rng")
-        }
-        cluster_options["coverage"] = ranking.coverage
-        unit = ranking.method.get("unit", "item")
-        cluster_options["unit"] = unit if unit in ("item", "prompt", "observation") else "item"
-        blocks.append(_cluster_section(rank_by_cluster(scores, **cluster_options)))
+        blocks.append(_cluster_section(rank_by_cluster(scores, **_cluster_options(ranking, rng))))
+    if omnibus:
+        blocks.append(omnibus_section(scores, ranking.alpha))
     blocks.extend(sections)
     blocks.append(_method_section(ranking, scores))
 

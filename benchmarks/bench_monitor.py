@@ -1,0 +1,213 @@
+"""Speed and memory of the anytime-valid monitor (issue 3).
+
+Targets: <= 10 us per streamed item for 20 models; the 395 models x 14,042 items replay with the
+shortcut at every 1 % in <= 60 s (synthetic data of that shape); exact certification at M = 8 in
+<= 5 ms per look after <= 1 s of set-up; memory under 4 GiB throughout.
+
+Cases (each runs in its own subprocess, so that its peak resident memory is its own):
+
+* ``stream``  - 20 models, mixture bet, models F and S: ``Monitor.update`` with one item per call
+  (array, mapping), the wealth update alone, and ``Monitor.update_block`` with blocks of 10, 100
+  and 1,000 items (time per item, amortised over the block). No looks in these timings.
+* ``replay``  - ``replay()`` of 395 models x 14,042 binary items (logistic model), shortcut, a look
+  every 1 % (141 items: 100 looks), model F; building the Scores table is timed separately.
+* ``exact``   - M = 8: building the table of 545,835 weak orders (cold), a look with every order
+  alive (the worst case), and the looks of a 5,000-item run with a look every 10 items.
+* ``ilp``     - M = 20: integer-program looks of a 3,000-item run with a look every 100 items.
+
+Run: ``python benchmarks/bench_monitor.py [--repeat 3] [--case stream]``. Times are the best of
+``--repeat`` runs (the machine may be shared with other work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+from scipy import special
+
+CASES = ("stream", "replay", "exact", "ilp")
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def binary_matrix(n_items, n_models, seed, spread=1.0):
+    rng = np.random.default_rng(seed)
+    ability = rng.normal(0.0, spread, n_models)
+    d = rng.normal(0.0, 1.5, n_items)
+    return (rng.random((n_items, n_models)) < special.expit(ability - d[:, None])).astype(float)
+
+
+def case_stream(repeat):
+    from rankci.sequential import Monitor, PairWealth
+
+    m, n = 20, 20000
+    x = binary_matrix(n, m, 1)
+    names = [f"m{j:02d}" for j in range(m)]
+    mappings = [dict(zip(names, row.tolist())) for row in x[:5000]]
+    out = {}
+    for sampling in ("finite", "iid"):
+
+        def fresh(sampling=sampling):
+            return Monitor(names, sampling=sampling, n_items=n if sampling == "finite" else None)
+
+        def one_array():
+            mon = fresh()
+            for row in x:
+                mon.update(row)
+
+        def one_mapping():
+            mon = fresh()
+            for item in mappings:
+                mon.update(item)
+
+        def wealth_only(sampling=sampling):
+            w = PairWealth(m, sampling=sampling, n_items=n)
+            for row in x:
+                w.update(row)
+
+        out[f"{sampling}: update(array), one item per call"] = best(one_array, repeat) / n
+        out[f"{sampling}: update(mapping), one item per call"] = best(one_mapping, repeat) / 5000
+        out[f"{sampling}: PairWealth.update, one item per call"] = best(wealth_only, repeat) / n
+        for size in (10, 100, 1000):
+
+            def blocks(size=size):
+                mon = fresh()
+                for start in range(0, n, size):
+                    mon.update_block(x[start : start + size])
+
+            out[f"{sampling}: update_block, blocks of {size}"] = best(blocks, repeat) / n
+    return {key: f"{value * 1e6:.2f} us/item" for key, value in out.items()}
+
+
+def case_replay(repeat):
+    import rankci
+    from rankci.sequential import replay
+
+    x = binary_matrix(14042, 395, 2, spread=1.0)
+    start = time.perf_counter()
+    scores = rankci.Scores.from_matrix(x)
+    build = time.perf_counter() - start
+    runs = []
+
+    def once():
+        runs.append(replay(scores, certifier="shortcut", look_every="1%"))
+
+    seconds = best(once, repeat)
+    run = runs[-1]
+    return {
+        "Scores.from_matrix (5.5 M cells)": f"{build:.1f} s",
+        "replay, shortcut, look every 1 %": f"{seconds:.1f} s",
+        "looks": len(run.looks),
+        "certified pairs at the end": f"{run.looks[-1]['n_certified']} of {395 * 394}",
+    }
+
+
+def case_exact(repeat):
+    from rankci.sequential import Monitor, make_certifier, order_table
+
+    start = time.perf_counter()
+    order_table(8)
+    setup = time.perf_counter() - start
+    # every order alive: wealths of a tied start (nothing eliminated at the look)
+    lw = np.zeros((8, 8))
+    np.fill_diagonal(lw, np.nan)
+
+    certifier = make_certifier("exact", 8, 0.05)
+    worst = best(lambda: certifier.look(lw), repeat)  # nothing is eliminated: all stay alive
+    assert certifier.n_surviving == 545835
+    x = binary_matrix(5000, 8, 3, spread=0.4)
+    per_look = []
+    for _ in range(repeat):
+        mon = Monitor([f"m{j}" for j in range(8)], n_items=5000, certifier="exact")
+        certifier, wealth = mon._certifier, mon._wealth
+        times = []
+        for start_item in range(0, 5000, 10):
+            wealth.update(x[start_item : start_item + 10])
+            lw = wealth.log_wealth()
+            t0 = time.perf_counter()
+            certifier.look(lw)
+            times.append(time.perf_counter() - t0)
+        per_look.append(times)
+    times = np.min(np.array(per_look), axis=0)
+    return {
+        "set-up: table of 545,835 weak orders (cold)": f"{setup:.2f} s",
+        "look with every order alive": f"{worst * 1e3:.2f} ms",
+        "500 looks of a 5,000-item run: mean": f"{times.mean() * 1e3:.2f} ms",
+        "500 looks: first 10 looks, mean": f"{times[:10].mean() * 1e3:.2f} ms",
+        "500 looks: max": f"{times.max() * 1e3:.2f} ms",
+        "orders alive at the end": int(certifier.n_surviving),
+    }
+
+
+def case_ilp(repeat):
+    from rankci.sequential import PairWealth, make_certifier
+
+    x = binary_matrix(3000, 20, 4, spread=0.5)
+    results = []
+    for _ in range(repeat):
+        wealth = PairWealth(20, sampling="finite", n_items=3000)
+        ilp = make_certifier("ilp", 20, 0.05)
+        times = []
+        for start_item in range(0, 3000, 100):
+            wealth.update(x[start_item : start_item + 100])
+            lw = wealth.log_wealth()
+            t0 = time.perf_counter()
+            ilp.look(lw)
+            times.append(time.perf_counter() - t0)
+        results.append((sum(times), times, ilp.n_solves))
+    total, times, solves = min(results, key=lambda r: r[0])
+    return {
+        "30 looks of a 3,000-item run: mean per look": f"{np.mean(times) * 1e3:.0f} ms",
+        "max per look": f"{np.max(times) * 1e3:.0f} ms",
+        "integer programs solved": solves,
+    }
+
+
+def run_case(name, repeat):
+    result = globals()[f"case_{name}"](repeat)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+    result["peak resident memory"] = f"{peak:.2f} GiB"
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--case", choices=CASES, action="append")
+    parser.add_argument("--child", choices=CASES, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(run_case(args.child, args.repeat)))
+        return
+    import numpy
+
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, NumPy {numpy.__version__}; best of {args.repeat}"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    for name in args.case or CASES:
+        child = [sys.executable, __file__, "--child", name, "--repeat", str(args.repeat)]
+        done = subprocess.run(child, capture_output=True, text=True, env=env, check=True)
+        print(f"\n[{name}]")
+        for key, value in json.loads(done.stdout.strip().splitlines()[-1]).items():
+            print(f"  {key}: {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""``rankci omnibus DATA``: one test of "all models are equal", then the pairwise follow-up.
+
+``--method anova`` (repeated-measures ANOVA with sphericity corrections), ``friedman`` (rank test,
+Kendall's W, Iman-Davenport F) or ``mixed`` (``score ~ model + (1|cluster) + (1|cluster:item)``
+by REML, with estimated marginal means, contrasts and mixed-model rank intervals).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from .._checks import check_alpha
+from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
+from ..mixed import DF_METHODS, mixed_model, mixed_ranking
+from ..multiplicity import METHODS
+from ..omnibus import friedman, rm_anova
+from ..posthoc import nemenyi, tukey_hsd
+from ..ranking import COVERAGES
+from ..sidebyside import side_by_side
+
+NAME = "omnibus"
+HELP = "omnibus test that all models are equal (RM-ANOVA, Friedman or linear mixed model)"
+OUTPUT_FORMATS = ("table", "json")
+OMNIBUS_METHODS = ("anova", "friedman", "mixed")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser)
+    group = parser.add_argument_group("method")
+    group.add_argument(
+        "--method",
+        default="anova",
+        choices=OMNIBUS_METHODS,
+        help="anova (repeated measures), friedman (ranks) or mixed (linear mixed "
+        "model with cluster and question random effects); default anova",
+    )
+    group.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    group.add_argument(
+        "--posthoc", action="store_true", help="anova: Tukey HSD; friedman: Nemenyi (all pairs)"
+    )
+    group.add_argument(
+        "--model-by-cluster",
+        action="store_true",
+        help="mixed: add (1|model:cluster), so that contrasts generalise to new "
+        "clusters even when a model's advantage varies between clusters",
+    )
+    group.add_argument(
+        "--df",
+        default="satterthwaite",
+        choices=DF_METHODS,
+        help="mixed: degrees of freedom of the t and F tests",
+    )
+    group.add_argument(
+        "--coverage",
+        default="simultaneous",
+        choices=COVERAGES,
+        help="mixed: rank intervals simultaneous or marginal",
+    )
+    group.add_argument(
+        "--multiplicity",
+        default="holm",
+        choices=METHODS,
+        help="mixed: correction for the rank intervals",
+    )
+    group.add_argument(
+        "--delta", type=float, default=0.0, help="mixed: indifference margin for the rank intervals"
+    )
+    group.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="mixed: naive, paired, clustered and mixed statistics for every pair",
+    )
+    add_output_arguments(parser, OUTPUT_FORMATS)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_alpha(args.alpha)
+    scores = load_data(args)
+    if args.method == "anova":
+        result = rm_anova(scores)
+        posthoc = tukey_hsd(scores, args.alpha) if args.posthoc else None
+        payload, text = result.to_dict(), _anova_text(result, scores.prompts is not None)
+    elif args.method == "friedman":
+        result = friedman(scores)
+        posthoc = nemenyi(scores, args.alpha) if args.posthoc else None
+        payload, text = result.to_dict(), _friedman_text(result, scores.prompts is not None)
+    else:
+        model = mixed_model(
+            scores, df=args.df, alpha=args.alpha, model_by_cluster=args.model_by_cluster
+        )
+        ranking = mixed_ranking(
+            model,
+            alpha=args.alpha,
+            coverage=args.coverage,
+            multiplicity=args.multiplicity,
+            delta=args.delta,
+        )
+        payload = model.to_dict()
+        payload["ranking"] = ranking.to_dict()
+        text = _mixed_text(model, ranking)
+        posthoc = None
+        if args.side_by_side:
+            table = side_by_side(scores, mixed=model, alpha=args.alpha)
+            payload["side_by_side"] = table.to_dict()
+            text += "\n\n" + _side_by_side_text(table)
+    if posthoc is not None:
+        payload["posthoc"] = posthoc.to_dict()
+        text += "\n\n" + _posthoc_text(posthoc)
+    emit(to_json(payload) if args.format == "json" else text, args)
+    return 0
+
+
+def _p(value: float) -> str:
+    """A p-value for text output; an underflow to 0 is shown as a bound."""
+    return "< 1e-300" if value == 0 else f"= {value:.4g}"
+
+
+def _excluded_line(excluded: dict, n_items: int, prompts: bool) -> str:
+    dropped = excluded.get("observations_excluded", 0)
+    if not dropped:
+        return f"{n_items} items, all scored by every model"
+    what = "item-prompt pairs" if prompts else "items"
+    return (
+        f"{n_items} complete items; {dropped} {what} excluded ({excluded['rows_excluded']} "
+        "scores): not scored by every model"
+    )
+
+
+def _anova_text(r, prompts: bool) -> str:
+    lines = [
+        "Repeated-measures ANOVA (items = subjects, model = within factor)",
+        _excluded_line(r.excluded, r.n_items, prompts),
+        f"F({r.df_num:g}, {r.df_den:g}) = {r.F:.4f}, p {_p(r.p)}",
+        f"Greenhouse-Geisser epsilon = {r.gg_epsilon:.4f}, p {_p(r.p_gg)}; "
+        f"Huynh-Feldt epsilon = {r.hf_epsilon:.4f}, p {_p(r.p_hf)}",
+        f"Mauchly W = {r.mauchly_w:.4f}, p {_p(r.mauchly_p)}; "
+        f"partial eta^2 = {r.eta2_partial:.4f}, generalized eta^2 = {r.eta2_generalized:.4f}",
+        "",
+        text_table(r.to_frame(), ".6g"),
+        "",
+        text_table(pd.DataFrame({"model": r.models, "mean": r.means})),
+    ]
+    return "\n".join(lines)
+
+
+def _friedman_text(r, prompts: bool) -> str:
+    lines = [
+        "Friedman rank test (items = blocks)",
+        _excluded_line(r.excluded, r.n_items, prompts),
+        f"chi2({r.df:g}) = {r.chi2:.4f}, p {_p(r.p)}; Kendall's W = {r.kendall_w:.4f}",
+        f"Iman-Davenport F({r.id_df_num:g}, {r.id_df_den:g}) = {r.iman_davenport:.4f}, "
+        f"p {_p(r.p_iman_davenport)}",
+        "",
+        text_table(r.to_frame()),
+    ]
+    return "\n".join(lines)
+
+
+def _posthoc_text(p) -> str:
+    name = "Tukey HSD" if p.method == "tukey" else "Nemenyi"
+    frame = p.to_frame()
+    return "\n".join([f"{name} (alpha = {p.alpha:g})", text_table(frame, ".4g"), p.guarantee])
+
+
+def _mixed_text(model, ranking) -> str:
+    t = model.model_test
+    vc = model.to_frame("variance_components")
+    lines = [
+        f"Linear mixed model (REML): {model.formula}",
+        f"{model.n_obs} rows, {model.n_items} items, {model.n_clusters} clusters",
+        "",
+        text_table(vc, ".6f"),
+        "",
+        f"Type III F for model ({model.df_method} df): F({t['df_num']}, {t['df_den']:.2f}) = "
+        f"{t['F']:.4f}, p {_p(t['p'])}",
+        "",
+        "Estimated marginal means",
+        text_table(model.to_frame("emmeans")),
+        "",
+        "Pairwise contrasts (Holm and Bonferroni: exact family-wise error; Tukey: approximate "
+        "under a mixed model or unbalanced data)",
+        text_table(model.contrasts.drop(columns=["lower", "upper"]), ".4g"),
+        "",
+        "Rank intervals from the mixed-model contrasts",
+        text_table(_rank_frame(ranking)),
+        ranking.guarantee,
+    ]
+    return "\n".join(lines)
+
+
+def _rank_frame(ranking) -> pd.DataFrame:
+    frame = ranking.to_frame()
+    bounds = zip(frame.rank_lower, frame.rank_upper, strict=True)
+    frame["rank interval"] = [f"[{a}, {b}]" for a, b in bounds]
+    return frame[["model", "score", "rank", "rank interval", "tier"]]
+
+
+def _side_by_side_text(table) -> str:
+    frame = table.to_frame()
+    keep = [c for c in frame.columns if c.startswith(("se_", "ratio_"))]
+    shown = frame[["first", "second", "estimate", *keep, "disagree"]].copy()
+    for column in frame.columns:
+        if column.startswith("significant_"):
+            shown[column.removeprefix("significant_")] = np.where(frame[column], "*", "")
+    return "\n".join(
+        [
+            "Naive, paired, clustered and mixed standard errors (ratio = SE / naive SE; * = "
+            f"significant after Holm at alpha = {table.alpha:g})",
+            text_table(shown, ".4g"),
+        ]
+    )

@@ -1,0 +1,197 @@
+"""Post-hoc procedures after an omnibus test: Tukey HSD and Nemenyi.
+
+* :func:`tukey_hsd` -- Tukey's honestly significant difference on the repeated-measures ANOVA error
+  term: exact family-wise error control for a balanced design with i.i.d. (spherical) errors only.
+* :func:`nemenyi` -- the Nemenyi test on Friedman mean ranks (Demsar 2006).
+* :func:`tukey_pvalues` -- studentized-range adjusted p-values, also used (as an approximation)
+  for mixed-model contrasts.
+
+References
+----------
+Tukey, J. W. (1953). The problem of multiple comparisons. Unpublished manuscript, Princeton.
+Demsar, J. (2006). Statistical comparisons of classifiers over multiple data sets. JMLR 7, 1-30.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._checks import check_alpha
+from .omnibus import Data, friedman, rm_anova
+from .ranking import _plain
+
+__all__ = ["PostHoc", "nemenyi", "tukey_hsd", "tukey_pvalues"]
+
+
+def tukey_pvalues(t: np.ndarray, n_means: int, df: np.ndarray | float) -> np.ndarray:
+    """Tukey-adjusted p-values ``P(Q_{k, df} >= sqrt(2) |t|)`` (studentized range, as emmeans).
+
+    Exact only for k equally precise, independent means with a common pooled variance (balanced
+    designs with i.i.d. errors); an approximation for mixed-model contrasts.
+    """
+    t = np.asarray(t, dtype=float)
+    df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
+    if n_means < 2 or t.size == 0:
+        return np.full(t.shape, np.nan)
+    out = np.ones(t.shape)
+    q = np.sqrt(2.0) * np.abs(t)
+    pick = q > 0
+    if pick.any():
+        out[pick] = stats.studentized_range.sf(q[pick], n_means, df[pick])
+    return np.clip(out, 0.0, 1.0)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class PostHoc:
+    """All pairwise comparisons after an omnibus test (Tukey HSD or Nemenyi).
+
+    Attributes
+    ----------
+    method : {"tukey", "nemenyi"}
+    models : tuple of str
+    table : DataFrame
+        One row per pair ``first - second``: estimate (difference of means, or of mean ranks),
+        se, q (studentized range statistic), p_adjusted, lower, upper (simultaneous interval).
+    alpha : float
+    df : float
+        Degrees of freedom of the studentized range (inf for Nemenyi).
+    critical_value : float
+        ``q_{1-alpha; k, df} / sqrt(2)``: a pair differs when ``|estimate| / se`` exceeds it.
+    n_items : int
+    guarantee : str
+    excluded : dict
+    """
+
+    method: str
+    models: tuple[str, ...]
+    table: pd.DataFrame
+    alpha: float
+    df: float
+    critical_value: float
+    n_items: int
+    guarantee: str
+    excluded: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def to_dict(self) -> dict:
+        return _plain(
+            {
+                "method": self.method,
+                "alpha": self.alpha,
+                "df": self.df,
+                "critical_value": self.critical_value,
+                "n_items": self.n_items,
+                "pairs": self.table.replace({np.nan: None}).to_dict(orient="records"),
+                "guarantee": self.guarantee,
+                "excluded": self.excluded,
+            }
+        )
+
+    def __repr__(self) -> str:
+        significant = int((self.table["p_adjusted"] <= self.alpha).sum())
+        return (
+            f"PostHoc(method={self.method!r}, {len(self.models)} models, {len(self.table)} pairs, "
+            f"{significant} significant at alpha={self.alpha:g})"
+        )
+
+
+def _pair_table(models, estimate_of, se, q_stat, p_adj, half_width) -> pd.DataFrame:
+    k = len(models)
+    j, l = np.triu_indices(k, 1)
+    names = np.asarray(models, dtype=object)
+    estimate = estimate_of[j] - estimate_of[l]
+    return pd.DataFrame(
+        {
+            "first": names[j],
+            "second": names[l],
+            "estimate": estimate,
+            "se": se,
+            "q": q_stat(estimate),
+            "p_adjusted": p_adj(estimate),
+            "lower": estimate - half_width,
+            "upper": estimate + half_width,
+        }
+    )
+
+
+def tukey_hsd(data: Data, alpha: float = 0.05) -> PostHoc:
+    """Tukey's HSD for the repeated-measures design: every pair of model means.
+
+    ``q = |m_j - m_l| / sqrt(MS_error / n)`` against the studentized range with k means and
+    (n-1)(k-1) df; simultaneous intervals ``m_j - m_l +- q_{1-alpha} sqrt(MS_error / n)``.
+    The family-wise error rate is exactly alpha for a balanced design with i.i.d. errors
+    (sphericity); otherwise it is an approximation -- for clustered or unbalanced data prefer
+    mixed-model contrasts with Holm or Bonferroni (:func:`rankci.mixed_model`).
+    """
+    alpha = check_alpha(alpha)
+    anova = rm_anova(data)
+    k, n = anova.n_models, anova.n_items
+    se_mean = np.sqrt(anova.ms_error / n)
+    critical = float(stats.studentized_range.ppf(1 - alpha, k, anova.df_den))
+    table = _pair_table(
+        anova.models,
+        anova.means,
+        np.sqrt(2.0) * se_mean,
+        lambda est: np.abs(est) / se_mean,
+        lambda est: tukey_pvalues(est / (np.sqrt(2.0) * se_mean), k, anova.df_den),
+        critical * se_mean,
+    )
+    return PostHoc(
+        method="tukey",
+        models=anova.models,
+        table=table,
+        alpha=alpha,
+        df=anova.df_den,
+        critical_value=critical / np.sqrt(2.0),
+        n_items=n,
+        guarantee=(
+            f"Family-wise error at most {alpha:g} across all {len(table)} pairs if the design is "
+            "balanced with i.i.d. (spherical) errors; approximate otherwise (for clustered or "
+            "unbalanced data use mixed-model contrasts with Holm or Bonferroni)."
+        ),
+        excluded=dict(anova.excluded),
+    )
+
+
+def nemenyi(data: Data, alpha: float = 0.05) -> PostHoc:
+    """Nemenyi's test after Friedman: every pair of mean ranks.
+
+    ``z = (R_j - R_l) / sqrt(k (k + 1) / (6 n))`` with ``R`` the mean ranks;
+    ``p = P(Q_{k, inf} >= sqrt(2) |z|)`` and critical difference
+    ``CD = q_{1-alpha; k, inf} / sqrt(2) * sqrt(k (k + 1) / (6 n))`` (Demsar 2006, Sec. 3.2.2).
+    Asymptotic in the number of items; ties are not corrected for.
+    """
+    alpha = check_alpha(alpha)
+    result = friedman(data)
+    k, n = result.n_models, result.n_items
+    se = np.sqrt(k * (k + 1.0) / (6.0 * n))
+    critical = float(stats.studentized_range.ppf(1 - alpha, k, np.inf)) / np.sqrt(2.0)
+    table = _pair_table(
+        result.models,
+        result.mean_ranks,
+        se,
+        lambda est: np.sqrt(2.0) * np.abs(est) / se,
+        lambda est: tukey_pvalues(est / se, k, np.inf),
+        critical * se,
+    )
+    return PostHoc(
+        method="nemenyi",
+        models=result.models,
+        table=table,
+        alpha=alpha,
+        df=np.inf,
+        critical_value=critical,
+        n_items=n,
+        guarantee=(
+            f"Family-wise error approximately at most {alpha:g} across all {len(table)} pairs of "
+            f"mean ranks (large-sample studentized range); critical difference in mean rank "
+            f"{critical * se:.4g}."
+        ),
+        excluded=dict(result.excluded),
+    )

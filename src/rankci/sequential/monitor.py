@@ -1,0 +1,469 @@
+"""The streaming monitor: anytime-valid rank statements while an evaluation runs.
+
+A :class:`Monitor` is fed the scores of the models item by item (or block by block). At any moment
+:meth:`Monitor.ranking` returns a :class:`rankci.Ranking` whose certified dominances, rank
+intervals, top-k statuses, tiers (and, with the exact certifier, rank sets) are true simultaneously
+at every look with probability at least ``1 - alpha``, whatever rule decides when to look, when to
+stop and which models to retire (Theorems 4.2-4.4 and Proposition 4.5 of the source).
+
+Every look runs the certifier on the current wealths (:mod:`.wealth`, :mod:`.certify`), adds the
+certified pairs to those of earlier looks, takes the transitive closure and counts ranks through the
+shared :func:`rankci.ranking.ranking_from_dominance`. A retirement rule may then stop the
+evaluation of some models: their pairs' wealths are frozen, and :meth:`Monitor.needs` lists the
+models that still need scores.
+
+Retirement rules (applied at each look; ``k`` is the top-k question):
+
+* ``topk``: retire a model once its own top-k status is known (``U <= k`` or ``L > k``);
+* ``topk-safe``: once its top-k status is known and its pairs with every model whose status is
+  still open are settled (certified one way or the other);
+* ``resolved``: once its pairs with every active model are settled;
+* ``stop-at-goal``: everyone stops once every model's top-k status is known;
+* ``width``: once ``U - L <= width``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from .._checks import check_alpha, check_choice, check_positive_int
+from ..pairwise import RankciWarning
+from ..ranking import Ranking, ranking_from_dominance
+from .certify import make_certifier, resolve_certifier
+from .persistence import restore_monitor, save_monitor
+from .retirement import RETIRE_RULES, models_to_retire
+from .wealth import DEFAULT_GRID, PairWealth
+
+__all__ = ["RETIRE_RULES", "Monitor"]
+
+
+class Monitor:
+    """Anytime-valid leaderboard monitor (rank confidence sequences with early stopping).
+
+    Parameters
+    ----------
+    models : sequence of str
+        The model set, fixed in advance.
+    alpha : float, default 0.05
+    sampling : {"finite", "iid"}
+        ``finite`` (model F): a fixed benchmark of ``n_items`` items evaluated in one uniformly
+        random order shared by all models; abilities are the means over the whole benchmark.
+        ``iid`` (model S): items are i.i.d. draws; abilities are expected scores.
+    n_items : int, optional
+        N, required for ``sampling="finite"``.
+    bet : {"mixture", "agrapa", "ons", "fixed"}
+    lam, grid, eps
+        See :class:`~rankci.sequential.wealth.PairWealth`.
+    certifier : {"auto", "exact", "shortcut", "ilp", "bonferroni"}
+        ``auto`` is the exact enumeration for up to 8 models and the shortcut above.
+    retire : {"none", "topk", "topk-safe", "resolved", "stop-at-goal", "width"}
+    k : int, optional
+        The top-k question (needed by the top-k rules; also reported).
+    width : int, default 0
+        Target of the ``width`` rule.
+    look_every : int, optional
+        Look automatically after every ``look_every``-th item (and after item N under model F).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mon = Monitor(["a", "b", "c"], sampling="iid", certifier="exact")
+    >>> rng = np.random.default_rng(0)
+    >>> mon.update_block(rng.random((3000, 3)) < [0.8, 0.5, 0.2])  # items used
+    3000
+    >>> mon.ranking().dominance_pairs()
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    """
+
+    def __init__(
+        self,
+        models: Sequence[str],
+        *,
+        alpha: float = 0.05,
+        sampling: str = "finite",
+        n_items: int | None = None,
+        bet: str = "mixture",
+        lam: float = 0.25,
+        grid: Sequence[float] = DEFAULT_GRID,
+        eps: float = 0.01,
+        certifier: str = "auto",
+        retire: str = "none",
+        k: int | None = None,
+        width: int = 0,
+        look_every: int | None = None,
+    ) -> None:
+        if isinstance(models, str) or not isinstance(models, Sequence):
+            raise ValueError("models must be a sequence of model names")
+        self.models = tuple(str(m) for m in models)
+        if len(set(self.models)) != len(self.models):
+            raise ValueError("model names must be distinct")
+        m = len(self.models)
+        self.alpha = check_alpha(alpha)
+        self._wealth = PairWealth(
+            m, sampling=sampling, n_items=n_items, bet=bet, lam=lam, grid=grid, eps=eps
+        )
+        self.certifier_requested = certifier
+        self.certifier = resolve_certifier(certifier, m)
+        self._certifier = make_certifier(self.certifier, m, self.alpha)
+        self.retire_rule = check_choice("retire", retire, RETIRE_RULES)
+        self.k = None if k is None else check_positive_int(k, "k")
+        if self.k is not None and self.k >= m:
+            raise ValueError(f"k must be smaller than the number of models ({m}), got {k}")
+        if retire in ("topk", "topk-safe", "stop-at-goal") and self.k is None:
+            raise ValueError(f"retire={retire!r} needs k, the size of the top-k set")
+        self.width = check_positive_int(width, "width", minimum=0)
+        self.look_every = (
+            None if look_every is None else check_positive_int(look_every, "look_every")
+        )
+        self._index = {name: j for j, name in enumerate(self.models)}
+        self._sum = np.zeros(m)
+        self._dominance = np.zeros((m, m), dtype=bool)
+        self.evaluations = 0
+        self.looks: list[dict] = []
+        self.retired: dict[str, dict] = {}
+        self._excluded_items = 0
+        self._missing_by_model = np.zeros(m, dtype=np.int64)
+        self._ranking: Ranking | None = None
+        self._warned_exclusion = False
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def sampling(self) -> str:
+        return self._wealth.sampling
+
+    @property
+    def bet(self) -> str:
+        return self._wealth.bet
+
+    @property
+    def n_items(self) -> int | None:
+        return self._wealth.n_items
+
+    @property
+    def t(self) -> int:
+        """Items consumed so far."""
+        return self._wealth.t
+
+    @property
+    def active(self) -> np.ndarray:
+        """Boolean mask of the models still evaluated."""
+        return self._wealth.active
+
+    def needs(self) -> list[str]:
+        """The models that still need scores (empty once the evaluation can stop)."""
+        if self.finished:
+            return []
+        return [name for name, on in zip(self.models, self.active) if on]
+
+    @property
+    def finished(self) -> bool:
+        """No pair can change any more: fewer than two active models, or all N items consumed."""
+        wealth = self._wealth
+        if wealth.n_active < 2:
+            return True
+        return wealth.sampling == "finite" and wealth.t >= wealth.n_items
+
+    @property
+    def excluded(self) -> dict:
+        out = {"items_excluded": int(self._excluded_items)}
+        if self._excluded_items:
+            out["reason"] = "items without a score for every active model"
+            out["missing_by_model"] = {
+                name: int(c) for name, c in zip(self.models, self._missing_by_model) if c
+            }
+        return out
+
+    def cost_fraction(self) -> float:
+        """Evaluations used over ``N x M`` (model F) or ``t x M`` (model S)."""
+        total = (self.n_items if self.sampling == "finite" else self.t) * self.n_models
+        return self.evaluations / total if total else 0.0
+
+    def log_wealth(self) -> np.ndarray:
+        """Current pairwise log-wealths (M x M, NaN diagonal)."""
+        return self._wealth.log_wealth()
+
+    def __repr__(self) -> str:
+        return (
+            f"Monitor({self.n_models} models, t={self.t}, sampling={self.sampling!r}, "
+            f"certifier={self.certifier!r}, active={int(self.active.sum())}, "
+            f"certified pairs={int(self._dominance.sum())})"
+        )
+
+    # ------------------------------------------------------------------ feeding
+    def update(self, item: Mapping[str, float] | Sequence[float] | np.ndarray) -> None:
+        """Consume one item: a mapping (or Series) model -> score, or M scores in model order.
+
+        Retired models' scores may be left out (or NaN). An item without a finite score for some
+        active model is excluded and counted in :attr:`excluded`. Scores must lie in [0, 1].
+        """
+        if isinstance(item, pd.Series):
+            item = item.to_dict()
+        if isinstance(item, Mapping):
+            row = self._row_from_mapping(item)
+        else:
+            row = np.asarray(item, dtype=float)
+            if row.shape != (self.n_models,):
+                raise ValueError(
+                    f"an item needs {self.n_models} scores in model order, got shape {row.shape}"
+                )
+        if self.finished:
+            raise ValueError(self._finished_message())
+        wealth = self._wealth
+        if not wealth._all_active or not (0.0 <= row.min() and row.max() <= 1.0):
+            self.update_block(row[None, :])
+            return
+        wealth.update(row)
+        self._sum += row
+        self.evaluations += wealth.n_models
+        if self.look_every is not None or wealth.sampling == "finite":
+            if self._look_due():
+                self.look()
+
+    def update_block(self, block) -> int:
+        """Consume several items: a (B, M) array in model order, a DataFrame with one column per
+        model, or a sequence of mappings. Looks fall at the multiples of ``look_every``.
+
+        Returns the number of rows used (consumed or excluded): fewer than B when the evaluation
+        finishes inside the block (every model retired, or item N reached under model F).
+        """
+        x = self._matrix(block)
+        if x.shape[0] and self.finished:
+            raise ValueError(self._finished_message())
+        start = 0
+        while start < x.shape[0] and not self.finished:
+            stop = x.shape[0]
+            if self.look_every is not None:
+                stop = min(stop, start + self.look_every - self.t % self.look_every)
+            if self.n_items is not None and self.sampling == "finite":
+                stop = min(stop, start + self.n_items - self.t)
+            chunk = self._usable(x[start:stop])
+            if chunk.shape[0]:
+                self._consume(chunk)
+            start = stop
+            if self._look_due():
+                self.look()
+        return start
+
+    def _consume(self, chunk: np.ndarray) -> None:
+        """Feed validated items (the caller never lets a chunk cross a look point)."""
+        active = self.active
+        self._wealth.update(chunk)
+        # sequential sums (bit-for-bit those of item-by-item updates)
+        self._sum[active] = np.cumsum(
+            np.concatenate([self._sum[None, active], chunk[:, active]]), axis=0
+        )[-1]
+        self.evaluations += chunk.shape[0] * int(active.sum())
+
+    def _usable(self, x: np.ndarray) -> np.ndarray:
+        """Drop (and count) items missing an active model's score; check the range."""
+        active = self.active
+        xa = x[:, active]
+        missing = np.isnan(xa)
+        if missing.any():
+            bad = missing.any(axis=1)
+            self._excluded_items += int(bad.sum())
+            self._missing_by_model[active] += missing.sum(axis=0)
+            if self.sampling == "finite" and not self._warned_exclusion:
+                self._warned_exclusion = True
+                warnings.warn(
+                    "items without a score for every active model are excluded; under "
+                    "sampling='finite' the guarantee assumes n_items counts only the items "
+                    "that will be consumed",
+                    RankciWarning,
+                    stacklevel=3,
+                )
+            x, xa = x[~bad], xa[~bad]
+        outside = (xa < 0.0) | (xa > 1.0)
+        if outside.any():
+            row, col = np.argwhere(outside)[0]
+            model = self.models[np.flatnonzero(active)[col]]
+            raise ValueError(
+                f"score of model {model!r} is {xa[row, col]:g} on the item consumed after "
+                f"{self.t + int(row)} items; scores must lie in [0, 1] (rescale them first)"
+            )
+        return x
+
+    def _row_from_mapping(self, item: Mapping) -> np.ndarray:
+        row = np.full(self.n_models, np.nan)
+        for name, value in item.items():
+            j = self._index.get(str(name))
+            if j is None:
+                raise ValueError(f"unknown model {name!r}; the monitor's models are fixed")
+            if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
+                if value is None:
+                    continue
+                raise ValueError(f"score of model {name!r} is not a number: {value!r}")
+            row[j] = float(value)
+        return row
+
+    def _matrix(self, block) -> np.ndarray:
+        if isinstance(block, pd.DataFrame):
+            unknown = [c for c in block.columns if str(c) not in self._index]
+            if unknown:
+                raise ValueError(f"unknown model column {unknown[0]!r}; columns must be models")
+            x = np.full((len(block), self.n_models), np.nan)
+            for c in block.columns:
+                x[:, self._index[str(c)]] = pd.to_numeric(block[c], errors="raise")
+            return x
+        if isinstance(block, Sequence) and block and isinstance(block[0], Mapping):
+            return np.array([self._row_from_mapping(item) for item in block])
+        x = np.asarray(block, dtype=float)
+        if x.ndim != 2 or x.shape[1] != self.n_models:
+            raise ValueError(
+                f"a block needs items x {self.n_models} models scores, got shape {x.shape}"
+            )
+        return x
+
+    def _look_due(self) -> bool:
+        if self.t == 0 or (self.looks and self.looks[-1]["t"] == self.t):
+            return False
+        if self.look_every is not None and self.t % self.look_every == 0:
+            return True
+        return self.sampling == "finite" and self.t == self.n_items
+
+    def _finished_message(self) -> str:
+        return (
+            f"the evaluation is finished (t = {self.t}, active models: "
+            f"{int(self.active.sum())}); no more items can be consumed"
+        )
+
+    # ------------------------------------------------------------------ looks
+    def retire(self, model: str | int) -> None:
+        """Stop evaluating a model (by name or index): its pairs' wealths are frozen for good."""
+        j = self._model_index(model)
+        self._retire([j], "manual")
+
+    def _retire(self, indices, reason: str) -> None:
+        for j in indices:
+            if self._wealth.active[j]:
+                self._wealth.retire([j])
+                self.retired[self.models[j]] = {"t": self.t, "reason": reason}
+        if int(self._wealth.active.sum()) == 1:
+            last = int(np.flatnonzero(self._wealth.active)[0])
+            self._wealth.retire([last])
+            self.retired[self.models[last]] = {"t": self.t, "reason": "no model left to compare"}
+
+    def look(self) -> Ranking:
+        """Certify at the current item count, apply the retirement rule, return the Ranking."""
+        certified = self._certifier.look(self._wealth.log_wealth(), known=self._dominance)
+        ranking = self._build_ranking(self._dominance | certified)  # closes the union
+        self._dominance = ranking.dominance
+        newly = self._apply_rule(ranking)
+        if newly:  # the same statements; details now say who was retired at this look
+            ranking = self._build_ranking()
+        record = {
+            "t": self.t,
+            "n_certified": int(self._dominance.sum()),
+            "evaluations": int(self.evaluations),
+            "n_active": int(self._wealth.n_active),
+        }
+        if self.certifier == "exact":
+            record["n_surviving_orders"] = self._certifier.n_surviving
+        if newly:
+            record["retired"] = newly
+        self.looks.append(record)
+        self._ranking = ranking
+        return ranking
+
+    def ranking(self) -> Ranking:
+        """The Ranking now: a look if items arrived since the last one, else the last result."""
+        if self.t > 0 and (not self.looks or self.looks[-1]["t"] != self.t):
+            return self.look()
+        if self._ranking is None:
+            self._ranking = self._build_ranking()
+        return self._ranking
+
+    def _scores(self) -> np.ndarray:
+        stop = self._wealth._stop
+        count = np.where(stop < 0, self.t, stop)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, self._sum / np.maximum(count, 1), np.nan)
+
+    def _build_ranking(self, dominance: np.ndarray | None = None) -> Ranking:
+        details = {
+            "t": int(self.t),
+            "n_looks": len(self.looks),
+            "evaluations": int(self.evaluations),
+            "cost_fraction": self.cost_fraction(),
+            "active": [m for m, on in zip(self.models, self.active) if on],
+            "retired": {name: dict(info) for name, info in self.retired.items()},
+            **self._certifier.details(),
+        }
+        if self.certifier == "exact":
+            sets = self._certifier.rank_sets()
+            details["rank_sets"] = {name: s for name, s in zip(self.models, sets)}
+        if self.k is not None:
+            details["k"] = self.k
+        return ranking_from_dominance(
+            self.models,
+            self._scores(),
+            self._dominance if dominance is None else dominance,
+            alpha=self.alpha,
+            coverage="anytime",
+            method={
+                "evidence": "betting e-processes",
+                "unit": "item",
+                "sampling": self.sampling,
+                "bet": self.bet,
+                "certifier": self.certifier,
+            },
+            n_units=int(self.t),
+            excluded=self.excluded,
+            guarantee=self._guarantee(),
+            details=details,
+        )
+
+    def _guarantee(self) -> str:
+        if self.sampling == "finite":
+            scope = (
+                f"sampling model F: the {self.n_items} benchmark items are evaluated in one "
+                "uniformly random order, and abilities are the means over all of them"
+            )
+        else:
+            scope = "sampling model S: items are i.i.d., and abilities are expected scores"
+        sets = ", rank set" if self.certifier == "exact" else ""
+        return (
+            f"With probability at least {1 - self.alpha:.0%}, every certified dominance, rank "
+            f"interval{sets}, top-k statement and tier reported at any look is true, at all "
+            "looks simultaneously and whatever rule decides when to look, stop or retire models "
+            f"(anytime-valid; {scope})."
+        )
+
+    def _apply_rule(self, ranking: Ranking) -> list[str]:
+        leave = models_to_retire(
+            self.retire_rule, ranking, self._dominance, self.active, self.k, self.width
+        )
+        before = set(self.retired)
+        self._retire(np.flatnonzero(leave), self.retire_rule)
+        return [name for name in self.models if name in self.retired and name not in before]
+
+    def _model_index(self, model: str | int) -> int:
+        if isinstance(model, Integral) and not isinstance(model, bool):
+            if not 0 <= int(model) < self.n_models:
+                raise ValueError(f"model index {model} is not in 0..{self.n_models - 1}")
+            return int(model)
+        j = self._index.get(str(model))
+        if j is None:
+            raise ValueError(f"unknown model {model!r}")
+        return j
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the full state to one file (atomically), so that :meth:`restore` followed by the
+        same items gives exactly what an uninterrupted monitor gives."""
+        save_monitor(self, path)
+
+    @classmethod
+    def restore(cls, path: str | os.PathLike) -> Monitor:
+        """A monitor in exactly the state written by :meth:`save`."""
+        return restore_monitor(cls, path)

@@ -1,0 +1,238 @@
+"""Replaying a finished evaluation through the monitor, reproducibly.
+
+The contract (also that of ``rankci monitor DATA``):
+
+1. items missing a score for any model are excluded (and counted);
+2. the remaining n items are sorted by item id as strings;
+3. the evaluation order is ``numpy.random.default_rng(order_seed).permutation(n)`` of that list;
+4. looks fall on every K-th item and on the last item (K from ``look_every``: an item count or a
+   percentage ``"P%"`` of n, rounded up).
+
+Items with several prompt variants are scored by their mean over the variants (``Scores.units``
+with ``unit="item"``). Under ``sampling="finite"`` the benchmark is the n complete items, N = n.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data import Scores
+from ..ranking import Ranking, _plain
+from .monitor import Monitor
+from .wealth import DEFAULT_GRID
+
+__all__ = ["MonitorRun", "parse_look_every", "replay"]
+
+
+def parse_look_every(value: int | str, n_items: int) -> int:
+    """An item count K >= 1, or ``"P%"`` -> ``ceil(P / 100 * n_items)`` (at least 1)."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            percent = float(value.strip()[:-1])
+        except ValueError:
+            percent = float("nan")
+        if not 0.0 < percent <= 100.0:
+            raise ValueError(f"look_every {value!r}: the percentage must be in (0, 100]")
+        return max(1, math.ceil(percent / 100.0 * n_items - 1e-9))
+    message = f"look_every must be a positive item count or 'P%', got {value!r}"
+    try:
+        k = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if isinstance(value, bool) or k < 1 or (not isinstance(value, str) and k != value):
+        raise ValueError(message)
+    return k
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class MonitorRun:
+    """The result of :func:`replay`: every look, the final ranking and the evaluation cost.
+
+    Attributes
+    ----------
+    ranking : Ranking
+        At the last look.
+    looks : list of dict
+        ``t`` (items consumed), ``n_certified`` (certified ordered pairs after closure),
+        ``evaluations`` (model-item scores used so far), ``n_active`` and more.
+    n_items : int
+        Items in the replay (complete items).
+    n_consumed : int
+        Items consumed before the evaluation finished.
+    evaluations : int
+    cost_fraction : float
+        ``evaluations / (n_items * M)``.
+    order : tuple of str
+        Item ids in evaluation order.
+    excluded : dict
+    config : dict
+        alpha, sampling, certifier, bet, order_seed, look_every, retire, k.
+    """
+
+    ranking: Ranking
+    looks: list
+    n_items: int
+    n_consumed: int
+    evaluations: int
+    cost_fraction: float
+    order: tuple
+    excluded: dict
+    config: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The final ranking, best first (with ``rank_set`` under the exact certifier)."""
+        k = self.config.get("k")
+        frame = self.ranking.to_frame(k)
+        sets = self.ranking.details.get("rank_sets")
+        if sets is not None:
+            frame["rank_set"] = [sets[m] for m in frame["model"]]
+        return frame
+
+    def looks_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.looks)
+
+    def to_dict(self) -> dict:
+        """JSON-safe, following the schema of ``rankci monitor --format json``."""
+        rows = []
+        for record in self.to_frame().to_dict(orient="records"):
+            rows.append({key: _plain(value) for key, value in record.items()})
+        out = {
+            **_plain(self.config),
+            "n_models": self.ranking.n_models,
+            "n_items": int(self.n_items),
+            "n_consumed": int(self.n_consumed),
+            "excluded": _plain(self.excluded),
+            "looks": _plain(self.looks),
+            "final": {
+                "models": rows,
+                "dominance": [list(pair) for pair in self.ranking.dominance_pairs()],
+                "retired": _plain(self.ranking.details.get("retired", {})),
+            },
+            "evaluations": int(self.evaluations),
+            "cost_fraction": float(self.cost_fraction),
+            "guarantee": self.ranking.guarantee,
+        }
+        if "n_surviving_orders" in self.ranking.details:
+            out["final"]["n_surviving_orders"] = int(self.ranking.details["n_surviving_orders"])
+        return out
+
+    def __repr__(self) -> str:
+        c = self.config
+        return (
+            f"MonitorRun({self.ranking.n_models} models, {self.n_items} items, "
+            f"consumed {self.n_consumed}, {len(self.looks)} looks, certifier={c['certifier']!r}, "
+            f"sampling={c['sampling']!r}, cost_fraction={self.cost_fraction:.3f})\n"
+            + repr(self.ranking)
+        )
+
+
+def replay(
+    scores: Scores,
+    *,
+    order_seed: int = 0,
+    alpha: float = 0.05,
+    sampling: str = "finite",
+    bet: str = "mixture",
+    lam: float = 0.25,
+    grid: Sequence[float] = DEFAULT_GRID,
+    eps: float = 0.01,
+    certifier: str = "auto",
+    look_every: int | str = "1%",
+    retire: str = "none",
+    k: int | None = None,
+    width: int = 0,
+) -> MonitorRun:
+    """Replay a Scores table through a :class:`Monitor` (see the module docstring's contract).
+
+    Parameters
+    ----------
+    scores : Scores
+    order_seed : int
+        Seed of the item order, ``numpy.random.default_rng(order_seed).permutation(n)``.
+    look_every : int or str
+        Items between looks, or ``"P%"`` of the items.
+    alpha, sampling, bet, lam, grid, eps, certifier, retire, k, width
+        As for :class:`Monitor`.
+
+    Returns
+    -------
+    MonitorRun
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = np.random.default_rng(1).random((1000, 4)) < [0.8, 0.6, 0.55, 0.3]
+    >>> run = replay(rankci.Scores.from_matrix(x), retire="topk", k=1, look_every="5%")
+    >>> run.ranking.top_k(1).tolist()
+    ['in', 'out', 'out', 'out']
+    >>> run.n_consumed < 1000 and run.cost_fraction < 0.5
+    True
+    """
+    if not isinstance(scores, Scores):
+        raise ValueError(f"replay expects Scores (rankci.read_scores), got {type(scores).__name__}")
+    if isinstance(order_seed, bool) or not isinstance(order_seed, (int, np.integer)):
+        raise ValueError(f"order_seed must be an integer, got {order_seed!r}")
+    units = scores.units("item", missing="pairwise")
+    values = units.values
+    complete = np.isfinite(values).all(axis=1)
+    excluded = {"items_excluded": int((~complete).sum())}
+    if excluded["items_excluded"]:
+        excluded["reason"] = "items not scored by every model"
+        excluded["missing_by_model"] = {
+            m: int(c) for m, c in zip(units.models, (~np.isfinite(values)).sum(axis=0)) if c
+        }
+    labels = np.asarray(units.labels, dtype=str)[complete]
+    values = values[complete]
+    n = values.shape[0]
+    if n == 0:
+        raise ValueError("no item is scored by every model, so there is nothing to replay")
+    ids = np.argsort(labels, kind="stable")
+    order = ids[np.random.default_rng(int(order_seed)).permutation(n)]
+    every = parse_look_every(look_every, n)
+    monitor = Monitor(
+        units.models,
+        alpha=alpha,
+        sampling=sampling,
+        n_items=n if sampling == "finite" else None,
+        bet=bet,
+        lam=lam,
+        grid=grid,
+        eps=eps,
+        certifier=certifier,
+        retire=retire,
+        k=k,
+        width=width,
+        look_every=every,
+    )
+    monitor.update_block(values[order])
+    ranking = monitor.ranking()  # the look at the last item (already taken under model F)
+    config = {
+        "alpha": monitor.alpha,
+        "sampling": monitor.sampling,
+        "certifier": monitor.certifier,
+        "bet": monitor.bet,
+        "order_seed": int(order_seed),
+        "look_every": every,
+        "retire": monitor.retire_rule,
+        "k": monitor.k,
+    }
+    if monitor.bet == "fixed":
+        config["lam"] = float(lam)
+    if monitor.retire_rule == "width":
+        config["width"] = monitor.width
+    return MonitorRun(
+        ranking=ranking,
+        looks=[dict(record) for record in monitor.looks],
+        n_items=n,
+        n_consumed=monitor.t,
+        evaluations=monitor.evaluations,
+        cost_fraction=monitor.evaluations / (n * monitor.n_models),
+        order=tuple(labels[order]),
+        excluded=excluded,
+        config=config,
+    )

@@ -1,0 +1,54 @@
+"""Retirement rules: which models' evaluation can stop at a look.
+
+Any rule that uses only the scores observed so far keeps the guarantee, because the wealth of every
+pair involving a retired model is frozen (Proposition 4.5 of the source). ``k`` is the top-k
+question; a pair is *settled* when it is certified one way or the other.
+
+* ``topk``: a model's own top-k status is known (``U <= k``: in; ``L > k``: out);
+* ``topk-safe``: its status is known and its pairs with every active model whose status is still
+  open are settled (so retiring it never freezes a comparison that an open model may need);
+* ``resolved``: its pairs with every active model are settled (pairs with retired models are
+  frozen and can no longer change);
+* ``stop-at-goal``: every model stops at once when every top-k status is known;
+* ``width``: ``U - L <= width``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ranking import Ranking
+
+__all__ = ["RETIRE_RULES", "models_to_retire"]
+
+RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
+
+
+def models_to_retire(
+    rule: str,
+    ranking: Ranking,
+    dominance: np.ndarray,
+    active: np.ndarray,
+    k: int | None,
+    width: int,
+) -> np.ndarray:
+    """Boolean mask of the active models that the rule retires at this look."""
+    active = np.asarray(active, dtype=bool)
+    none = np.zeros_like(active)
+    if rule == "none" or not active.any():
+        return none
+    settled = dominance | dominance.T
+    np.fill_diagonal(settled, True)
+    if rule in ("topk", "topk-safe", "stop-at-goal"):
+        known = ranking.top_k(k) != "undetermined"
+        if rule == "topk":
+            return active & known
+        if rule == "topk-safe":
+            still_open = active & ~known
+            return active & known & settled[:, still_open].all(axis=1)
+        return active.copy() if known.all() else none
+    if rule == "resolved":
+        return active & settled[:, active].all(axis=1)
+    if rule == "width":
+        return active & (ranking.upper - ranking.lower <= width)
+    raise ValueError(f"unknown retirement rule {rule!r}")

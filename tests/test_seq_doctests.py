@@ -1,0 +1,15 @@
+"""The examples in the docstrings of rankci.sequential run and give what they show."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["wealth", "orders", "monitor", "replay"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(f"rankci.sequential.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
