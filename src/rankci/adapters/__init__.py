@@ -8,6 +8,8 @@ id across models and reports the items some models lack in ``Scores.notes["missi
 * :func:`read_inspect` -- Inspect AI ``.eval`` / ``.json`` logs
 * :func:`read_helm` -- HELM ``per_instance_stats.json`` (``benchmark_output/runs/<suite>``)
 * :func:`read_log` -- any of them by name; :func:`detect_format` tells which a path holds
+* :class:`RankEarlyStopping` -- Inspect ``EarlyStopping`` manager backed by the anytime-valid
+  monitor (needs inspect-ai)
 """
 
 from __future__ import annotations
@@ -21,9 +23,18 @@ from .._checks import check_choice
 from ..data import Scores
 from .helm import read_helm
 from .inspect import _looks_like_log, read_inspect
+from .inspect_stopping import RankEarlyStopping
 from .lm_eval import _RESULTS, _SAMPLES, read_lm_eval
 
-__all__ = ["LOG_FORMATS", "detect_format", "read_helm", "read_inspect", "read_lm_eval", "read_log"]
+__all__ = [
+    "LOG_FORMATS",
+    "RankEarlyStopping",
+    "detect_format",
+    "read_helm",
+    "read_inspect",
+    "read_lm_eval",
+    "read_log",
+]
 
 LOG_FORMATS = ("lm-eval", "inspect", "helm")
 
