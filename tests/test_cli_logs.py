@@ -8,7 +8,7 @@ import pytest
 
 import rankci
 from rankci.adapters import detect_format, read_helm, read_lm_eval
-from rankci.cli import main
+from rankci.cli import build_parser, main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LM_EVAL = FIXTURES / "lm_eval" / "logs"
@@ -81,3 +81,24 @@ def test_benchmarks_from_one_log_directory_uses_top_level_groups(capsys):
     scores = quiet(read_lm_eval, LM_EVAL, cluster="benchmark")
     expected = rankci.rank_benchmarks(scores, benchmark="cluster").to_dict()
     assert payload == json.loads(json.dumps(expected))
+
+
+def _takes_data(command) -> bool:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    return any(action.dest == "data" for action in parser._actions)
+
+
+def test_every_command_that_takes_data_reads_logs(capsys):
+    from rankci.commands import COMMANDS
+
+    with_data = [c for c in COMMANDS if _takes_data(c)]
+    assert {c.NAME for c in with_data} >= {"rank", "report", "benchmarks", "monitor"}
+    for command in with_data:
+        parser = build_parser()
+        args = parser.parse_args([command.NAME, str(HELM), "--from", "helm", "--metric", "x"])
+        assert args.input_format == "helm" and args.metric == ["x"]
+        with pytest.raises(ValueError, match="has no per-instance stat 'x'"):
+            command.run(args)
