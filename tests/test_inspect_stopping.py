@@ -206,3 +206,16 @@ def test_a_failed_sample_holds_items_back_until_its_task_ends(tmp_path, plan):
     assert [log.status for log in logs] == ["success"] * 3
     assert stopper.monitor.t == 29  # every item fed; the failed one is excluded, not consumed
     assert stopper.monitor.excluded["items_excluded"] == 1
+
+
+def test_inspects_own_seeded_shuffle_is_accepted(tmp_path, plan):
+    stopper = RankEarlyStopping(MODELS[:2], k=1, retire="none")
+    task = Task(dataset=dataset(20), solver=generate(), scorer=match(), early_stopping=stopper)
+    models = [planned_model(m, plan[:, j]) for j, m in enumerate(MODELS[:2])]
+    logs = eval(task, model=models, log_dir=str(tmp_path), display="none", sample_shuffle=7)
+    assert [log.status for log in logs] == ["success", "success"]
+    summary = stopper.summary()
+    assert summary["order"] == "eval(sample_shuffle=7)"
+    assert summary["items_consumed"] == 20 and summary["evaluations_saved"] == 0
+    order = [str(sample.id) for sample in logs[0].samples]
+    assert sorted(order) == [f"q{i:03d}" for i in range(20)]
