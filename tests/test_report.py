@@ -110,7 +110,9 @@ def test_report_is_self_contained(chembench, tmp_path):
 @pytest.mark.browser
 def test_report_in_a_real_browser(tmp_path, mmlu):
     ranking = rankci.rank(mmlu)
-    path = write_report(mmlu, tmp_path / "report.html", ranking=ranking, k=3)
+    path = write_report(
+        mmlu, tmp_path / "report.html", ranking=ranking, k=3, monitor={"retire": "topk", "k": 3}
+    )
     with browser() as context:
         page = context.new_page()
         problems = []
@@ -124,7 +126,17 @@ def test_report_in_a_real_browser(tmp_path, mmlu):
         images = page.evaluate(
             "Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
         )
-        assert len(images) >= 4 and all(ok and w > 0 and h > 0 for ok, w, h in images)
+        assert len(images) == 7 and all(ok and w > 0 and h > 0 for ok, w, h in images)
+        sections = page.evaluate("Array.from(document.querySelectorAll('section')).map(s => s.id)")
+        assert sections == [
+            "leaderboard",
+            "score-intervals",
+            "rank-plots",
+            "clusters",
+            "omnibus",
+            "monitor",
+            "method",
+        ]
         shot = imread(io.BytesIO(page.screenshot(full_page=True)))
         assert shot.shape[0] > 1000
         assert len(np.unique(shot[::7, ::7].reshape(-1, shot.shape[-1]), axis=0)) > 20
@@ -164,3 +176,26 @@ def test_omnibus_section_reports_the_tests_and_variance_components(chembench):
     section = rankci.report.html.omnibus_section(scores)
     assert f"= {anova.F:.4g}" in section.body and "Friedman" in section.body
     assert "Variance components" in section.body and "residual" in section.body
+
+
+def test_monitor_plots_follow_the_replay():
+    from rankci.report import plot_monitor_intervals, plot_monitor_progress
+    from rankci.sequential import replay
+
+    x = np.random.default_rng(3).random((600, 5)) < [0.8, 0.7, 0.6, 0.5, 0.3]
+    run = replay(rankci.Scores.from_matrix(x), retire="topk", k=2, look_every=20)
+    progress = plot_monitor_progress(run)
+    steps = progress.axes[0].lines[0]
+    assert list(steps.get_xdata()) == [look["t"] for look in run.looks]
+    assert list(steps.get_ydata()) == [look["n_certified"] for look in run.looks]
+    assert (
+        f"{1 - run.cost_fraction:.0%} of the evaluation cost saved" in progress.axes[0].get_title()
+    )
+    # one row per model (best first), one column per look
+    widths = plot_monitor_intervals(run).axes[0].collections[0].get_array().reshape(5, -1)
+    order = run.ranking.order()
+    final = (run.ranking.upper - run.ranking.lower)[order]
+    np.testing.assert_array_equal(np.asarray(widths)[:, -1], final)
+    assert widths.shape[1] == len(run.looks)
+    section = rankci.report.html.monitor_section(run)
+    assert f"{run.evaluations:,} of {600 * 5:,}" in section.body

@@ -8,12 +8,15 @@ sets and tiers out, each with a stated guarantee.
 """
 
 from . import datasets, sequential
+from .best import TauBest, tau_best
 from .composite import CompositeScores, composite_scores
 from .covariance import MeansCovariance, means_covariance
 from .data import Scores, UnitScores
 from .intervals import ScoreIntervals, score_intervals
 from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
+from .maxt import maxt_ranking, maxt_ranking_from_cov
+from .means import MeanCovariance, mean_covariance
 from .mixed import MixedModel, mixed_model, mixed_ranking
 from .multibench import BenchmarkRankings, rank_benchmarks
 from .multiplicity import adjust_pvalues
@@ -34,46 +37,52 @@ from .subscores import SubScores, subscores
 __version__ = "0.1.0"
 
 __all__ = [
+    "adjust_pvalues",
     "BenchmarkRankings",
     "ClusterRankings",
+    "composite_scores",
     "CompositeScores",
+    "datasets",
     "DominanceCycleError",
     "Friedman",
-    "MeansCovariance",
-    "MixedModel",
-    "Pairwise",
-    "Plan",
-    "PostHoc",
-    "RMAnova",
-    "RankciWarning",
-    "Ranking",
-    "ScoreIntervals",
-    "Scores",
-    "SideBySide",
-    "SubScores",
-    "UnitScores",
-    "adjust_pvalues",
-    "composite_scores",
-    "datasets",
     "friedman",
     "informative_clusters",
     "marginal_ranking",
+    "maxt_ranking",
+    "maxt_ranking_from_cov",
+    "mean_covariance",
+    "MeanCovariance",
     "means_covariance",
+    "MeansCovariance",
     "mixed_model",
     "mixed_ranking",
+    "MixedModel",
     "nemenyi",
+    "Pairwise",
     "pairwise_tests",
+    "Plan",
     "plan",
+    "PostHoc",
     "rank",
     "rank_benchmarks",
     "rank_by_cluster",
+    "RankciWarning",
+    "Ranking",
     "ranking_from_dominance",
     "read_scores",
-    "sequential",
     "rm_anova",
+    "RMAnova",
     "score_intervals",
+    "ScoreIntervals",
+    "Scores",
+    "sequential",
     "side_by_side",
+    "SideBySide",
     "simultaneous_ranking",
     "subscores",
+    "SubScores",
+    "tau_best",
+    "TauBest",
     "tukey_hsd",
+    "UnitScores",
 ]

@@ -16,12 +16,15 @@ import pandas as pd
 from ._checks import check_alpha, check_choice, check_positive_int
 from .data import UNITS, InsufficientDataError, Scores
 from .io import read_scores
+from .maxt import rank_scores_maxt
+from .multiplicity import METHODS
 from .pairwise import pairwise_tests
 from .ranking import COVERAGES, Ranking, _plain, marginal_ranking, simultaneous_ranking
 
 __all__ = ["rank", "rank_by_cluster", "ClusterRankings", "informative_clusters"]
 
 CLUSTER_UNITS = ("item", "prompt", "observation")
+MULTIPLICITIES = (*METHODS, "max-t")
 
 
 def _as_scores(data) -> Scores:
@@ -45,6 +48,19 @@ def _rank_scores(
     rng,
     test_options: dict,
 ) -> Ranking:
+    check_choice("multiplicity", multiplicity, MULTIPLICITIES)
+    if multiplicity == "max-t":
+        return rank_scores_maxt(
+            scores,
+            unit=unit,
+            test=test,
+            coverage=coverage,
+            alpha=alpha,
+            delta=delta,
+            missing=missing,
+            rng=rng,
+            **test_options,
+        )
     units = scores.units(unit, missing)
     pairwise = pairwise_tests(units, test, delta=delta, rng=rng, **test_options)
     build = simultaneous_ranking if coverage == "simultaneous" else marginal_ranking
@@ -87,9 +103,16 @@ def rank(
     missing : {"complete", "pairwise"}
         Missing (model, item) cells: keep items scored by every model, or compare each pair on the
         items both have.
-    multiplicity : {"holm", "bonferroni"}
+    multiplicity : {"holm", "bonferroni", "max-t"}
+        ``holm`` (default) and ``bonferroni`` are valid under any dependence. ``max-t`` is the
+        Romano-Wolf step-down on the studentized mean differences with the critical values
+        from their estimated joint law (:func:`rankci.maxt.maxt_ranking`): tighter intervals,
+        asymptotic level; only with ``test="t"``. Its options go in ``**test_options``:
+        ``resampling`` ("gaussian" or "bootstrap"), ``draws`` (1000), ``covariance``
+        ("independent" or "cluster": cluster-robust over the cluster column), ``stepdown``
+        (True) and ``small_sample`` (True). See docs/maxt.md.
     rng : int, Generator or None
-        Seed for the bootstrap and permutation tests.
+        Seed for the bootstrap and permutation tests and for the max-t draws.
     filter_uninformative : bool, default False
         First rank the models within every cluster at ``alpha_split[0] * alpha`` and drop the
         clusters where at least M - 1 of the M models have a rank interval reaching rank ``top``;
@@ -97,7 +120,8 @@ def rank(
     alpha_split : (float, float), default (0.3, 0.7)
     top : int, default 3
     **test_options
-        Passed to :func:`rankci.pairwise_tests` (``trim``, ``reps``, ``zero_method``, ...).
+        Passed to :func:`rankci.pairwise_tests` (``trim``, ``reps``, ``zero_method``, ...), or
+        the max-t options above.
 
     Returns
     -------

@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
             ranking=ranking,
             title=f"{source}: leaderboard with rank intervals",
             k=3,
+            monitor={"retire": "topk", "k": 3, "look_every": "1%"},
         )
         print(
             f"\nHTML report: {path.resolve()}",

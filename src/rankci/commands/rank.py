@@ -16,13 +16,13 @@ from ..cli import (
     to_json,
 )
 from ..data import UNITS
-from ..leaderboard import ClusterRankings, rank, rank_by_cluster
-from ..multiplicity import METHODS
+from ..leaderboard import MULTIPLICITIES, ClusterRankings, rank, rank_by_cluster
+from ..maxt import COVARIANCES, RESAMPLINGS
 from ..pairwise import TESTS
 from ..ranking import COVERAGES, Ranking
 
 NAME = "rank"
-HELP = "rank intervals, tiers and top-k status from paired tests with Holm's correction"
+HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 
 
@@ -33,34 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_method_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("method")
-    group.add_argument(
-        "--unit",
-        default="item",
-        choices=UNITS,
-        help="unit of analysis: what the inference extends to (default: item)",
-    )
-    group.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
+    group = add_evidence_arguments(parser)
     group.add_argument(
         "--coverage",
         default="simultaneous",
         choices=COVERAGES,
         help="simultaneous (all statements at once) or marginal (one model at a time)",
     )
-    group.add_argument("--alpha", type=float, default=0.05, help="miscoverage level (default 0.05)")
-    group.add_argument(
-        "--delta",
-        type=float,
-        default=0.0,
-        help="indifference margin: certify only differences larger than this",
-    )
-    group.add_argument(
-        "--missing",
-        default="complete",
-        choices=("complete", "pairwise"),
-        help="items scored by every model (default) or pair by pair",
-    )
-    group.add_argument("--multiplicity", default="holm", choices=METHODS)
     group.add_argument(
         "--by-cluster",
         action="store_true",
@@ -81,12 +60,78 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> None:
         help="alpha fractions for the screen and the ranking",
     )
     group.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
-    group.add_argument("--seed", type=int, help="seed for the bootstrap and permutation tests")
+
+
+def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """Options that say how the pairwise evidence is obtained (shared with ``taubest``)."""
+    group = parser.add_argument_group("method")
+    group.add_argument(
+        "--unit",
+        default="item",
+        choices=UNITS,
+        help="unit of analysis: what the inference extends to (default: item)",
+    )
+    group.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
+    group.add_argument("--alpha", type=float, default=0.05, help="miscoverage level (default 0.05)")
+    group.add_argument(
+        "--delta",
+        type=float,
+        default=0.0,
+        help="indifference margin: certify only differences larger than this",
+    )
+    group.add_argument(
+        "--missing",
+        default="complete",
+        choices=("complete", "pairwise"),
+        help="items scored by every model (default) or pair by pair",
+    )
+    group.add_argument(
+        "--multiplicity",
+        default="holm",
+        choices=MULTIPLICITIES,
+        help="holm (default; valid under any dependence), bonferroni, or max-t "
+        "(Romano-Wolf step-down with critical values from the joint law of the "
+        "statistics: tighter, asymptotic; test t only)",
+    )
+    group.add_argument(
+        "--seed", type=int, help="seed for the bootstrap and permutation tests and the max-t draws"
+    )
     group.add_argument("--reps", type=int, default=9999, help="resamples (bootstrap, permutation)")
     group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
+    maxt = parser.add_argument_group("max-t (with --multiplicity max-t)")
+    maxt.add_argument(
+        "--draws", type=int, default=1000, help="draws for the max-t critical values (default 1000)"
+    )
+    maxt.add_argument(
+        "--resampling",
+        default="gaussian",
+        choices=RESAMPLINGS,
+        help="gaussian: N(0, Sigma) multiplier draws (default); bootstrap: resample "
+        "items (or clusters)",
+    )
+    maxt.add_argument(
+        "--covariance",
+        default="independent",
+        choices=COVARIANCES,
+        help="covariance of the model means: independent units (default) or "
+        "cluster-robust over the cluster column",
+    )
+    maxt.add_argument(
+        "--single-step",
+        action="store_true",
+        help="one critical value for all pairs instead of the step-down",
+    )
+    return group
 
 
 def test_options(args: argparse.Namespace) -> dict:
+    if args.multiplicity == "max-t":
+        return {
+            "draws": args.draws,
+            "resampling": args.resampling,
+            "covariance": args.covariance,
+            "stepdown": not args.single_step,
+        }
     if args.test in ("bootstrap", "permutation"):
         return {"reps": args.reps}
     if args.test == "yuen":
@@ -139,9 +184,15 @@ def _display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
 def summary_lines(ranking: Ranking) -> list[str]:
     method = ranking.method
     excluded = ranking.excluded
+    multiplicity = method.get("multiplicity", "")
+    if multiplicity.startswith("max-t"):
+        multiplicity += (
+            f" ({method.get('resampling')}, {method.get('draws')} draws, "
+            f"{method.get('covariance')} covariance)"
+        )
     head = (
         f"{ranking.n_models} models, {ranking.n_units} {method.get('unit', '')} units; "
-        f"{method.get('test', '')} test, {method.get('multiplicity', '')}, "
+        f"{method.get('test', '')} test, {multiplicity}, "
         f"{ranking.coverage} coverage, alpha = {ranking.alpha:g}"
     )
     if method.get("delta"):

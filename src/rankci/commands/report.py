@@ -34,6 +34,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="score intervals in the table (default: percentile bootstrap, seeded by --seed)",
     )
     parser.add_argument(
+        "--monitor",
+        action="store_true",
+        help="add the anytime-valid monitor: replay the items in a random order (--order-seed), "
+        "retiring models by --retire (default topk with k = --top-k or 3)",
+    )
+    parser.add_argument("--order-seed", type=int, default=0, help="item order of the replay")
+    parser.add_argument(
+        "--retire",
+        default="topk",
+        help="retirement rule of the monitor replay (none, topk, topk-safe, ...)",
+    )
+    parser.add_argument("--look-every", default="1%", help="items between looks, or P%%")
+    parser.add_argument(
         "--no-omnibus",
         action="store_true",
         help="leave out the omnibus tests and variance components",
@@ -50,9 +63,19 @@ def run(args: argparse.Namespace) -> int:
         by_cluster=not args.no_clusters and not args.by_cluster,
         score_intervals=None if args.score_method == "none" else args.score_method,
         omnibus=not args.no_omnibus,
+        monitor=_monitor_options(args),
         filter_uninformative=args.filter_uninformative,
         alpha_split=tuple(args.alpha_split),
         **{**method_options(args), "rng": 0 if args.seed is None else args.seed},
     )
     print(f"report written to {path}", file=sys.stderr)
     return 0
+
+
+def _monitor_options(args: argparse.Namespace) -> dict | None:
+    if not args.monitor:
+        return None
+    options = {"order_seed": args.order_seed, "look_every": args.look_every, "retire": args.retire}
+    if args.retire != "none":
+        options["k"] = args.top_k or 3
+    return options

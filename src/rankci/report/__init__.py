@@ -4,6 +4,8 @@ from .html import Section, build_report, write_report
 from .plots import (
     plot_cluster_rank_intervals,
     plot_dominance,
+    plot_monitor_intervals,
+    plot_monitor_progress,
     plot_rank_intervals,
     plot_score_intervals,
     plot_tiers,
@@ -15,6 +17,8 @@ __all__ = [
     "write_report",
     "plot_cluster_rank_intervals",
     "plot_dominance",
+    "plot_monitor_intervals",
+    "plot_monitor_progress",
     "plot_rank_intervals",
     "plot_score_intervals",
     "plot_tiers",

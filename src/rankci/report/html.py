@@ -266,6 +266,35 @@ def omnibus_section(scores: Scores, alpha: float = 0.05) -> Section:
     )
 
 
+def monitor_section(run) -> Section:
+    """The anytime-valid replay: certified pairs and cost over time, interval widths per look."""
+    config = run.config
+    retire = config.get("retire", "none")
+    k = config.get("k")
+    words = (
+        f"<p>The evaluation was replayed through the anytime-valid monitor in a random item order "
+        f"(seed {config.get('order_seed')}), with a look every {config.get('look_every')} items "
+        f"({config.get('sampling')} sampling, {config.get('bet')} bet, "
+        f"{config.get('certifier')} certifier). With probability at least "
+        f"{1 - config.get('alpha', 0.05):.0%}, every statement the monitor made is true at every "
+        "look at once, so the evaluation may be stopped whenever the question is answered.</p>"
+    )
+    if retire != "none":
+        words += (
+            f"<p>Models were retired by the rule <code>{html.escape(str(retire))}</code>"
+            + (f" (k = {k})" if k else "")
+            + f": {run.n_consumed} of {run.n_items} items were consumed and "
+            f"{run.evaluations:,} of {run.n_items * run.ranking.n_models:,} model–item "
+            f"evaluations used — {1 - run.cost_fraction:.0%} of the cost saved.</p>"
+        )
+    body = (
+        words
+        + figure_html(plots.plot_monitor_progress(run), "certified pairs and cost over time")
+        + figure_html(plots.plot_monitor_intervals(run), "rank-interval width at every look")
+    )
+    return Section("Anytime-valid monitor", body, "monitor")
+
+
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
@@ -298,6 +327,7 @@ def build_report(
     by_cluster: bool = True,
     score_intervals="bootstrap",
     omnibus: bool = True,
+    monitor=None,
     sections: Sequence[Section] = (),
     rng: int | np.random.Generator | None = 0,
     **rank_options,
@@ -318,6 +348,9 @@ def build_report(
         ``to_frame()`` (model, score, lower, upper), or None to leave score intervals out.
     omnibus : bool, default True
         Add the repeated-measures ANOVA, Friedman test and mixed-model variance components.
+    monitor : MonitorRun, dict or None
+        Add the anytime-valid monitor section: a :class:`rankci.sequential.MonitorRun`, or a dict
+        of :func:`rankci.sequential.replay` options to replay the scores with.
     rng : int, Generator or None, default 0
         Seed for the bootstrap score intervals (and resampling tests), so a report is reproducible.
     sections : sequence of Section
@@ -355,6 +388,12 @@ def build_report(
         blocks.append(_cluster_section(rank_by_cluster(scores, **_cluster_options(ranking, rng))))
     if omnibus:
         blocks.append(omnibus_section(scores, ranking.alpha))
+    if monitor is not None:
+        if isinstance(monitor, dict):
+            from ..sequential import replay
+
+            monitor = replay(scores, **{"alpha": ranking.alpha, **monitor})
+        blocks.append(monitor_section(monitor))
     blocks.extend(sections)
     blocks.append(_method_section(ranking, scores))
 

@@ -22,6 +22,8 @@ __all__ = [
     "plot_dominance",
     "plot_tiers",
     "plot_cluster_rank_intervals",
+    "plot_monitor_progress",
+    "plot_monitor_intervals",
 ]
 
 INTERVAL_COLOR = "#3b6ea8"
@@ -189,4 +191,104 @@ def plot_cluster_rank_intervals(
     for ax in axes[::columns]:
         ax.tick_params(axis="y", labelleft=True, labelsize=6 if len(models) > 20 else 7)
     fig.suptitle(title or "Rank intervals within each cluster", fontsize=10)
+    return fig
+
+
+def _looks_frame(run) -> pd.DataFrame:
+    looks = pd.DataFrame(run.looks)
+    if looks.empty:
+        raise ValueError("the monitor took no look, so there is nothing to plot")
+    return looks
+
+
+def plot_monitor_progress(run, title: str | None = None) -> Figure:
+    """Certified ordered pairs, and the evaluation cost, against items evaluated.
+
+    ``run`` is a :class:`rankci.sequential.MonitorRun` (from ``replay``). The cost axis shows the
+    evaluations used as a share of scoring every model on every item, so the gap to the diagonal
+    is the compute saved by retiring models whose question was settled.
+    """
+    looks = _looks_frame(run)
+    m = run.ranking.n_models
+    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    ax = fig.subplots()
+    ax.step(
+        looks["t"],
+        looks["n_certified"],
+        where="post",
+        color=INTERVAL_COLOR,
+        label="certified ordered pairs",
+    )
+    ax.set_ylim(0, m * (m - 1) / 2 * 1.05)
+    ax.set_xlabel("items evaluated")
+    ax.set_ylabel("certified pairs")
+    ax.grid(color=GRID_COLOR, linewidth=0.5)
+    cost = ax.twinx()
+    full = np.asarray(looks["t"], dtype=float) * m
+    cost.plot(
+        looks["t"],
+        100 * looks["evaluations"] / (run.n_items * m),
+        color=POINT_COLOR,
+        label="evaluations used (% of all)",
+    )
+    cost.plot(
+        looks["t"],
+        100 * full / (run.n_items * m),
+        color=POINT_COLOR,
+        linestyle=":",
+        linewidth=1,
+        label="without retirement",
+    )
+    cost.set_ylim(0, 105)
+    cost.set_ylabel("% of full evaluation cost")
+    handles = ax.get_legend_handles_labels()[0] + cost.get_legend_handles_labels()[0]
+    ax.legend(
+        handles, [h.get_label() for h in handles], loc="upper left", fontsize=8, frameon=False
+    )
+    saved = 1 - run.cost_fraction
+    ax.set_title(
+        title or f"Anytime-valid monitor: {saved:.0%} of the evaluation cost saved", fontsize=10
+    )
+    return fig
+
+
+def plot_monitor_intervals(run, title: str | None = None) -> Figure:
+    """Width of each model's rank interval at every look, against items evaluated.
+
+    Rows are models (best final score first), columns are looks; the colour is ``U - L``, so a
+    row turns light as its rank is pinned down. A black mark shows where a model was retired
+    (its interval is frozen from then on). Valid at every look at once (anytime-valid).
+    """
+    looks = _looks_frame(run)
+    if "lower" not in looks:
+        raise ValueError("these looks carry no rank intervals")
+    ranking = run.ranking
+    m = ranking.n_models
+    order = ranking.order()
+    width = (np.vstack(looks["upper"].to_numpy()) - np.vstack(looks["lower"].to_numpy()))[:, order]
+    t = looks["t"].to_numpy(dtype=float)
+    edges = np.concatenate([[0.0], t])
+    fig = Figure(figsize=(7.0, _height(m, per_row=0.2, minimum=3.0)), layout="constrained")
+    ax = fig.subplots()
+    mesh = ax.pcolormesh(
+        edges,
+        np.arange(m + 1) - 0.5,
+        width.T,
+        cmap="Blues",
+        vmin=0,
+        vmax=max(m - 1, 1),
+        shading="flat",
+    )
+    retired_at = {}
+    for record in run.looks:
+        for model in record.get("retired", []):
+            retired_at.setdefault(model, record["t"])
+    rows = {ranking.models[j]: k for k, j in enumerate(order)}
+    for model, when in retired_at.items():
+        ax.plot([when, when], [rows[model] - 0.45, rows[model] + 0.45], color="black", lw=1.2)
+    _model_axis(ax, [ranking.models[j] for j in order])
+    ax.set_xlim(0, t[-1])
+    ax.set_xlabel("items evaluated")
+    fig.colorbar(mesh, ax=ax, label="rank-interval width U − L", shrink=0.6)
+    ax.set_title(title or "Rank-interval width at every look (black: model retired)", fontsize=10)
     return fig

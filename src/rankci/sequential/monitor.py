@@ -366,6 +366,8 @@ class Monitor:
             "n_certified": int(self._dominance.sum()),
             "evaluations": int(self.evaluations),
             "n_active": int(self._wealth.n_active),
+            "lower": ranking.lower.tolist(),
+            "upper": ranking.upper.tolist(),
         }
         if self.certifier == "exact":
             record["n_surviving_orders"] = self._certifier.n_surviving

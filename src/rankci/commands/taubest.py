@@ -1,0 +1,75 @@
+"""``rankci taubest DATA --tau T``: the confidence set for the T best models (T = 1: the best)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..best import TauBest, tau_best
+from ..cli import (
+    add_data_arguments,
+    add_output_arguments,
+    emit,
+    load_data,
+    markdown_table,
+    text_table,
+    to_json,
+)
+from .rank import add_evidence_arguments, summary_lines, test_options
+
+NAME = "taubest"
+HELP = "confidence set for the tau best models (tau = 1: the best model), simultaneous coverage"
+OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser)
+    parser.add_argument(
+        "--tau",
+        type=int,
+        default=1,
+        help="the set covers every model of true rank <= TAU (default 1: the best)",
+    )
+    add_evidence_arguments(parser)
+    add_output_arguments(parser, OUTPUT_FORMATS)
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_data(args)
+    result = tau_best(
+        scores,
+        args.tau,
+        unit=args.unit,
+        test=args.test,
+        alpha=args.alpha,
+        delta=args.delta,
+        missing=args.missing,
+        multiplicity=args.multiplicity,
+        rng=args.seed,
+        **test_options(args),
+    )
+    emit(render_tau_best(result, args.format), args)
+    return 0
+
+
+def render_tau_best(result: TauBest, fmt: str) -> str:
+    if fmt == "json":
+        return to_json(result.to_dict())
+    frame = result.to_frame()
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    frame["in_set"] = frame["in_set"].map({True: "yes", False: "no"})
+    what = "the best model" if result.tau == 1 else f"the {result.tau} best models"
+    members = ", ".join(result.members)
+    headline = f"confidence set for {what} ({len(result.members)} models): {members}"
+    if fmt == "markdown":
+        return "\n\n".join(
+            [
+                " ".join(summary_lines(result.ranking)),
+                headline,
+                markdown_table(frame),
+                result.guarantee,
+            ]
+        )
+    return "\n".join(
+        [*summary_lines(result.ranking), headline, "", text_table(frame), "", result.guarantee]
+    )
