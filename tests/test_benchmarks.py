@@ -32,3 +32,9 @@ def test_compare_quick_runs_every_task_with_its_peers():
 def test_rank_benchmark_quick():
     out = _run("bench_rank.py", "--quick")
     assert "| 20 | 5,000 |" in out
+
+
+def test_adapters_benchmark_quick():
+    out = _run("bench_adapters.py", "--quick")
+    for fmt in ("lm-eval", "inspect", "helm"):
+        assert f"| {fmt} | 3 |" in out

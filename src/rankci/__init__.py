@@ -17,6 +17,7 @@ from .io import read_scores
 from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
 from .maxt import maxt_ranking, maxt_ranking_from_cov
 from .mixed import MixedModel, mixed_model, mixed_ranking
+from .multibench import BenchmarkRankings, rank_benchmarks
 from .multiplicity import adjust_pvalues
 from .omnibus import Friedman, RMAnova, friedman, rm_anova
 from .pairwise import Pairwise, RankciWarning, pairwise_tests
@@ -36,6 +37,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "adjust_pvalues",
+    "BenchmarkRankings",
     "ClusterRankings",
     "composite_scores",
     "CompositeScores",
@@ -59,6 +61,7 @@ __all__ = [
     "plan",
     "PostHoc",
     "rank",
+    "rank_benchmarks",
     "rank_by_cluster",
     "RankciWarning",
     "Ranking",

@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from .adapters import LOG_FORMATS, detect_format, read_log
 from .data import Scores
 from .io import FORMATS, LAYOUTS, read_scores
 
@@ -39,11 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"rankci: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning  # one line per warning, no source excerpt
+            return int(args.run(args) or 0)
     except ValueError as error:
         print(f"rankci: error: {error}", file=sys.stderr)
         return 2
@@ -52,16 +60,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # ---------------------------------------------------------------------- shared arguments
-def add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    """DATA plus the options that say how to read it."""
-    parser.add_argument("data", metavar="DATA", help="scores file (.csv, .tsv, .parquet, .jsonl)")
+def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> None:
+    """DATA (one, or several with ``many``) plus the options that say how to read it."""
+    parser.add_argument(
+        "data",
+        metavar="DATA",
+        nargs="+" if many else None,
+        help="scores file (.csv, .tsv, .parquet, .jsonl), or evaluation logs: an lm-eval output "
+        "directory, Inspect .eval/.json logs, HELM runs (a file, directory or quoted glob)",
+    )
     group = parser.add_argument_group("reading DATA")
     group.add_argument(
         "--from",
         dest="input_format",
         default="auto",
-        choices=FORMATS,
-        help="input format (default: from the file extension)",
+        choices=FORMATS + LOG_FORMATS,
+        help="input format (default: from the file extension, or the logs found)",
     )
     group.add_argument(
         "--layout",
@@ -70,25 +84,77 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
         help="long (one row per model and item) or wide (one column per model)",
     )
     group.add_argument("--model-col", help="model column (default: model, system, ...)")
-    group.add_argument("--item-col", help="item column (default: item, question, doc_id, ...)")
+    group.add_argument(
+        "--item-col",
+        help="item column (default: item, question, doc_id, ...); for logs, a field of the "
+        "sample naming the item (doc.id, metadata.qid)",
+    )
     group.add_argument("--score-col", help="score column (default: score, correct, acc, ...)")
     group.add_argument(
         "--cluster-col",
-        help="cluster column (default: cluster, subject, category, task, ...); '' for none",
+        help="cluster column (default: cluster, subject, category, task, ...); '' for none; "
+        "for logs: task, group, benchmark, scenario or a sample field (metadata.subject)",
     )
     group.add_argument("--prompt-col", help="prompt-variant column (default: prompt, variant, ...)")
+    group.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="logs: the per-sample metric, lm-eval (acc, exact_match; 'exact_match,strict-match' "
+        "also picks the filter) or HELM (exact_match); repeat for an order of preference",
+    )
+    group.add_argument(
+        "--scorer",
+        action="append",
+        metavar="NAME",
+        help="Inspect logs: the scorer whose value is the score (default: the first)",
+    )
 
 
-def load_data(args: argparse.Namespace) -> Scores:
+_TABLE_ONLY = ("model_col", "score_col", "prompt_col")
+
+
+def data_format(args: argparse.Namespace, path: str | None = None) -> str:
+    """The format of DATA: a table format, or one of the log formats."""
+    fmt = args.input_format
+    if fmt == "auto":
+        detected = detect_format(path if path is not None else args.data)
+        fmt = "auto" if detected == "table" else detected
+    return fmt
+
+
+def load_data(
+    args: argparse.Namespace, path: str | None = None, cluster: str | None = None
+) -> Scores:
+    """Read DATA (or ``path``) as the options say; ``cluster`` is a default for logs."""
+    source = path if path is not None else args.data
+    fmt = data_format(args, source)
+    if fmt in LOG_FORMATS:
+        used = [f"--{a.replace('_', '-')}" for a in _TABLE_ONLY if getattr(args, a, None)]
+        if used or args.layout != "auto":
+            raise ValueError(
+                f"{(used or ['--layout'])[0]} applies to tables; {fmt} logs name their models, "
+                "scores and prompts themselves"
+            )
+        return read_log(
+            fmt,
+            source,
+            metric=getattr(args, "metric", None),
+            scorer=getattr(args, "scorer", None),
+            item=args.item_col,
+            cluster=args.cluster_col if args.cluster_col is not None else cluster,
+        )
+    if getattr(args, "metric", None) or getattr(args, "scorer", None):
+        raise ValueError("--metric and --scorer apply to evaluation logs (--from lm-eval, ...)")
     return read_scores(
-        args.data,
+        source,
         model=args.model_col,
         item=args.item_col,
         score=args.score_col,
         cluster=args.cluster_col,
         prompt=args.prompt_col,
         layout=args.layout,
-        format=args.input_format,
+        format=fmt,
     )
 
 

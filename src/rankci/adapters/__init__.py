@@ -1,0 +1,157 @@
+"""Readers for evaluation-harness logs: lm-evaluation-harness, Inspect AI and HELM.
+
+Each reader returns validated :class:`rankci.Scores` with the model, item, cluster and score
+taken from the logs (and overridable), reads several models' logs in one call, matches items by
+id across models and reports the items some models lack in ``Scores.notes["missing"]``.
+
+* :func:`read_lm_eval` -- ``lm_eval ... --log_samples`` output (``samples_<task>_<date>.jsonl``)
+* :func:`read_inspect` -- Inspect AI ``.eval`` / ``.json`` logs
+* :func:`read_helm` -- HELM ``per_instance_stats.json`` (``benchmark_output/runs/<suite>``)
+* :func:`read_log` -- any of them by name; :func:`detect_format` tells which a path holds
+* :class:`RankEarlyStopping` -- Inspect ``EarlyStopping`` manager backed by the anytime-valid
+  monitor (needs inspect-ai)
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .._checks import check_choice
+from ..data import Scores
+from .helm import read_helm
+from .inspect import _looks_like_log, read_inspect
+from .inspect_stopping import RankEarlyStopping
+from .lm_eval import _RESULTS, _SAMPLES, read_lm_eval
+
+__all__ = [
+    "LOG_FORMATS",
+    "RankEarlyStopping",
+    "detect_format",
+    "read_helm",
+    "read_inspect",
+    "read_lm_eval",
+    "read_log",
+]
+
+LOG_FORMATS = ("lm-eval", "inspect", "helm")
+
+#: the natural "benchmark" level of each format's clusters (used by ``rankci benchmarks``)
+BENCHMARK_CLUSTER = {"lm-eval": "benchmark", "inspect": "task", "helm": "benchmark"}
+
+
+def read_log(
+    format: str,
+    source,
+    *,
+    metric: str | Sequence[str] | None = None,
+    scorer: str | Sequence[str] | None = None,
+    item: str | None = None,
+    cluster: str | None = None,
+    model=None,
+) -> Scores:
+    """Read evaluation logs of the given format (``"lm-eval"``, ``"inspect"``, ``"helm"``).
+
+    ``metric`` is the lm-eval metric (``"acc"``; ``"exact_match,strict-match"`` also picks the
+    filter, as in lm-eval's results keys) or the HELM stat; ``scorer`` the Inspect scorer. Lists
+    give an order of preference. ``cluster`` None keeps each reader's default (the task or
+    scenario); pass ``""`` for no cluster. Options that do not apply to the format are an error.
+    """
+    check_choice("format", format, LOG_FORMATS)
+    options: dict = {}
+    if model is not None:
+        options["model"] = model
+    if cluster is not None:
+        options["cluster"] = cluster or None
+    if format == "inspect":
+        if metric is not None:
+            raise ValueError("Inspect logs are scored by scorers: use scorer=, not metric=")
+        return read_inspect(source, scorer=scorer, item=item, **options)
+    if scorer is not None:
+        raise ValueError(f"scorer= applies to Inspect logs; {format} logs take metric=")
+    if format == "helm":
+        if item is not None:
+            raise ValueError("HELM items are its instance ids; item= does not apply")
+        return read_helm(source, metric=metric, **options)
+    names, filters = _metric_and_filter(metric)
+    return read_lm_eval(source, metric=names, filter=filters, item=item, **options)
+
+
+def _metric_and_filter(metric):
+    """lm-eval's ``"metric,filter"`` notation -> (metric names, filter names) or Nones."""
+    if metric is None:
+        return None, None
+    entries = [metric] if isinstance(metric, str) else list(metric)
+    names, filters = [], []
+    for entry in entries:
+        name, _, filter_name = str(entry).partition(",")
+        names.append(name.strip())
+        if filter_name.strip():
+            filters.append(filter_name.strip())
+    names = list(dict.fromkeys(names))
+    filters = list(dict.fromkeys(filters))
+    return (names[0] if len(names) == 1 else names), (filters or None)
+
+
+def detect_format(source: str | os.PathLike) -> str:
+    """Which kind of scores a path holds: ``"lm-eval"``, ``"inspect"``, ``"helm"`` or ``"table"``.
+
+    A file is recognised by its name (``samples_*.jsonl``, ``results_*.json``, ``*.eval``,
+    ``per_instance_stats.json``) or, for ``.json``, by its first bytes (an Inspect log); any other
+    file is a table. A directory or glob pattern is searched for those files; finding logs of
+    more than one kind, or none, is an error.
+    """
+    text = os.fspath(source)
+    if glob.has_magic(text):
+        paths = [Path(p) for p in sorted(glob.glob(text, recursive=True))]
+        if not paths:
+            raise ValueError(f"the pattern {text!r} matches no file or directory")
+    else:
+        paths = [Path(text)]
+    kinds: set[str] = set()
+    for path in paths:
+        if path.is_dir():
+            kinds |= _kinds_in(path)
+        else:
+            kinds.add(_kind_of_file(path))
+    if len(kinds) == 1:
+        return kinds.pop()
+    if not kinds:
+        raise ValueError(
+            f"found no scores in {text!r}: no table, lm-eval samples_*.jsonl, Inspect .eval/.json "
+            "log or HELM per_instance_stats.json"
+        )
+    raise ValueError(
+        f"{text!r} holds more than one kind of scores ({', '.join(sorted(kinds))}); name one "
+        "with --from (format=)"
+    )
+
+
+def _kind_of_file(path: Path) -> str:
+    name = path.name
+    if _SAMPLES.match(name) or _RESULTS.match(name):
+        return "lm-eval"
+    if path.suffix == ".eval":
+        return "inspect"
+    if name in ("per_instance_stats.json", "run_spec.json"):
+        return "helm"
+    if path.suffix == ".json" and path.is_file() and _looks_like_log(path):
+        return "inspect"
+    return "table"
+
+
+def _kinds_in(directory: Path) -> set[str]:
+    kinds: set[str] = set()
+    for path in directory.rglob("*"):
+        name = path.name
+        if name == "per_instance_stats.json":
+            kinds.add("helm")
+        elif _SAMPLES.match(name):
+            kinds.add("lm-eval")
+        elif path.suffix == ".eval":
+            kinds.add("inspect")
+    if not kinds and any(_kind_of_file(p) == "inspect" for p in directory.rglob("*.json")):
+        kinds.add("inspect")
+    return kinds

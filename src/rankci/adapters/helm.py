@@ -1,0 +1,296 @@
+"""Read HELM per-instance results into :class:`rankci.Scores`.
+
+``helm-run --suite S`` writes one directory per run, ``benchmark_output/runs/S/<run name>/``, with
+``run_spec.json`` (the scenario, the adapter settings with ``adapter_spec.model``, the run groups),
+``scenario_state.json`` (every request and completion) and ``per_instance_stats.json``: one entry
+per (instance, train trial, perturbation) with its ``stats``, each named
+``{"name": "exact_match", "split": "test", "perturbation": ...}`` and holding a ``mean``.
+
+What rankci takes from them, and how to change it:
+
+=========  =========================================================  ==========================
+role       default                                                    override
+=========  =========================================================  ==========================
+model      ``adapter_spec.model`` of the run spec (``openai/gpt2``)   ``model=`` (name, mapping)
+item       ``<scenario>/<instance_id>``; the scenario is the run       --
+           spec's name with its scenario arguments
+           (``mmlu:subject=anatomy``), without the model and
+           the run expanders
+cluster    the scenario (``mmlu:subject=anatomy``)                    ``cluster="benchmark"``
+                                                                      (``mmlu``), ``"group"``
+                                                                      (the first run group),
+                                                                      None
+prompt     the train trial (``trial0``, ...) when a run has several   ``perturbations=True`` adds
+                                                                      the perturbation
+score      the ``mean`` of stat ``exact_match``                       ``metric=`` (name or list)
+=========  =========================================================  ==========================
+
+Entries computed on perturbed inputs (``data_augmentation=robustness`` and the like) are left out
+by default and counted in ``notes["perturbed_entries_skipped"]``; with ``perturbations=True`` each
+perturbation is a prompt variant (``original``, ``mild_mix``, ...). Two runs of one model on the
+same scenario (for example in two suites) are an error naming both directories.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import Scores
+from ._common import ModelNames, Source, build_scores, expand_sources, model_namer
+
+__all__ = ["read_helm", "PREFERRED_METRICS"]
+
+PREFERRED_METRICS = ("exact_match",)
+CLUSTERS = ("scenario", "benchmark", "group")
+
+
+def read_helm(
+    source: Source,
+    *,
+    metric: str | Sequence[str] | None = None,
+    model: ModelNames = None,
+    cluster: str | None = "scenario",
+    perturbations: bool = False,
+    bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> Scores:
+    """Read HELM ``per_instance_stats.json`` of several models (and scenarios) into Scores.
+
+    Parameters
+    ----------
+    source : path, glob pattern, or list of them
+        ``benchmark_output``, a suite directory ``benchmark_output/runs/<suite>``, run
+        directories, or ``per_instance_stats.json`` files; directories are searched recursively.
+    metric : str or list of str, optional
+        The per-instance stat used as the score (its ``mean``); a list gives an order of
+        preference. Default ``exact_match``.
+    model : str, mapping or callable, optional
+        Rename the models found.
+    cluster : {"scenario", "benchmark", "group"} or None
+    perturbations : bool, default False
+        Also read the entries computed on perturbed inputs, as prompt variants.
+    bounds : (float, float) or None, default (0, 1)
+
+    Returns
+    -------
+    Scores
+        ``notes`` records the run directories, the metric per scenario, the perturbed entries
+        skipped, the instances without the metric and the items some models lack.
+
+    Examples
+    --------
+    >>> scores = read_helm("benchmark_output/runs/v1", metric="exact_match")  # doctest: +SKIP
+    """
+    if cluster is not None and cluster not in CLUSTERS and cluster not in ("", "none"):
+        listed = ", ".join(repr(c) for c in CLUSTERS)
+        raise ValueError(f"unknown cluster {cluster!r}; choose one of {listed}, or None")
+    cluster = None if cluster in ("", "none") else cluster
+    runs = [_read_run_spec(d) for d in _find_runs(expand_sources(source, "HELM runs"))]
+    rename = model_namer(model, sorted({r["model"] for r in runs}))
+    seen: dict[tuple[str, str], Path] = {}
+    for run in runs:
+        run["model"] = rename(run["model"])
+        key = (run["model"], run["scenario"])
+        if key in seen:
+            raise ValueError(
+                f"model {run['model']!r} has two runs of scenario {run['scenario']!r}: "
+                f"{str(seen[key])!r} and {str(run['path'])!r}; read one of them (one suite, or "
+                "one run directory each)"
+            )
+        seen[key] = run["path"]
+
+    frames = []
+    metric_used: dict[str, str] = {}
+    perturbed_skipped: dict[str, int] = {}
+    without_metric: dict[str, int] = {}
+    trials = False
+    for run in runs:
+        frame, chosen, n_perturbed, n_without = _read_instances(run, metric, perturbations)
+        scenario = run["scenario"]
+        if metric_used.setdefault(scenario, chosen) != chosen:
+            raise ValueError(
+                f"scenario {scenario!r} offers different metrics in different runs "
+                f"({metric_used[scenario]!r} and {chosen!r}); name one with metric="
+            )
+        label = f"{run['model']}/{scenario}"
+        if n_perturbed:
+            perturbed_skipped[label] = n_perturbed
+        if n_without:
+            without_metric[label] = n_without
+        trials = trials or bool((frame["trial"] > 0).any())
+        if cluster is not None:
+            frame["cluster"] = run[cluster]
+        frames.append(frame)
+    long = pd.concat(frames, ignore_index=True)
+    prompt = trials or perturbations
+    if prompt:
+        parts = []
+        if trials:
+            parts.append("trial" + long["trial"].astype(str))
+        if perturbations:
+            parts.append(long["perturbation"])
+        label = parts[0]
+        for extra in parts[1:]:
+            label = label + "|" + extra
+        long["prompt"] = label
+    long = long.drop(columns=["trial", "perturbation"])
+    notes = {
+        "source": "helm",
+        "runs": [str(r["path"]) for r in runs],
+        "metric": metric_used,
+        "cluster": cluster,
+        "perturbations": bool(perturbations),
+    }
+    if perturbed_skipped:
+        notes["perturbed_entries_skipped"] = perturbed_skipped
+    if without_metric:
+        notes["instances_without_metric"] = without_metric
+    return build_scores(
+        long, cluster=cluster is not None, prompt=prompt, bounds=bounds, notes=notes, source="HELM"
+    )
+
+
+# ---------------------------------------------------------------------- files
+def _find_runs(paths: list[Path]) -> list[Path]:
+    runs: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            if (path / "per_instance_stats.json").exists():
+                runs.append(path)
+            else:
+                runs.extend(sorted(p.parent for p in path.rglob("per_instance_stats.json")))
+        elif path.name == "per_instance_stats.json":
+            runs.append(path.parent)
+        else:
+            raise ValueError(
+                f"{str(path)!r} is not a HELM run: expected a directory or a "
+                "per_instance_stats.json file"
+            )
+    if not runs:
+        raise ValueError(
+            "no HELM per_instance_stats.json found in "
+            + ", ".join(repr(str(p)) for p in paths)
+            + " (look in benchmark_output/runs/<suite>/)"
+        )
+    return list(dict.fromkeys(runs))
+
+
+def _load_json(path: Path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"could not read {str(path)!r} as JSON: {error}") from None
+
+
+def _read_run_spec(directory: Path) -> dict:
+    spec_path = directory / "run_spec.json"
+    if not spec_path.exists():
+        raise ValueError(f"{str(directory)!r} has per_instance_stats.json but no run_spec.json")
+    spec = _load_json(spec_path)
+    name = str(spec.get("name") or directory.name)
+    adapter = spec.get("adapter_spec") or {}
+    model = adapter.get("model") or adapter.get("model_deployment")
+    if not model:
+        raise ValueError(f"{str(spec_path)!r} names no model (adapter_spec.model)")
+    benchmark = name.split(":", 1)[0]
+    args = (spec.get("scenario_spec") or {}).get("args") or {}
+    settings = ",".join(f"{k}={_plain_arg(v)}" for k, v in sorted(args.items()))
+    groups = spec.get("groups") or [benchmark]
+    return {
+        "path": directory,
+        "name": name,
+        "model": str(model),
+        "scenario": benchmark + (f":{settings}" if settings else ""),
+        "benchmark": benchmark,
+        "group": str(groups[0]),
+    }
+
+
+def _plain_arg(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "+".join(map(str, value))
+    return str(value)
+
+
+# ---------------------------------------------------------------------- instances
+def _read_instances(run: dict, metric, perturbations: bool):
+    path = run["path"] / "per_instance_stats.json"
+    entries = _load_json(path)
+    if not isinstance(entries, list):
+        raise ValueError(f"{str(path)!r} is not a list of per-instance entries")
+    offered: list[str] = []
+    for entry in entries[:50]:
+        for stat in entry.get("stats") or []:
+            name = (stat.get("name") or {}).get("name")
+            if name and name not in offered:
+                offered.append(name)
+    chosen = _choose_metric(metric, offered, run)
+    items, trials, labels, values = [], [], [], []
+    n_perturbed = n_without = 0
+    for entry in entries:
+        perturbation = entry.get("perturbation")
+        if perturbation and not perturbations:
+            n_perturbed += 1
+            continue
+        value = None
+        for stat in entry.get("stats") or []:
+            name = stat.get("name") or {}
+            if name.get("name") == chosen and stat.get("count", 1):
+                value = stat.get("mean")
+                if value is None and stat.get("count"):
+                    value = stat["sum"] / stat["count"]
+                break
+        if value is None:
+            n_without += 1
+            continue
+        items.append(f"{run['scenario']}/{entry['instance_id']}")
+        trials.append(int(entry.get("train_trial_index", 0)))
+        labels.append(_perturbation_label(perturbation))
+        values.append(float(value))
+    frame = pd.DataFrame(
+        {
+            "model": run["model"],
+            "item": np.asarray(items, dtype=object),
+            "trial": np.asarray(trials, dtype=np.int64),
+            "perturbation": np.asarray(labels, dtype=object),
+            "score": np.asarray(values, dtype=float),
+        }
+    )
+    repeated = frame.duplicated(["item", "trial", "perturbation"])
+    if repeated.any():
+        first = frame[repeated].iloc[0]
+        raise ValueError(
+            f"{str(path)!r}: instance {first['item']!r} (trial {first['trial']}, "
+            f"{first['perturbation']}) appears twice"
+        )
+    return frame, chosen, n_perturbed, n_without
+
+
+def _perturbation_label(perturbation) -> str:
+    if not perturbation:
+        return "original"
+    name = str(perturbation.get("name", "perturbed"))
+    computed = perturbation.get("computed_on")
+    return name if computed in (None, "perturbed") else f"{name}:{computed}"
+
+
+def _choose_metric(metric, offered: list[str], run: dict) -> str:
+    wanted = (
+        list(PREFERRED_METRICS)
+        if metric is None
+        else ([metric] if isinstance(metric, str) else [str(m) for m in metric])
+    )
+    for name in wanted:
+        if name in offered:
+            return name
+    raise ValueError(
+        f"run {run['name']!r} has no per-instance stat "
+        + " or ".join(repr(w) for w in wanted)
+        + "; it has: "
+        + ", ".join(repr(o) for o in offered)
+    )

@@ -1,0 +1,426 @@
+"""Read Inspect AI evaluation logs (``.eval`` and ``.json``) into :class:`rankci.Scores`.
+
+An Inspect log holds one task run on one model: the header (``eval.task``, ``eval.model``,
+``eval.created``, the scorers, ``config.epochs``) and one sample per (dataset id, epoch) with its
+``scores`` (scorer name -> ``{"value": ...}``), ``metadata`` and ``error``. ``.eval`` logs are zip
+archives (``header.json``, ``summaries.json``, ``samples/*.json``); rankci reads the header and the
+sample summaries, which carry the scores without the transcripts. Recent Inspect versions compress
+them with Zstandard, which Python < 3.14 reads through the ``zipfile-zstd`` package (installed with
+inspect-ai, or ``pip install rankci[inspect]``). ``.json`` logs are read with the standard library.
+
+What rankci takes from them, and how to change it:
+
+=========  ===================================================  ==================================
+role       default                                              override
+=========  ===================================================  ==================================
+model      ``eval.model`` (``openai/gpt-4o``)                   ``model=`` (name, mapping)
+item       ``<task>/<sample id>``                               ``item="metadata.X"``
+cluster    the task                                             ``cluster="metadata.subject"``,
+                                                                None
+prompt     the epoch (``epoch1``, ``epoch2``, ...), when any    ``epochs="mean"`` averages them
+           log has several epochs
+score      the first scorer of the task                         ``scorer=``; ``score_key=`` for
+                                                                scorers whose value is a dict
+=========  ===================================================  ==================================
+
+Score values are converted as Inspect's ``value_to_float`` does (``"C"`` 1, ``"P"`` 0.5, ``"I"``
+and ``"N"`` 0, booleans, numbers, numeric strings, ``yes``/``no``/``true``/``false``), except that
+a value it cannot convert is an error here instead of a silent 0. Samples that ended in an error,
+or that the chosen scorer did not score, have no score: they are counted per model in
+``notes["samples_errored"]`` / ``notes["samples_unscored"]`` and the items they leave missing are
+reported in ``notes["missing"]``. When several logs hold the same task and model, the most recently
+created is read and the others are listed in ``notes["superseded"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import Scores
+from ._common import (
+    ModelNames,
+    Source,
+    build_scores,
+    epoch_labels,
+    expand_sources,
+    get_field,
+    model_namer,
+)
+
+__all__ = ["read_inspect", "inspect_value_to_float", "EPOCHS"]
+
+EPOCHS = ("prompt", "mean")
+_ZSTD = 93  # zip compression method of Zstandard
+
+
+def read_inspect(
+    source: Source,
+    *,
+    scorer: str | Sequence[str] | None = None,
+    score_key: str | None = None,
+    model: ModelNames = None,
+    item: str | None = None,
+    cluster: str | None = "task",
+    epochs: str = "prompt",
+    tasks: Sequence[str] | None = None,
+    bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> Scores:
+    """Read Inspect AI eval logs of several models (and tasks) into Scores.
+
+    Parameters
+    ----------
+    source : path, glob pattern, or list of them
+        ``.eval`` or ``.json`` log files, or directories searched recursively for them (an
+        Inspect ``log_dir``).
+    scorer : str or list of str, optional
+        The scorer whose value is the score; a list gives an order of preference. Default: the
+        task's first scorer. Recorded per task in ``notes["scorer"]``.
+    score_key : str, optional
+        For scorers whose value is a dict (several metrics at once): the key to read.
+    model : str, mapping or callable, optional
+        Rename the models found (``{"openai/gpt-4o": "gpt-4o"}``).
+    item : str, optional
+        A field of the sample naming the item (``"metadata.question_id"``); default the sample
+        id. Ids are prefixed with the task: ``"<task>/<id>"``.
+    cluster : "task", a field such as ``"metadata.subject"``, or None
+    epochs : {"prompt", "mean"}
+        ``prompt``: each epoch is a repeat (the prompt column, ``epoch1``, ``epoch2``, ...), so
+        ``unit="item"`` averages the epochs and ``unit="prompt"`` compares epochs. ``mean``:
+        average each item's epochs here into one score.
+    tasks : sequence of str, optional
+        Read only these tasks.
+    bounds : (float, float) or None, default (0, 1)
+
+    Returns
+    -------
+    Scores
+        ``notes`` records the logs read, their status, the scorer per task, errored and unscored
+        samples, superseded logs and the items some models lack (``notes["missing"]``).
+
+    Examples
+    --------
+    >>> scores = read_inspect("logs/", scorer="match", cluster="metadata.subject")  # doctest: +SKIP
+    """
+    if epochs not in EPOCHS:
+        raise ValueError(f"unknown epochs {epochs!r}; choose one of 'prompt', 'mean'")
+    paths = _find_logs(expand_sources(source, "Inspect logs"))
+    logs = [_read_log(path) for path in paths]
+    rename = model_namer(model, sorted({log["model"] for log in logs}))
+    for log in logs:
+        log["model"] = rename(log["model"])
+    logs, superseded = _latest(logs)
+    skipped: list[str] = []
+    if tasks is not None:
+        wanted = {str(t) for t in tasks}
+        present = {log["task"] for log in logs}
+        absent = sorted(wanted - present)
+        if absent:
+            raise ValueError(
+                f"task {absent[0]!r} is not in the logs; tasks found: "
+                + ", ".join(repr(t) for t in sorted(present))
+            )
+        skipped = sorted(present - wanted)
+        logs = [log for log in logs if log["task"] in wanted]
+    if cluster is not None and cluster not in ("", "none", "task") and "." not in cluster:
+        raise ValueError(
+            f"unknown cluster {cluster!r}; choose 'task', a sample field such as "
+            "'metadata.subject', or None"
+        )
+    cluster = None if cluster in ("", "none") else cluster
+
+    frames = []
+    scorer_used: dict[str, str] = {}
+    errored: dict[str, int] = {}
+    unscored: dict[str, int] = {}
+    for log in logs:
+        chosen = _choose_scorer(log, scorer)
+        if scorer_used.setdefault(log["task"], chosen) != chosen:
+            raise ValueError(
+                f"task {log['task']!r} is scored by {scorer_used[log['task']]!r} in one log and "
+                f"{chosen!r} in another; name the scorer with scorer="
+            )
+        frame, n_error, n_unscored = _samples_frame(log, chosen, score_key, item, cluster)
+        key = f"{log['model']}/{log['task']}"
+        if n_error:
+            errored[key] = n_error
+        if n_unscored:
+            unscored[key] = n_unscored
+        frames.append(frame)
+    long = pd.concat(frames, ignore_index=True)
+    with_epochs = bool((long["epoch"] > 1).any())
+    if epochs == "mean":
+        keys = ["model", "item"] + (["cluster"] if cluster is not None else [])
+        long = long.groupby(keys, sort=False, as_index=False)["score"].mean()
+    elif with_epochs:
+        long["prompt"] = epoch_labels(long["epoch"].to_numpy())
+    notes = {
+        "source": "inspect",
+        "files": [str(log["path"]) for log in logs],
+        "status": {str(log["path"]): log["status"] for log in logs},
+        "scorer": scorer_used,
+        "epochs": {f"{log['model']}/{log['task']}": log["epochs"] for log in logs},
+        "cluster": cluster,
+    }
+    for name, counts in (("samples_errored", errored), ("samples_unscored", unscored)):
+        if counts:
+            notes[name] = counts
+    if superseded:
+        notes["superseded"] = superseded
+    if skipped:
+        notes["tasks_skipped"] = skipped
+    return build_scores(
+        long.drop(columns=["epoch"], errors="ignore"),
+        cluster=cluster is not None,
+        prompt=epochs == "prompt" and with_epochs,
+        bounds=bounds,
+        notes=notes,
+        source="Inspect",
+    )
+
+
+# ---------------------------------------------------------------------- values
+def inspect_value_to_float(value, where: str = "") -> float:
+    """An Inspect score value as a float, as ``inspect_ai.scorer.value_to_float()`` maps it.
+
+    ``"C"`` -> 1, ``"P"`` -> 0.5, ``"I"`` and ``"N"`` -> 0, booleans and numbers as floats,
+    ``yes``/``true`` -> 1, ``no``/``false`` -> 0, numeric strings parsed. Anything else (lists,
+    dicts, other strings) is a ValueError instead of Inspect's silent 0.
+    """
+    if value == "C":
+        return 1.0
+    if value == "P":
+        return 0.5
+    if value == "I" or value == "N":
+        return 0.0
+    if isinstance(value, bool | int | float):
+        return float(value)
+    if isinstance(value, str):
+        lowered = value.lower()
+        if lowered in ("yes", "true"):
+            return 1.0
+        if lowered in ("no", "false"):
+            return 0.0
+        try:
+            number = float(lowered)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number):
+            return number
+    raise ValueError(
+        f"{where}score value {value!r} is not a number, 'C'/'I'/'P'/'N' or yes/no"
+        + ("; for a dict value name the key with score_key=" if isinstance(value, dict) else "")
+    )
+
+
+# ---------------------------------------------------------------------- files
+def _find_logs(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            hits = [
+                p
+                for p in path.rglob("*")
+                if p.suffix in (".eval", ".json") and p.is_file() and _looks_like_log(p)
+            ]
+            found.extend(sorted(hits))
+        elif path.suffix in (".eval", ".json"):
+            found.append(path)
+        else:
+            raise ValueError(f"{str(path)!r} is not an Inspect log (expected .eval or .json)")
+    if not found:
+        raise ValueError(
+            "no Inspect logs (.eval or .json) found in " + ", ".join(repr(str(p)) for p in paths)
+        )
+    return found
+
+
+def _looks_like_log(path: Path) -> bool:
+    """.eval files always; .json files only when they start like an Inspect log."""
+    if path.suffix == ".eval":
+        return True
+    if path.name in ("logs.json", "listing.json"):  # Inspect's log-directory listing
+        return False
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    return head.lstrip()[:1] == b"{" and b'"eval"' in head and b'"version"' in head
+
+
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ValueError(f"could not open {str(path)!r} as an Inspect .eval log: {error}") from None
+    if any(info.compress_type == _ZSTD for info in archive.infolist()):
+        try:
+            import zipfile_zstd  # noqa: F401  (teaches zipfile to read Zstandard members)
+        except ImportError:
+            if not _stdlib_zstd():
+                raise ValueError(
+                    f"{str(path)!r} is compressed with Zstandard, which this Python's zipfile "
+                    "cannot read; install inspect-ai or zipfile-zstd "
+                    "(pip install 'rankci[inspect]')"
+                ) from None
+    return archive
+
+
+def _stdlib_zstd() -> bool:
+    return getattr(zipfile, "ZIP_ZSTANDARD", None) == _ZSTD
+
+
+def _read_log(path: Path) -> dict:
+    if path.suffix == ".eval":
+        with _open_zip(path) as archive:
+            names = set(archive.namelist())
+            if "header.json" in names:
+                header = json.loads(archive.read("header.json"))
+            elif "_journal/start.json" in names:
+                header = json.loads(archive.read("_journal/start.json"))
+                header.setdefault("status", "started")
+            else:
+                raise ValueError(f"{str(path)!r} has no header.json: not an Inspect .eval log")
+            samples = _eval_samples(archive, names)
+    else:
+        with open(path, encoding="utf-8") as handle:
+            try:
+                header = json.load(handle)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"could not read {str(path)!r} as JSON: {error}") from None
+        samples = header.pop("samples", None) or []
+    spec = header.get("eval")
+    if not isinstance(spec, dict) or "model" not in spec or "task" not in spec:
+        raise ValueError(f"{str(path)!r} is not an Inspect log: no eval.model / eval.task")
+    config = spec.get("config") or {}
+    epochs = config.get("epochs") or 1
+    scorers = [s.get("name") for s in spec.get("scorers") or [] if s.get("name")]
+    for score in (header.get("results") or {}).get("scores") or []:
+        name = score.get("scorer") or score.get("name")
+        if name and name not in scorers:
+            scorers.append(name)
+    return {
+        "path": path,
+        "task": str(spec["task"]),
+        "model": str(spec["model"]),
+        "created": str(spec.get("created", "")),
+        "status": str(header.get("status", "unknown")),
+        "epochs": int(epochs),
+        "scorers": scorers,
+        "samples": samples,
+    }
+
+
+def _eval_samples(archive: zipfile.ZipFile, names: set[str]) -> list[dict]:
+    """Sample summaries (scores without transcripts), else the full samples."""
+    if "summaries.json" in names:
+        return json.loads(archive.read("summaries.json"))
+    journal = sorted(
+        (n for n in names if n.startswith("_journal/summaries/") and n.endswith(".json")),
+        key=lambda n: int(Path(n).stem) if Path(n).stem.isdigit() else 0,
+    )
+    if journal:
+        out: list[dict] = []
+        for name in journal:
+            out.extend(json.loads(archive.read(name)))
+        return out
+    return [
+        json.loads(archive.read(n))
+        for n in sorted(names)
+        if n.startswith("samples/") and n.endswith(".json")
+    ]
+
+
+def _latest(logs: list[dict]) -> tuple[list[dict], list[str]]:
+    latest: dict[tuple[str, str], dict] = {}
+    superseded: list[str] = []
+    for log in sorted(logs, key=lambda g: (g["created"], str(g["path"]))):
+        key = (log["model"], log["task"])
+        if key in latest:
+            superseded.append(str(latest[key]["path"]))
+        latest[key] = log
+    return sorted(latest.values(), key=lambda g: (g["model"], g["task"])), superseded
+
+
+def _choose_scorer(log: dict, scorer) -> str:
+    offered = list(log["scorers"])
+    if not offered:
+        for sample in log["samples"]:
+            for name in sample.get("scores") or {}:
+                if name not in offered:
+                    offered.append(name)
+    if not offered:
+        raise ValueError(f"{str(log['path'])!r}: the log has no scorer and no scores")
+    if scorer is None:
+        return offered[0]
+    wanted = [scorer] if isinstance(scorer, str) else [str(s) for s in scorer]
+    for name in wanted:
+        if name in offered:
+            return name
+    raise ValueError(
+        f"task {log['task']!r} ({str(log['path'])!r}) has no scorer "
+        + " or ".join(repr(w) for w in wanted)
+        + "; it has: "
+        + ", ".join(repr(o) for o in offered)
+    )
+
+
+def _samples_frame(log: dict, scorer: str, score_key, item, cluster):
+    path, task = log["path"], log["task"]
+    rows_item, rows_epoch, rows_score, rows_cluster = [], [], [], []
+    n_error = n_unscored = 0
+    for sample in log["samples"]:
+        where = f"{str(path)!r}, sample {sample.get('id')!r} epoch {sample.get('epoch', 1)}: "
+        if sample.get("error"):
+            n_error += 1
+            continue
+        entry = (sample.get("scores") or {}).get(scorer)
+        value = entry.get("value") if isinstance(entry, dict) else None
+        if value is None:
+            n_unscored += 1
+            continue
+        if isinstance(value, dict):
+            if score_key is None:
+                raise ValueError(
+                    f"{where}scorer {scorer!r} gives a dict ({', '.join(map(str, value))}); "
+                    "name the key with score_key="
+                )
+            if score_key not in value:
+                raise ValueError(f"{where}scorer {scorer!r} has no key {score_key!r}")
+            value = value[score_key]
+        rows_score.append(inspect_value_to_float(value, where))
+        rows_epoch.append(int(sample.get("epoch", 1)))
+        rows_item.append(f"{task}/{_field(sample, item, 'id', where)}")
+        if cluster == "task":
+            rows_cluster.append(task)
+        elif cluster is not None:
+            rows_cluster.append(str(_field(sample, cluster, None, where)))
+    frame = pd.DataFrame(
+        {
+            "model": log["model"],
+            "item": np.asarray(rows_item, dtype=object),
+            "epoch": np.asarray(rows_epoch, dtype=np.int64),
+            "score": np.asarray(rows_score, dtype=float),
+        }
+    )
+    if cluster is not None:
+        frame["cluster"] = np.asarray(rows_cluster, dtype=object)
+    repeated = frame.duplicated(["item", "epoch"])
+    if repeated.any():
+        first = frame[repeated].iloc[0]
+        raise ValueError(
+            f"{str(path)!r}: item {first['item']!r} epoch {first['epoch']} appears twice; "
+            "name a unique item field with item="
+        )
+    return frame, n_error, n_unscored
+
+
+def _field(sample: Mapping, name: str | None, default: str | None, where: str):
+    try:
+        return get_field(sample, name or default)
+    except KeyError:
+        raise ValueError(f"{where}no field {name or default!r}") from None

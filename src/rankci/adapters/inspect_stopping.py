@@ -1,0 +1,392 @@
+"""Anytime-valid early stopping inside Inspect AI: an EarlyStopping manager backed by the monitor.
+
+One :class:`RankEarlyStopping` is shared by the tasks of several models evaluated on the same
+shuffled dataset (``eval(task, model=[...])``, or several tasks given the same manager). Inspect
+calls it before it runs each sample and after each sample is scored; the manager
+
+* feeds the monitor (:class:`rankci.sequential.Monitor`) item by item **in the dataset's shuffled
+  order**: item p is fed once every model still evaluated has scored it (its epochs averaged), and
+  only after items 0, ..., p - 1, so the order in which samples happen to finish plays no part;
+* answers ``schedule_sample`` with an ``EarlyStop`` for a model the monitor has retired -- its
+  question (for example top-k membership) is settled -- so its remaining samples are not run;
+  with ``max_lead`` it first holds back a model that is too far ahead of the others;
+* records in each task's log (``results.early_stopping.metadata``) the certified statements, rank
+  intervals, top-k statuses and the evaluations saved.
+
+Why the order matters. The monitor's finite-benchmark guarantee (sampling model F) assumes the N
+items are revealed in one uniformly random order shared by all models. The manager therefore
+refuses to run unless every model's task holds the same samples in the same order, shuffled with a
+seed: by :meth:`RankEarlyStopping.shuffle` (recommended) or by Inspect's
+``eval(..., sample_shuffle=<seed>)``. Feeding items in completion order instead would let the
+time a sample takes (which may depend on its difficulty) choose the order.
+
+Samples that end in an error are never scored, so an item a model failed on holds back the items
+after it until that model's task ends; it is then fed without that model's score, and the monitor
+counts it as excluded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral
+
+import numpy as np
+
+from .._checks import check_alpha, check_positive_int
+from .inspect import inspect_value_to_float
+
+__all__ = ["RankEarlyStopping"]
+
+MANAGER = "rankci"
+
+
+class RankEarlyStopping:
+    """Inspect ``EarlyStopping`` manager that stops models whose question the monitor has settled.
+
+    Parameters
+    ----------
+    models : sequence of str
+        The Inspect model names (``"openai/gpt-4o"``, ``"mockllm/a"``), fixed in advance.
+    k : int, optional
+        The top-k question; needed by the top-k retirement rules.
+    retire : str, default "topk"
+        The monitor's retirement rule (``"topk"``, ``"topk-safe"``, ``"resolved"``,
+        ``"stop-at-goal"``, ``"width"``; see :class:`rankci.sequential.Monitor`).
+    alpha : float, default 0.05
+    seed : int, default 0
+        Seed of :meth:`shuffle`.
+    scorer : str, optional
+        The scorer whose value is the score (default: the first one in each sample's scores).
+    score_key : str, optional
+        For scorers whose value is a dict.
+    look_every : int, default 1
+        Certify after every ``look_every`` items (and at the last).
+    max_lead : int, optional
+        Keep models in step: a model does not start item p before items up to ``p - max_lead``
+        have been fed (its sample waits in ``schedule_sample``). Without it a fast model may run
+        through the dataset before the slow ones let the monitor settle anything, and nothing
+        is saved on it. Waiting samples hold their Inspect concurrency slot.
+    lead_timeout : float, default 600
+        Seconds a sample waits for the others at most (then it runs), so that a sample that never
+        completes elsewhere (an error) cannot hold the evaluation up for good.
+    **monitor_options
+        Passed to :class:`rankci.sequential.Monitor` (``certifier``, ``bet``, ``width``, ...).
+        ``sampling`` is ``"finite"`` with ``n_items`` the number of samples in the task.
+
+    Examples
+    --------
+    >>> stopper = RankEarlyStopping(["openai/a", "openai/b", "openai/c"], k=1)  # doctest: +SKIP
+    >>> stopper.shuffle(dataset)                                                  # doctest: +SKIP
+    >>> task = Task(dataset=dataset, solver=generate(), scorer=match(),
+    ...             early_stopping=stopper)                                       # doctest: +SKIP
+    >>> eval(task, model=["openai/a", "openai/b", "openai/c"])                   # doctest: +SKIP
+    >>> stopper.ranking()                                                         # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        models: Sequence[str],
+        *,
+        k: int | None = None,
+        retire: str = "topk",
+        alpha: float = 0.05,
+        seed: int = 0,
+        scorer: str | None = None,
+        score_key: str | None = None,
+        look_every: int = 1,
+        max_lead: int | None = None,
+        lead_timeout: float = 600.0,
+        **monitor_options,
+    ) -> None:
+        if isinstance(models, str) or not isinstance(models, Sequence) or len(models) < 2:
+            raise ValueError("models must be a sequence of at least two Inspect model names")
+        self.models = tuple(str(m) for m in models)
+        if len(set(self.models)) != len(self.models):
+            raise ValueError("model names must be distinct")
+        if "sampling" in monitor_options or "n_items" in monitor_options:
+            raise ValueError(
+                "the manager evaluates a fixed dataset in a shuffled order: sampling is 'finite' "
+                "and n_items is the number of samples"
+            )
+        if not isinstance(seed, Integral) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        self.seed = int(seed)
+        self.k = k
+        self.retire = retire
+        self.alpha = check_alpha(alpha)
+        self.scorer = scorer
+        self.score_key = score_key
+        self.look_every = check_positive_int(look_every, "look_every")
+        self.max_lead = None if max_lead is None else check_positive_int(max_lead, "max_lead")
+        if not (isinstance(lead_timeout, (int, float)) and lead_timeout >= 0):
+            raise ValueError(f"lead_timeout must be a number of seconds >= 0, got {lead_timeout!r}")
+        self.lead_timeout = float(lead_timeout)
+        self.monitor_options = dict(monitor_options)
+        self._check_options()
+        self.monitor = None
+        self._prepared: list[str] | None = None
+        self._order: list[str] | None = None
+        self._position: dict[str, int] = {}
+        self._epochs = 1
+        self._shuffle_source: str | None = None
+        self._started: set[str] = set()
+        self._ended: set[str] = set()
+        self._sums: np.ndarray | None = None  # items x models: sum of epoch scores
+        self._counts: np.ndarray | None = None  # items x models: epochs scored
+        self._next = 0  # position of the next item to feed
+        self._used = dict.fromkeys(self.models, 0)
+        self._saved = dict.fromkeys(self.models, 0)
+        self._ignored = dict.fromkeys(self.models, 0)
+        self._waits = dict.fromkeys(self.models, 0)
+        self._timeouts = dict.fromkeys(self.models, 0)
+
+    def _check_options(self) -> None:
+        """Build a throw-away monitor now, so that bad options fail before Inspect starts."""
+        self._new_monitor(max(2, len(self.models)))
+
+    def _new_monitor(self, n_items: int):
+        from ..sequential import Monitor
+
+        return Monitor(
+            self.models,
+            alpha=self.alpha,
+            sampling="finite",
+            n_items=n_items,
+            retire=self.retire,
+            k=self.k,
+            look_every=self.look_every,
+            **self.monitor_options,
+        )
+
+    # ------------------------------------------------------------------ preparing the data
+    def shuffle(self, dataset) -> None:
+        """Shuffle an Inspect dataset in place with this manager's seed and remember the order.
+
+        Uses the dataset's own ``shuffle(seed)`` (a uniformly random permutation). Every model's
+        task must then present exactly this order.
+        """
+        dataset.shuffle(seed=self.seed)
+        self._prepared = [str(sample.id) for sample in dataset]
+        if any(i == "None" for i in self._prepared) or len(set(self._prepared)) != len(dataset):
+            raise ValueError("every sample needs a distinct id for early stopping")
+
+    # ------------------------------------------------------------------ the protocol
+    async def start_task(self, task, samples, epochs: int) -> str:
+        """Register a model's task; refuse unless its order is the shared, seeded shuffle."""
+        model = self._model(str(task.model))
+        if model in self._started:
+            raise ValueError(f"rankci early stopping: model {model!r} started a second task")
+        order = [str(s.id) for s in samples]
+        if self._order is None:
+            self._check_shuffled(task, order)
+            self._order = order
+            self._position = {sample_id: p for p, sample_id in enumerate(order)}
+            if len(self._position) != len(order):
+                raise ValueError("rankci early stopping: sample ids must be distinct")
+            self._epochs = int(epochs)
+            self.monitor = self._new_monitor(len(order))
+            self._sums = np.zeros((len(order), len(self.models)))
+            self._counts = np.zeros((len(order), len(self.models)), dtype=np.int64)
+        elif order != self._order or int(epochs) != self._epochs:
+            raise ValueError(
+                f"rankci early stopping: model {model!r} sees its samples in another order (or "
+                "with other epochs) than the first model; every model must see the same seeded "
+                "shuffle of the same samples"
+            )
+        else:
+            self._check_shuffled(task, order)
+        self._started.add(model)
+        return MANAGER
+
+    async def schedule_sample(self, id, epoch: int):
+        """``EarlyStop`` for a model the monitor no longer needs, else None (after waiting for
+        the other models when ``max_lead`` is set)."""
+        model = self._current()
+        if model is None or self.monitor is None:
+            return None
+        if self.max_lead is not None and model in self._needed():
+            await self._keep_in_step(model, str(id), int(epoch))
+        if model in self._needed():
+            return None
+        from inspect_ai.util import EarlyStop
+
+        self._saved[model] += 1
+        info = self.monitor.retired.get(model, {})
+        reason = (
+            f"rankci: {model} retired after {info.get('t', self.monitor.t)} items "
+            f"({info.get('reason', 'evaluation finished')})"
+        )
+        return EarlyStop(id=id, epoch=epoch, reason=reason, metadata={"items": self.monitor.t})
+
+    async def complete_sample(self, id, epoch: int, scores) -> None:
+        """Record a model's score for one sample; feed every item now complete, in order."""
+        model = self._current()
+        if model is None or self.monitor is None:
+            return
+        position = self._position.get(str(id))
+        if position is None:
+            raise ValueError(f"rankci early stopping: sample {id!r} was not registered")
+        j = self.models.index(model)
+        self._used[model] += 1
+        if position < self._next or not self.monitor.active[j]:
+            self._ignored[model] += 1  # already fed without it, or the model is retired
+            return
+        self._sums[position, j] += self._value(scores, id, epoch)
+        self._counts[position, j] += 1
+        self._advance()
+
+    async def complete_task(self) -> dict:
+        """The summary stored in the task's log: certified statements, evaluations saved."""
+        model = self._current()
+        if model is not None:
+            self._ended.add(model)
+            self._advance()
+        return self.summary(model)
+
+    async def _keep_in_step(self, model: str, id: str, epoch: int) -> None:
+        """Wait while this item is ``max_lead`` or more items ahead of the monitor."""
+        import time
+
+        import anyio
+
+        position = self._position.get(id)
+        if position is None or epoch < self._epochs:  # earlier epochs are needed anyway
+            return
+        deadline = time.monotonic() + self.lead_timeout
+        waited = False
+        while model in self._needed() and position >= self._next + self.max_lead:
+            if time.monotonic() >= deadline:
+                self._timeouts[model] += 1
+                return
+            waited = True
+            await anyio.sleep(0.01)
+        self._waits[model] += int(waited)
+
+    # ------------------------------------------------------------------ results
+    def ranking(self):
+        """The monitor's current :class:`rankci.Ranking` (anytime-valid)."""
+        if self.monitor is None:
+            raise ValueError("no task has started yet")
+        return self.monitor.ranking()
+
+    def summary(self, model: str | None = None) -> dict:
+        """JSON-safe summary: certified statements, rank intervals, top-k, evaluations saved."""
+        if self.monitor is None:
+            return {"manager": MANAGER, "started": False}
+        ranking = self.monitor.ranking()
+        statuses = ranking.top_k(self.k) if self.k is not None else None
+        models = {}
+        for j, name in enumerate(ranking.models):
+            entry = {
+                "score": None if np.isnan(ranking.score[j]) else float(ranking.score[j]),
+                "rank_interval": [int(ranking.lower[j]), int(ranking.upper[j])],
+                "evaluations_used": self._used[name],
+                "evaluations_saved": self._saved[name],
+                "evaluations_not_fed": self._ignored[name],
+            }
+            if self.max_lead is not None:
+                entry["samples_waited"] = self._waits[name]
+                entry["waits_timed_out"] = self._timeouts[name]
+            if statuses is not None:
+                entry[f"top_{self.k}"] = str(statuses[j])
+            if name in self.monitor.retired:
+                entry["retired"] = dict(self.monitor.retired[name])
+            models[name] = entry
+        return {
+            "manager": MANAGER,
+            "model": model,
+            "alpha": self.alpha,
+            "k": self.k,
+            "retire": self.retire,
+            "max_lead": self.max_lead,
+            "order": self._shuffle_source,
+            "n_items": len(self._order),
+            "epochs": self._epochs,
+            "items_consumed": int(self.monitor.t),
+            "certified": [list(pair) for pair in ranking.dominance_pairs()],
+            "models": models,
+            "evaluations_saved": int(sum(self._saved.values())),
+            "excluded": dict(self.monitor.excluded),
+            "guarantee": ranking.guarantee,
+        }
+
+    def __repr__(self) -> str:
+        state = "not started" if self.monitor is None else repr(self.monitor)
+        return f"RankEarlyStopping({len(self.models)} models, k={self.k}, {state})"
+
+    # ------------------------------------------------------------------ internals
+    def _model(self, name: str) -> str:
+        if name not in self.models:
+            raise ValueError(
+                f"rankci early stopping: model {name!r} is not one of the manager's models ("
+                + ", ".join(repr(m) for m in self.models)
+                + ")"
+            )
+        return name
+
+    def _current(self) -> str | None:
+        """The model of the task whose hook is running (Inspect keeps it in the task's context)."""
+        from inspect_ai.model import get_model
+
+        name = str(get_model())
+        return name if name in self.models else None
+
+    def _check_shuffled(self, task, order: list[str]) -> None:
+        if self._prepared is not None and order == self._prepared:
+            self._shuffle_source = f"RankEarlyStopping.shuffle(seed={self.seed})"
+            return
+        seed = getattr(task.config, "sample_shuffle", None)
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            self._shuffle_source = f"eval(sample_shuffle={seed})"
+            return
+        problem = (
+            "its samples are not in the order RankEarlyStopping.shuffle() made"
+            if self._prepared is not None
+            else "its dataset was not shuffled with a known seed"
+        )
+        raise ValueError(
+            f"rankci early stopping refuses to run model {str(task.model)!r}: {problem}. The "
+            "anytime-valid guarantee needs every model to see the same uniformly shuffled, seeded "
+            "order: call stopper.shuffle(dataset) before building the task, or pass "
+            "eval(..., sample_shuffle=<seed>)"
+        )
+
+    def _needed(self) -> set[str]:
+        return set(self.monitor.needs())
+
+    def _value(self, scores, id, epoch) -> float:
+        if not scores:
+            raise ValueError(f"rankci early stopping: sample {id!r} epoch {epoch} has no score")
+        name = self.scorer if self.scorer is not None else next(iter(scores))
+        if name not in scores:
+            raise ValueError(
+                f"rankci early stopping: sample {id!r} has no scorer {name!r}; it has: "
+                + ", ".join(repr(s) for s in scores)
+            )
+        value = scores[name].score.value
+        if isinstance(value, dict):
+            if self.score_key is None or self.score_key not in value:
+                raise ValueError(
+                    f"rankci early stopping: scorer {name!r} gives a dict; name its key with "
+                    "score_key="
+                )
+            value = value[self.score_key]
+        return inspect_value_to_float(value, f"sample {id!r} epoch {epoch}: ")
+
+    def _advance(self) -> None:
+        """Feed items in order while every active model has scored all epochs of the next one."""
+        monitor = self.monitor
+        n = len(self._order)
+        ended = np.array([m in self._ended for m in self.models])
+        while self._next < n and not monitor.finished:
+            active = monitor.active
+            counts = self._counts[self._next]
+            done = counts >= self._epochs
+            waiting = active & ~done & ~ended
+            if waiting.any():
+                return
+            row = np.full(len(self.models), np.nan)
+            ok = active & done
+            row[ok] = self._sums[self._next, ok] / counts[ok]
+            monitor.update(row)
+            self._next += 1

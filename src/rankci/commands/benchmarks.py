@@ -1,0 +1,142 @@
+"""``rankci benchmarks DATA...``: rank intervals per benchmark and overall, multiplicity handled."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..adapters import BENCHMARK_CLUSTER, LOG_FORMATS
+from ..cli import (
+    add_data_arguments,
+    add_output_arguments,
+    data_format,
+    emit,
+    load_data,
+    markdown_table,
+    text_table,
+    to_json,
+)
+from ..data import UNITS
+from ..multibench import ACROSS, OVERALL, WEIGHTS, BenchmarkRankings, rank_benchmarks
+from ..multiplicity import METHODS
+from ..pairwise import TESTS
+from .rank import _display_frame, summary_lines
+
+NAME = "benchmarks"
+HELP = "rank intervals on several benchmarks and overall, with the multiplicity across them handled"
+OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser, many=True)
+    group = parser.add_argument_group("benchmarks")
+    group.add_argument(
+        "--benchmark-col",
+        default="benchmark",
+        help="with one table: the column naming the benchmark (default: benchmark); 'cluster' "
+        "uses the clusters. Several DATA are one benchmark each (NAME=PATH names it); one log "
+        "directory gives one benchmark per lm-eval top-level group, Inspect task or HELM scenario",
+    )
+    group.add_argument(
+        "--across",
+        default="joint",
+        choices=ACROSS,
+        help="joint: one Holm family of all tables' statements (default); split: alpha / T per "
+        "table; separate: alpha per table (no joint guarantee)",
+    )
+    group.add_argument(
+        "--weights",
+        default="equal",
+        choices=WEIGHTS,
+        help="overall score: equal weights (mean of benchmark scores) or by number of items",
+    )
+    group.add_argument("--no-overall", action="store_true", help="leave out the overall table")
+    method = parser.add_argument_group("method")
+    method.add_argument("--unit", default="item", choices=UNITS, help="unit of analysis")
+    method.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
+    method.add_argument("--alpha", type=float, default=0.05, help="level of the whole family")
+    method.add_argument("--delta", type=float, default=0.0, help="indifference margin")
+    method.add_argument("--missing", default="complete", choices=("complete", "pairwise"))
+    method.add_argument("--multiplicity", default="holm", choices=METHODS)
+    method.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
+    method.add_argument("--seed", type=int, help="seed for the bootstrap and permutation tests")
+    add_output_arguments(parser, OUTPUT_FORMATS)
+
+
+def _named(entry: str) -> tuple[str | None, str]:
+    name, sep, path = entry.partition("=")
+    if sep and name and not Path(entry).exists():
+        return name, path
+    return None, entry
+
+
+def load_benchmarks(args: argparse.Namespace):
+    """The data argument of rank_benchmarks and its ``benchmark`` option."""
+    if len(args.data) > 1:
+        parts = {}
+        for entry in args.data:
+            name, path = _named(entry)
+            name = name or Path(path.rstrip("/")).stem.split(".")[0]
+            if name in parts:
+                raise ValueError(f"two benchmarks are named {name!r}; name them with NAME=PATH")
+            parts[name] = load_data(args, path)
+        return parts, "benchmark"
+    (entry,) = args.data
+    fmt = data_format(args, entry)
+    if fmt in LOG_FORMATS:
+        return load_data(args, entry, cluster=BENCHMARK_CLUSTER[fmt]), "cluster"
+    if args.benchmark_col == "cluster":
+        return load_data(args, entry), "cluster"
+    from ..io import _read_table
+
+    table = _read_table(Path(entry), fmt)
+    if args.benchmark_col not in table.columns:
+        raise ValueError(
+            f"the benchmark column {args.benchmark_col!r} is not in {entry!r}; name it with "
+            "--benchmark-col, or give one DATA per benchmark"
+        )
+    return table, args.benchmark_col
+
+
+def run(args: argparse.Namespace) -> int:
+    data, benchmark = load_benchmarks(args)
+    options = {"reps": 9999} if args.test in ("bootstrap", "permutation") else {}
+    result = rank_benchmarks(
+        data,
+        benchmark=benchmark,
+        alpha=args.alpha,
+        across=args.across,
+        multiplicity=args.multiplicity,
+        weights=args.weights,
+        overall=not args.no_overall,
+        unit=args.unit,
+        test=args.test,
+        delta=args.delta,
+        missing=args.missing,
+        rng=args.seed,
+        **options,
+    )
+    emit(render(result, args.format, args.top_k), args)
+    return 0
+
+
+def render(result: BenchmarkRankings, fmt: str, k: int | None = None) -> str:
+    if fmt == "json":
+        return to_json(result.to_dict(k))
+    if fmt == "csv":
+        return result.to_frame(k).to_csv(index=False)
+    table = markdown_table if fmt == "markdown" else text_table
+    blocks = [table(result.wide())]
+    for name, ranking in result.tables.items():
+        title = f"## {name}" if fmt == "markdown" else f"{name}"
+        if name == OVERALL:
+            weights = ", ".join(f"{b} {w:.3g}" for b, w in result.weights.items())
+            title += f" (weighted mean of the benchmark scores: {weights})"
+        blocks.append(
+            "\n".join([title, *summary_lines(ranking), "", table(_display_frame(ranking, k))])
+        )
+    if result.excluded.get("models_not_in_every_benchmark"):
+        left = ", ".join(result.excluded["models_not_in_every_benchmark"])
+        blocks.append(f"not in the overall table (missing from some benchmark): {left}")
+    blocks.append(result.guarantee)
+    return "\n\n".join(blocks)
