@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ._progress import Progress
+
 __all__ = [
     "resample_counts",
     "bootstrap_means",
@@ -71,6 +73,7 @@ def _resampled_ratios(
     n_rows = sums.shape[0]
     out = np.empty((reps, sums.shape[1]))
     step = _chunk_rows(n_rows, reps)
+    bar = Progress(reps, "bootstrap", min_interval=0.5)
     for start in range(0, reps, step):
         stop = min(reps, start + step)
         weights = resample_counts(generator, stop - start, n_rows)
@@ -81,6 +84,8 @@ def _resampled_ratios(
             scored = weights @ counts
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[start:stop] = np.where(scored > 0, total / scored, np.nan)
+        bar.update(stop - start)
+    bar.close()
     return out
 
 

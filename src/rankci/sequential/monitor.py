@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_alpha, check_choice, check_positive_int
+from .._progress import Progress
 from ..pairwise import RankciWarning
 from ..ranking import Ranking, ranking_from_dominance
 from .certify import make_certifier, resolve_certifier
@@ -240,6 +241,7 @@ class Monitor:
         if x.shape[0] and self.finished:
             raise ValueError(self._finished_message())
         start = 0
+        bar = Progress(x.shape[0], "monitor", min_interval=0.5)
         while start < x.shape[0] and not self.finished:
             stop = x.shape[0]
             if self.look_every is not None:
@@ -249,9 +251,11 @@ class Monitor:
             chunk = self._usable(x[start:stop])
             if chunk.shape[0]:
                 self._consume(chunk)
+            bar.update(stop - start)
             start = stop
             if self._look_due():
                 self.look()
+        bar.close()
         return start
 
     def _consume(self, chunk: np.ndarray) -> None:
