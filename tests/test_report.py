@@ -3,7 +3,6 @@
 import io
 
 import numpy as np
-import pandas as pd
 import pytest
 from browser import browser
 from matplotlib.figure import Figure
@@ -68,12 +67,20 @@ def test_cluster_small_multiples(chembench):
     _png_is_drawn(fig)
 
 
-def test_score_interval_forest_plot():
-    table = pd.DataFrame(
-        {"model": ["a", "b"], "score": [0.6, 0.7], "lower": [0.5, 0.65], "upper": [0.7, 0.75]}
-    )
+def test_score_interval_forest_plot(chembench):
+    scores, ranking = chembench
+    table = rankci.score_intervals(scores, "normal", verdict=False).to_frame()
     fig = plot_score_intervals(table)
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["b", "a"]
+    _png_is_drawn(fig)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert (
+        labels == table.sort_values(["score", "model"], ascending=[False, True])["model"].tolist()
+    )
+    segments = fig.axes[0].collections[0].get_segments()
+    by_model = table.set_index("model")
+    for label, segment in zip(labels, segments):
+        assert segment[0][0] == pytest.approx(by_model.loc[label, "lower"])
+        assert segment[1][0] == pytest.approx(by_model.loc[label, "upper"])
     with pytest.raises(ValueError, match="lacks columns"):
         plot_score_intervals(table.drop(columns="upper"))
 
@@ -182,8 +189,9 @@ def test_monitor_plots_follow_the_replay():
     from rankci.report import plot_monitor_intervals, plot_monitor_progress
     from rankci.sequential import replay
 
-    x = np.random.default_rng(3).random((600, 5)) < [0.8, 0.7, 0.6, 0.5, 0.3]
-    run = replay(rankci.Scores.from_matrix(x), retire="topk", k=2, look_every=20)
+    scores = rankci.datasets.load_chembench()
+    run = replay(scores, retire="topk", k=3, look_every="2%")
+    m, n = scores.n_models, run.n_items
     progress = plot_monitor_progress(run)
     steps = progress.axes[0].lines[0]
     assert list(steps.get_xdata()) == [look["t"] for look in run.looks]
@@ -192,10 +200,10 @@ def test_monitor_plots_follow_the_replay():
         f"{1 - run.cost_fraction:.0%} of the evaluation cost saved" in progress.axes[0].get_title()
     )
     # one row per model (best first), one column per look
-    widths = plot_monitor_intervals(run).axes[0].collections[0].get_array().reshape(5, -1)
+    widths = plot_monitor_intervals(run).axes[0].collections[0].get_array().reshape(m, -1)
     order = run.ranking.order()
     final = (run.ranking.upper - run.ranking.lower)[order]
     np.testing.assert_array_equal(np.asarray(widths)[:, -1], final)
     assert widths.shape[1] == len(run.looks)
     section = rankci.report.html.monitor_section(run)
-    assert f"{run.evaluations:,} of {600 * 5:,}" in section.body
+    assert f"{run.evaluations:,} of {n * m:,}" in section.body
