@@ -105,6 +105,25 @@ def model_namer(model: ModelNames, found: list[str], option: str = "model") -> C
     )
 
 
+def select_tasks(records: list[dict], tasks: Iterable[str] | None) -> tuple[list[dict], list[str]]:
+    """Keep the records whose ``"task"`` is one of ``tasks`` (all when None).
+
+    Returns ``(kept, skipped task names)``; a wanted task that is not in the logs is an error
+    naming the tasks that are.
+    """
+    if tasks is None:
+        return records, []
+    wanted = {str(t) for t in tasks}
+    present = {record["task"] for record in records}
+    absent = sorted(wanted - present)
+    if absent:
+        raise ValueError(
+            f"task {absent[0]!r} is not in the logs; tasks found: "
+            + ", ".join(repr(t) for t in sorted(present))
+        )
+    return [record for record in records if record["task"] in wanted], sorted(present - wanted)
+
+
 def missing_report(frame: pd.DataFrame) -> dict:
     """Items (and observations) that some models have and others lack, counted per model.
 

@@ -52,6 +52,7 @@ from ._common import (
     expand_sources,
     get_field,
     model_namer,
+    select_tasks,
 )
 
 __all__ = ["read_inspect", "inspect_value_to_float", "EPOCHS"]
@@ -116,18 +117,7 @@ def read_inspect(
     for log in logs:
         log["model"] = rename(log["model"])
     logs, superseded = _latest(logs)
-    skipped: list[str] = []
-    if tasks is not None:
-        wanted = {str(t) for t in tasks}
-        present = {log["task"] for log in logs}
-        absent = sorted(wanted - present)
-        if absent:
-            raise ValueError(
-                f"task {absent[0]!r} is not in the logs; tasks found: "
-                + ", ".join(repr(t) for t in sorted(present))
-            )
-        skipped = sorted(present - wanted)
-        logs = [log for log in logs if log["task"] in wanted]
+    logs, skipped = select_tasks(logs, tasks)
     if cluster is not None and cluster not in ("", "none", "task") and "." not in cluster:
         raise ValueError(
             f"unknown cluster {cluster!r}; choose 'task', a sample field such as "

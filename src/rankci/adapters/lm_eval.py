@@ -41,7 +41,15 @@ import numpy as np
 import pandas as pd
 
 from ..data import Scores
-from ._common import ModelNames, Source, build_scores, expand_sources, get_field, model_namer
+from ._common import (
+    ModelNames,
+    Source,
+    build_scores,
+    expand_sources,
+    get_field,
+    model_namer,
+    select_tasks,
+)
 
 __all__ = ["read_lm_eval", "PREFERRED_METRICS"]
 
@@ -138,18 +146,7 @@ def read_lm_eval(
     found_models = sorted({f["model"] for f in files})
     rename = model_namer(model, found_models)
     files, superseded = _latest_runs(files, rename)
-    skipped_tasks: list[str] = []
-    if tasks is not None:
-        wanted = {str(t) for t in tasks}
-        present = {f["task"] for f in files}
-        absent = sorted(wanted - present)
-        if absent:
-            raise ValueError(
-                f"task {absent[0]!r} is not in the logs; tasks found: "
-                + ", ".join(repr(t) for t in sorted(present))
-            )
-        skipped_tasks = sorted(present - wanted)
-        files = [f for f in files if f["task"] in wanted]
+    files, skipped_tasks = select_tasks(files, tasks)
 
     cluster_mode = _cluster_mode(cluster)
     frames = []
