@@ -38,3 +38,9 @@ def test_adapters_benchmark_quick():
     out = _run("bench_adapters.py", "--quick")
     for fmt in ("lm-eval", "inspect", "helm"):
         assert f"| {fmt} | 3 |" in out
+
+
+def test_report_benchmark_quick():
+    out = _run("bench_report.py", "--quick")
+    assert "| MMLU-Pro (32 × 12,032) |" in out
+
