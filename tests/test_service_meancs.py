@@ -12,7 +12,7 @@ The full study is validation/service_score_cs.py (results in validation/README.m
 import numpy as np
 import pytest
 
-from rankci.sequential.meancs import hoeffding_lambdas, mean_confidence_sequence
+from rankci.sequential.meancs import MeanCS, hoeffding_lambdas, mean_confidence_sequence
 
 ALPHA = 0.05
 
@@ -124,3 +124,29 @@ def test_bad_input_is_named():
         mean_confidence_sequence(np.array([[0.5]]))
     with pytest.raises(ValueError, match="sampling"):
         mean_confidence_sequence(np.array([[0.5]]), sampling="bootstrap")
+
+
+@pytest.mark.parametrize("sampling", ["finite", "iid"])
+def test_block_by_block_equals_all_at_once_bit_for_bit(sampling):
+    rng = np.random.default_rng(8)
+    n_items, k = 700, 4
+    x = rng.random((n_items, k))
+    stops = np.array([700, 650, 123, 0])
+    x[np.arange(n_items)[:, None] >= stops[None, :]] = np.nan  # never read
+    big_n = n_items if sampling == "finite" else None
+    lower, upper = mean_confidence_sequence(
+        np.nan_to_num(x), sampling=sampling, n_items=big_n, counts=stops, path=True
+    )
+    want_lo = np.where(stops > 0, lower[np.maximum(stops - 1, 0), np.arange(k)], 0.0)
+    want_hi = np.where(stops > 0, upper[np.maximum(stops - 1, 0), np.arange(k)], 1.0)
+    running = MeanCS(k, sampling=sampling, n_items=big_n)
+    start = 0
+    while start < n_items:
+        size = int(rng.integers(1, 90))
+        block = x[start : start + size]
+        running.update(block, np.clip(stops - start, 0, block.shape[0]))
+        start += size
+    lo, hi = running.interval()
+    np.testing.assert_array_equal(lo, want_lo)
+    np.testing.assert_array_equal(hi, want_hi)
+    assert running.count.tolist() == stops.tolist()

@@ -52,7 +52,7 @@ import numpy as np
 from .._checks import check_alpha, check_choice
 from .wealth import SAMPLINGS
 
-__all__ = ["hoeffding_lambdas", "mean_confidence_sequence"]
+__all__ = ["MeanCS", "hoeffding_lambdas", "mean_confidence_sequence"]
 
 
 def hoeffding_lambdas(n: int, alpha: float) -> np.ndarray:
@@ -111,6 +111,10 @@ def mean_confidence_sequence(
     counts_arr = np.full(k, t_max, dtype=np.int64) if counts is None else np.asarray(counts)
     if counts_arr.shape != (k,) or (counts_arr < 0).any() or (counts_arr > t_max).any():
         raise ValueError(f"counts must hold {k} integers in 0..{t_max}")
+    if not path:
+        running = MeanCS(k, alpha=alpha, sampling=sampling, n_items=n_items)
+        running.update(x, counts_arr)
+        return running.interval()
     i = np.arange(1, t_max + 1, dtype=float)[:, None]
     used = i <= counts_arr[None, :]
     values = np.where(used, x, 0.0)
@@ -137,27 +141,123 @@ def mean_confidence_sequence(
         upper = np.where(used, (a + b) / c, 1.0)
     if sampling == "finite":
         seen = np.where(used, i, 0.0)
-        lower = np.maximum(lower, np.where(used, s_now / big_n, 0.0))
-        upper = np.minimum(upper, np.where(used, (s_now + big_n - seen) / big_n, 1.0))
-    lower = np.maximum.accumulate(np.clip(lower, 0.0, 1.0), axis=0)
-    upper = np.minimum.accumulate(np.clip(upper, 0.0, 1.0), axis=0)
+        sure_lo = np.where(used, s_now / big_n, 0.0)  # S_t / N
+        sure_hi = np.where(used, (s_now + big_n - seen) / big_n, 1.0)  # (S_t + N - t) / N
+        lower, upper = np.maximum(lower, sure_lo), np.minimum(upper, sure_hi)
+    lower, upper = np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
+    lower = np.maximum.accumulate(lower, axis=0)
+    upper = np.minimum.accumulate(upper, axis=0)
+    empty = lower > upper
     if sampling == "finite":
         # an empty running intersection (an error event) falls back to the sure range
-        sure_lo = np.where(used, s_now / big_n, 0.0)
-        sure_hi = np.where(used, (s_now + big_n - np.where(used, i, 0.0)) / big_n, 1.0)
-        empty = lower > upper
-        lower = np.where(empty, np.maximum.accumulate(sure_lo, axis=0), lower)
-        upper = np.where(empty, np.minimum.accumulate(sure_hi, axis=0), upper)
+        lower = np.where(empty, sure_lo, lower)
+        upper = np.where(empty, sure_hi, upper)
     else:
-        empty = lower > upper
         mid = (lower + upper) / 2.0
         lower, upper = np.where(empty, mid, lower), np.where(empty, mid, upper)
-    if path:
-        return lower, upper
-    if t_max == 0:
-        return np.zeros(k), np.ones(k)
-    last = np.maximum(counts_arr - 1, 0)
-    cols = np.arange(k)
-    lo, hi = lower[last, cols], upper[last, cols]
-    none = counts_arr == 0
-    return np.where(none, 0.0, lo), np.where(none, 1.0, hi)
+    return lower, upper
+
+
+class MeanCS:
+    """The confidence sequences of K columns, fed block by block (rows in evaluation order).
+
+    Running sums are carried between blocks by prepending them to each block's cumulative sums,
+    so the intervals are bit-for-bit those of :func:`mean_confidence_sequence` on all the rows
+    at once, however the rows were split into blocks.
+
+    Parameters
+    ----------
+    n_columns : int
+    alpha, sampling, n_items
+        As for :func:`mean_confidence_sequence` (``n_items``: one N, or one per column).
+    """
+
+    def __init__(
+        self,
+        n_columns: int,
+        *,
+        alpha: float = 0.05,
+        sampling: str = "finite",
+        n_items: int | Sequence[int] | np.ndarray | None = None,
+    ) -> None:
+        self.alpha = check_alpha(alpha)
+        self.sampling = check_choice("sampling", sampling, SAMPLINGS)
+        k = int(n_columns)
+        if sampling == "finite":
+            if n_items is None:
+                raise ValueError("sampling='finite' needs n_items, the number N of items")
+            self.n_items = np.broadcast_to(np.asarray(n_items, dtype=float), (k,)).copy()
+        else:
+            self.n_items = None
+        self.count = np.zeros(k, dtype=np.int64)
+        self._s = np.zeros(k)  # S: sum of the scores seen
+        self._a = np.zeros(k)  # A
+        self._c = np.zeros(k)  # C
+        self._q = np.zeros(k)  # sum of lambda^2
+        self._lo = np.zeros(k)
+        self._hi = np.ones(k)
+        self._log_term = np.log(2.0 / self.alpha)
+
+    def update(self, rows: np.ndarray, use: Sequence[int] | np.ndarray | None = None) -> None:
+        """Consume ``use[j]`` leading rows of ``rows`` (B x K) for column j (default all B)."""
+        rows = np.asarray(rows, dtype=float)
+        b, k = rows.shape
+        use = np.full(k, b, dtype=np.int64) if use is None else np.asarray(use, dtype=np.int64)
+        if b == 0 or not use.any():
+            return
+        if use.shape != (k,) or (use < 0).any() or (use > b).any():
+            raise ValueError(f"use must hold {k} integers in 0..{b}")
+        if self.n_items is not None and (self.count + use > self.n_items).any():
+            raise ValueError("a column has more rows than its n_items")
+        r = np.arange(b)[:, None]
+        used = r < use[None, :]
+        values = np.where(used, rows, 0.0)
+        if (values < 0.0).any() or (values > 1.0).any() or not np.isfinite(values).all():
+            raise ValueError("scores must be finite and lie in [0, 1]")
+        i = (self.count[None, :] + r + 1).astype(float)
+        lam = np.minimum(1.0, np.sqrt(8.0 * self._log_term / (i * np.log1p(i))))
+        lam = np.where(used, lam, 0.0)
+
+        def carried(start, increments):
+            return np.cumsum(np.concatenate([start[None, :], increments]), axis=0)[1:]
+
+        s_now = carried(self._s, values)
+        if self.sampling == "finite":
+            big_n = self.n_items[None, :]
+            left = np.maximum(big_n - i + 1.0, 1.0)  # N - i + 1 (rows past N are not used)
+            a = carried(self._a, lam * (values + (s_now - values) / left))
+            c = carried(self._c, lam * big_n / left)
+        else:
+            a = carried(self._a, lam * values)
+            c = carried(self._c, lam)
+        q = carried(self._q, lam**2)
+        bound = self._log_term + q / 8.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lower = np.where(used, (a - bound) / c, 0.0)
+            upper = np.where(used, (a + bound) / c, 1.0)
+        if self.sampling == "finite":
+            sure_lo = np.where(used, s_now / big_n, 0.0)
+            sure_hi = np.where(used, (s_now + big_n - np.where(used, i, 0.0)) / big_n, 1.0)
+            lower, upper = np.maximum(lower, sure_lo), np.minimum(upper, sure_hi)
+        lower, upper = np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
+        self._lo = np.maximum(self._lo, lower.max(axis=0))
+        self._hi = np.minimum(self._hi, upper.min(axis=0))
+        last = np.maximum(use - 1, 0)
+        cols = np.arange(k)
+        moved = use > 0
+        for carry, path in ((self._s, s_now), (self._a, a), (self._c, c), (self._q, q)):
+            carry[moved] = path[last, cols][moved]
+        self.count += use
+
+    def interval(self) -> tuple[np.ndarray, np.ndarray]:
+        """The current intervals (lower, upper); [0, 1] for a column with no row yet."""
+        lo, hi = self._lo.copy(), self._hi.copy()
+        empty = lo > hi  # an empty intersection (an error event): the sure range, or a point
+        if empty.any():
+            if self.sampling == "finite":
+                fall_lo = self._s / self.n_items
+                fall_hi = (self._s + self.n_items - self.count) / self.n_items
+            else:
+                fall_lo = fall_hi = (lo + hi) / 2.0
+            lo, hi = np.where(empty, fall_lo, lo), np.where(empty, fall_hi, hi)
+        return lo, hi

@@ -14,6 +14,7 @@ import io
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -131,7 +132,8 @@ class Service:
 
 
 class _BodyLimit:
-    """ASGI middleware: 413 for bodies over ``max_body`` bytes (declared or streamed)."""
+    """ASGI middleware: 413 for bodies over ``max_body`` bytes (declared or streamed); every
+    response carries a ``Server-Timing`` header with the time the server spent on it."""
 
     def __init__(self, app, max_body: int) -> None:
         self.app = app
@@ -145,6 +147,16 @@ class _BodyLimit:
             response = JSONResponse({"detail": self._message()}, status_code=413)
             return await response(scope, receive, send)
         seen = 0
+        began = time.perf_counter()
+
+        async def timed_send(message):
+            # Server-Timing: the time the server spent on the request until its response began
+            if message["type"] == "http.response.start":
+                spent = 1000.0 * (time.perf_counter() - began)
+                headers = list(message.get("headers", []))
+                headers.append((b"server-timing", f"app;dur={spent:.2f}".encode()))
+                message = {**message, "headers": headers}
+            await send(message)
 
         async def limited():
             nonlocal seen
@@ -155,7 +167,7 @@ class _BodyLimit:
                     raise StarletteHTTPException(413, self._message())
             return message
 
-        return await self.app(scope, limited, send)
+        return await self.app(scope, limited, timed_send)
 
     def _message(self) -> str:
         return f"the request body is larger than the limit of {self.max_body:,} bytes"
@@ -319,7 +331,7 @@ def create_app(
         summary="The current leaderboard (at the last look) with intervals and progress",
     )
     def leaderboard(board: Board = Depends(reader)):  # noqa: B008
-        return JSONResponse(board.leaderboard())
+        return Response(board.leaderboard_json(), media_type="application/json")
 
     @app.get(
         "/api/boards/{board}/history",

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ranking import Ranking
-from .snapshot import leaderboard_snapshot
+from .snapshot import ScoreTracker, leaderboard_snapshot
 from .spec import BoardSpec
 from .storage import Storage
 
@@ -87,7 +87,9 @@ class Board:
         self.events: list[dict] = []
         self._snapshot: tuple | None = None
         self._snapshot_lock = threading.Lock()
+        self._tracker = ScoreTracker(spec)
         self.page_cache: dict = {}
+        self._publish()
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -101,6 +103,7 @@ class Board:
             board._advance(limit=t)
             board._apply_event(kind, json.loads(detail), t)
         board._advance()
+        board._publish()
         return board
 
     # ------------------------------------------------------------------ facts
@@ -194,6 +197,7 @@ class Board:
                 self.x[pos[new], model[new]] = score[new]
                 self.received += int(new.sum())
                 self._advance()
+                self._publish()
             return Posted(accepted=int(new.sum()), duplicates=int(len(score) - new.sum()))
 
     def _validate(self, entries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -249,6 +253,7 @@ class Board:
             self.storage.add_event(self.num, t, "retire", json.dumps(detail))
             self._apply_event("retire", detail, t)
             self._advance()
+            self._publish()
             return {"model": model, "t": t}
 
     def _apply_event(self, kind: str, detail: dict, t: int) -> None:
@@ -332,25 +337,46 @@ class Board:
                 "evaluations": out,
             }
 
-    def leaderboard(self) -> dict:
-        """The leaderboard at the last look, with the live progress."""
-        with self.lock:
-            version = (len(self.monitor.looks), self.error, len(self.events))
-            progress = self.progress()
-            cached = self._snapshot
-        if cached is None or cached[0] != version:
+    def _publish(self) -> None:
+        """Make the state after a change visible to readers (who never wait for a write)."""
+        self._published = (
+            (len(self.monitor.looks), self.error, len(self.events)),
+            self.ranking,
+            self.ranking_look,
+            {name: dict(info) for name, info in self.monitor.retired.items()},
+            self.progress(),
+        )
+
+    def _current_snapshot(self) -> tuple[dict, bytes, dict]:
+        """(snapshot, its JSON, live progress); the snapshot is computed once per look."""
+        published = self._published
+        cached = self._snapshot
+        if cached is None or cached[0] != published[0]:
             with self._snapshot_lock:
+                published = self._published  # the newest: the tracker only moves forward
+                version, ranking, number, retired, _ = published
                 cached = self._snapshot
                 if cached is None or cached[0] != version:
-                    with self.lock:
-                        ranking, number = self.ranking, self.ranking_look
-                        t_look = int(ranking.details.get("t", 0))
-                        x = self.x[:t_look].copy()
-                        retired = {k: dict(v) for k, v in self.monitor.retired.items()}
-                    body = leaderboard_snapshot(self.spec, ranking, number, x, retired)
-                    cached = (version, body)
+                    # rows before the look are final for the models that consumed them, so
+                    # they are read without the board's lock
+                    body = leaderboard_snapshot(
+                        self.spec, ranking, number, self.x, retired, self._tracker
+                    )
+                    text = json.dumps(body, allow_nan=False, separators=(",", ":")).encode()
+                    cached = (version, body, text)
                     self._snapshot = cached
-        return {**cached[1], "progress": progress}
+        return cached[1], cached[2], published[4]
+
+    def leaderboard(self) -> dict:
+        """The leaderboard at the last look, with the live progress."""
+        body, _, progress = self._current_snapshot()
+        return {**body, "progress": progress}
+
+    def leaderboard_json(self) -> bytes:
+        """:meth:`leaderboard` as JSON (the look's part serialised once per look)."""
+        _, text, progress = self._current_snapshot()
+        tail = json.dumps(progress, allow_nan=False, separators=(",", ":")).encode()
+        return text[:-1] + b',"progress":' + tail + b"}"
 
     def history(self) -> dict:
         with self.lock:

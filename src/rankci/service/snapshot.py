@@ -18,11 +18,11 @@ import math
 
 import numpy as np
 
-from ..ranking import Ranking, _plain
-from ..sequential.meancs import mean_confidence_sequence
+from ..ranking import Ranking
+from ..sequential.meancs import MeanCS
 from .spec import BoardSpec
 
-__all__ = ["leaderboard_snapshot", "score_guarantee"]
+__all__ = ["ScoreTracker", "leaderboard_snapshot", "score_guarantee"]
 
 
 def _num(value) -> float | None:
@@ -44,23 +44,72 @@ def score_guarantee(spec: BoardSpec) -> str:
     )
 
 
-def _counts(spec: BoardSpec, t_look: int, retired: dict) -> np.ndarray:
-    """Items consumed for each model at the look (a retired model stops at its retirement)."""
-    stops = [min(int(retired.get(m, {}).get("t", t_look)), t_look) for m in spec.models]
-    return np.asarray(stops, dtype=np.int64)
+class ScoreTracker:
+    """Running score intervals of a board, overall and per cluster, advanced look by look.
+
+    The accumulators (:class:`~rankci.sequential.meancs.MeanCS`) give bit-for-bit the intervals
+    of all the consumed rows at once, so the snapshot of a look does not depend on which looks
+    were read before it.
+    """
+
+    def __init__(self, spec: BoardSpec) -> None:
+        self.spec = spec
+        m = spec.n_models
+        finite = spec.sampling == "finite"
+        self.t = 0
+        self.overall = MeanCS(
+            m, alpha=spec.alpha, sampling=spec.sampling, n_items=spec.n_items if finite else None
+        )
+        self.clusters: list[tuple[str, int, MeanCS]] = []
+        if spec.clusters is not None:
+            names, codes = np.unique(np.asarray(spec.clusters, dtype=str), return_inverse=True)
+            sizes = np.bincount(codes, minlength=len(names))
+            self._codes = codes[spec.order]  # cluster of each position
+            for name, size in zip(names, sizes):
+                running = MeanCS(
+                    m,
+                    alpha=spec.alpha,
+                    sampling=spec.sampling,
+                    n_items=int(size) if finite else None,
+                )
+                self.clusters.append((str(name), int(size), running))
+
+    def advance(self, x: np.ndarray, t_look: int, stops: np.ndarray) -> None:
+        """Consume rows ``self.t .. t_look - 1`` of ``x``; model j uses the rows before
+        ``stops[j]`` (its retirement; a large number while active)."""
+        if t_look <= self.t:
+            return
+        block = x[self.t : t_look]
+        self.overall.update(block, np.clip(stops - self.t, 0, t_look - self.t))
+        for c, (_, _, running) in enumerate(self.clusters):
+            rows = self.t + np.flatnonzero(self._codes[self.t : t_look] == c)
+            if rows.size:
+                running.update(x[rows], np.searchsorted(rows, stops, side="left"))
+        self.t = t_look
+
+
+def _stops(spec: BoardSpec, retired: dict) -> np.ndarray:
+    never = np.iinfo(np.int64).max // 2
+    return np.asarray([int(retired.get(m, {}).get("t", never)) for m in spec.models])
 
 
 def leaderboard_snapshot(
-    spec: BoardSpec, ranking: Ranking, look: int, x: np.ndarray, retired: dict
+    spec: BoardSpec,
+    ranking: Ranking,
+    look: int,
+    x: np.ndarray,
+    retired: dict,
+    tracker: ScoreTracker | None = None,
 ) -> dict:
     """The leaderboard JSON at look number ``look`` (1-based; 0 before the first look), which
-    produced ``ranking``; ``x`` holds the rows consumed up to it."""
-    t_look = x.shape[0]
-    counts = _counts(spec, t_look, retired)
-    n_items = spec.n_items if spec.sampling == "finite" else None
-    lower, upper = mean_confidence_sequence(
-        x, alpha=spec.alpha, sampling=spec.sampling, n_items=n_items, counts=counts
-    )
+    produced ``ranking``; ``x`` holds the board's rows in evaluation order, consumed up to the
+    look (``ranking.n_units`` rows). ``tracker`` carries the score intervals from earlier looks.
+    """
+    t_look = int(ranking.n_units)
+    tracker = tracker or ScoreTracker(spec)
+    tracker.advance(x, t_look, _stops(spec, retired))
+    counts = tracker.overall.count
+    lower, upper = tracker.overall.interval()
     k = spec.k
     top = ranking.top_k(k) if k else None
     sets = ranking.details.get("rank_sets")
@@ -117,45 +166,29 @@ def leaderboard_snapshot(
         }
     if "n_surviving_orders" in ranking.details:
         out["n_surviving_orders"] = int(ranking.details["n_surviving_orders"])
-    if spec.clusters is not None:
-        out["subscores"] = subscores_at_look(spec, x, counts)
-    return _plain(out)
+    if tracker.clusters:
+        out["subscores"] = _subscores(spec, tracker)
+    return out
 
 
-def subscores_at_look(spec: BoardSpec, x: np.ndarray, counts: np.ndarray) -> list[dict]:
+def _subscores(spec: BoardSpec, tracker: ScoreTracker) -> list[dict]:
     """Per cluster: each model's mean on the cluster's consumed items and its interval."""
-    t_look = x.shape[0]
-    names, codes = np.unique(np.asarray(spec.clusters, dtype=str), return_inverse=True)
-    sizes = np.bincount(codes, minlength=len(names))
-    by_position = codes[spec.order]
-    seen = by_position[:t_look]
     out = []
-    for c, name in enumerate(names):
-        rows = np.flatnonzero(seen == c)
-        part = x[rows]
-        # a model's cluster count: the cluster's rows before the model's own stop
-        n_c = np.searchsorted(rows, counts, side="left")
-        lower, upper = mean_confidence_sequence(
-            part,
-            alpha=spec.alpha,
-            sampling=spec.sampling,
-            n_items=int(sizes[c]) if spec.sampling == "finite" else None,
-            counts=n_c,
-        )
-        used = np.arange(part.shape[0])[:, None] < n_c[None, :]
+    for name, size, running in tracker.clusters:
+        lower, upper = running.interval()
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(used, part, 0.0).sum(axis=0) / n_c
+            mean = running._s / running.count
         out.append(
             {
-                "cluster": str(name),
-                "n_items": int(sizes[c]),
+                "cluster": name,
+                "n_items": size,
                 "models": [
                     {
                         "model": spec.models[j],
                         "score": _num(mean[j]),
                         "score_lower": _num(lower[j]),
                         "score_upper": _num(upper[j]),
-                        "n_items": int(n_c[j]),
+                        "n_items": int(running.count[j]),
                     }
                     for j in range(spec.n_models)
                 ],
