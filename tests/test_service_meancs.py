@@ -1,7 +1,9 @@
-"""Anytime-valid score intervals (Hoeffding-type confidence sequences), checked three ways:
+"""Anytime-valid score intervals (empirical-Bernstein and Hoeffding confidence sequences),
+checked three ways:
 
-* against the definition: at every t, mu is inside the (un-intersected) interval exactly when
-  neither test supermartingale M_t(mu), computed directly as a product, has reached 2/alpha;
+* against the definition: mu is inside the running interval exactly when neither test
+  supermartingale M_s(mu), computed directly item by item in plain Python, has reached 2/alpha
+  at any s <= t;
 * by Monte-Carlo: the running intervals miss the true mean at *some* t in at most alpha of the
   runs (sampling without replacement from a fixed population, and i.i.d. draws);
 * by the sure facts: after all N items the interval is the mean itself, and it always lies in
@@ -9,58 +11,65 @@
 The full study is validation/service_score_cs.py (results in validation/README.md).
 """
 
+import math
+
 import numpy as np
 import pytest
 
-from rankci.sequential.meancs import MeanCS, hoeffding_lambdas, mean_confidence_sequence
+from rankci.sequential.meancs import MeanCS, mean_confidence_sequence
 
 ALPHA = 0.05
 
 
-def _direct_inside(x, mu, n_items, alpha=ALPHA):
-    """mu not rejected at t = len(x) by either product martingale (no intersection, no clip)."""
-    t = len(x)
-    lam = hoeffding_lambdas(t, alpha)
-    prev = np.concatenate([[0.0], np.cumsum(x)[:-1]])
-    i = np.arange(1, t + 1)
-    mean_i = mu if n_items is None else (n_items * mu - prev) / (n_items - i + 1)
-    up = np.prod(np.exp(lam * (x - mean_i) - lam**2 / 8))
-    down = np.prod(np.exp(-lam * (x - mean_i) - lam**2 / 8))
-    return max(up, down) < 2 / alpha
+def _direct_log_martingales(x, mu, n_items, bound, alpha=ALPHA):
+    """log M_t(mu) of the upper and lower tests at every t, from the definitions, one item at a
+    time (the bets and penalties written out as in the papers)."""
+    up = down = 0.0
+    total = dev2 = 0.0  # S_{i-1}; sum_{s < i} (X_s - m_s)^2
+    out = []
+    for i, xi in enumerate(x, start=1):
+        mean_i = mu if n_items is None else (n_items * mu - total) / (n_items - i + 1)
+        if bound == "hoeffding":
+            lam = min(1.0, math.sqrt(8 * math.log(2 / alpha) / (i * math.log(1 + i))))
+            penalty = lam**2 / 8
+        else:
+            m_prev = (0.5 + total) / i
+            v_prev = (0.25 + dev2) / i
+            lam = min(0.5, math.sqrt(2 * math.log(2 / alpha) / (v_prev * i * math.log(1 + i))))
+            penalty = (xi - m_prev) ** 2 * (-math.log(1 - lam) - lam)
+        up += lam * (xi - mean_i) - penalty
+        down += -lam * (xi - mean_i) - penalty
+        out.append(max(up, down))
+        total += xi
+        dev2 += (xi - (0.5 + total) / (i + 1)) ** 2
+    return np.array(out)
 
 
+@pytest.mark.parametrize("bound", ["bernstein", "hoeffding"])
 @pytest.mark.parametrize("sampling", ["finite", "iid"])
-def test_interval_is_the_set_of_means_no_martingale_rejects(sampling):
+def test_interval_is_the_set_of_means_no_martingale_rejects(sampling, bound):
     rng = np.random.default_rng(3)
     n_items = 300
     population = rng.beta(2, 3, n_items)
     x = rng.permutation(population)[:120]
     big_n = n_items if sampling == "finite" else None
-    # the un-intersected interval at t = 120: take the path's last step before intersection by
-    # evaluating the one-step formula through the direct definition on a fine grid
-    grid = np.linspace(0.0, 1.0, 4001)
-    inside = np.array([_direct_inside(x, mu, big_n) for mu in grid])
-    assert inside.any() and not inside.all()
-    lo_direct, hi_direct = grid[inside].min(), grid[inside].max()
-    assert np.all(inside[(grid >= lo_direct) & (grid <= hi_direct)])  # an interval
-    lower, upper = mean_confidence_sequence(x[:, None], sampling=sampling, n_items=big_n, path=True)
-    # the running intersection can only be narrower, and at t it equals the intersection of
-    # the direct sets at t' <= t; check the final point against the direct set at t
-    assert lower[-1, 0] >= lo_direct - 2.5e-4
-    assert upper[-1, 0] <= hi_direct + 2.5e-4
-    # and the running intersection is the intersection of every t' (direct, on the grid)
-    lo_all, hi_all = 0.0, 1.0
-    for t in range(1, len(x) + 1):
-        ok = np.array([_direct_inside(x[:t], mu, big_n) for mu in grid[::20]])
-        if ok.any():
-            lo_all = max(lo_all, grid[::20][ok].min())
-            hi_all = min(hi_all, grid[::20][ok].max())
-    if sampling == "finite":
-        s = x.sum()
-        lo_all = max(lo_all, s / n_items)
-        hi_all = min(hi_all, (s + n_items - len(x)) / n_items)
-    assert lower[-1, 0] == pytest.approx(lo_all, abs=6e-3)
-    assert upper[-1, 0] == pytest.approx(hi_all, abs=6e-3)
+    grid = np.linspace(0.0, 1.0, 2001)
+    never = np.array(
+        [
+            (_direct_log_martingales(x, mu, big_n, bound) < math.log(2 / ALPHA)).all()
+            for mu in grid
+        ]
+    )
+    if sampling == "finite":  # the sure range: the unseen items score in [0, 1]
+        never &= (grid >= x.sum() / n_items) & (grid <= (x.sum() + n_items - len(x)) / n_items)
+    assert never.any() and not never.all()
+    lo_direct, hi_direct = grid[never].min(), grid[never].max()
+    assert never[(grid >= lo_direct) & (grid <= hi_direct)].all()  # an interval
+    lower, upper = mean_confidence_sequence(
+        x[:, None], sampling=sampling, n_items=big_n, bound=bound
+    )
+    assert lower[0] == pytest.approx(lo_direct, abs=5.1e-4)
+    assert upper[0] == pytest.approx(hi_direct, abs=5.1e-4)
 
 
 def test_all_items_seen_pins_the_mean_and_sure_range_holds():
@@ -91,7 +100,7 @@ def test_counts_stop_a_column_early():
 
 @pytest.mark.parametrize(
     ("sampling", "population"),
-    [("finite", "bernoulli"), ("finite", "beta"), ("iid", "bernoulli")],
+    [("finite", "bernoulli"), ("finite", "beta"), ("iid", "bernoulli"), ("iid", "beta")],
 )
 def test_time_uniform_coverage(sampling, population):
     """Fast version of the study: 1,500 runs, the miss rate over all t must stay <= alpha."""
@@ -106,7 +115,7 @@ def test_time_uniform_coverage(sampling, population):
         if sampling == "finite":
             x, mu = rng.permutation(values), values.mean()
         else:
-            x, mu = (rng.random(n_items) < 0.5).astype(float), 0.5
+            x, mu = rng.choice(values, n_items), values.mean()
         lower, upper = mean_confidence_sequence(
             x[:, None], sampling=sampling, n_items=n_items, path=True
         )
@@ -126,8 +135,9 @@ def test_bad_input_is_named():
         mean_confidence_sequence(np.array([[0.5]]), sampling="bootstrap")
 
 
+@pytest.mark.parametrize("bound", ["bernstein", "hoeffding"])
 @pytest.mark.parametrize("sampling", ["finite", "iid"])
-def test_block_by_block_equals_all_at_once_bit_for_bit(sampling):
+def test_block_by_block_equals_all_at_once_bit_for_bit(sampling, bound):
     rng = np.random.default_rng(8)
     n_items, k = 700, 4
     x = rng.random((n_items, k))
@@ -135,11 +145,11 @@ def test_block_by_block_equals_all_at_once_bit_for_bit(sampling):
     x[np.arange(n_items)[:, None] >= stops[None, :]] = np.nan  # never read
     big_n = n_items if sampling == "finite" else None
     lower, upper = mean_confidence_sequence(
-        np.nan_to_num(x), sampling=sampling, n_items=big_n, counts=stops, path=True
+        np.nan_to_num(x), sampling=sampling, n_items=big_n, counts=stops, bound=bound, path=True
     )
     want_lo = np.where(stops > 0, lower[np.maximum(stops - 1, 0), np.arange(k)], 0.0)
     want_hi = np.where(stops > 0, upper[np.maximum(stops - 1, 0), np.arange(k)], 1.0)
-    running = MeanCS(k, sampling=sampling, n_items=big_n)
+    running = MeanCS(k, sampling=sampling, n_items=big_n, bound=bound)
     start = 0
     while start < n_items:
         size = int(rng.integers(1, 90))
@@ -150,3 +160,11 @@ def test_block_by_block_equals_all_at_once_bit_for_bit(sampling):
     np.testing.assert_array_equal(lo, want_lo)
     np.testing.assert_array_equal(hi, want_hi)
     assert running.count.tolist() == stops.tolist()
+
+
+def test_bernstein_is_narrower_than_hoeffding_for_low_variance_scores():
+    rng = np.random.default_rng(12)
+    x = rng.beta(8, 2, (2000, 1))  # judge-like scores, sd about 0.12
+    lo_b, hi_b = mean_confidence_sequence(x, sampling="iid")
+    lo_h, hi_h = mean_confidence_sequence(x, sampling="iid", bound="hoeffding")
+    assert (hi_b - lo_b)[0] < 0.5 * (hi_h - lo_h)[0]

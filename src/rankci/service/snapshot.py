@@ -177,7 +177,7 @@ def _subscores(spec: BoardSpec, tracker: ScoreTracker) -> list[dict]:
     for name, size, running in tracker.clusters:
         lower, upper = running.interval()
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = running._s / running.count
+            mean = running.total / running.count
         out.append(
             {
                 "cluster": name,
