@@ -19,9 +19,12 @@ from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Query
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -276,21 +279,18 @@ def create_app(
             422: {"description": "Unknown model or item, or a score outside [0, 1]"},
             413: {"description": "The body is too large"},
         },
-    )
-    def post_scores(body: ScoreBatch | Score, board: Board = Depends(writer)):  # noqa: B008
-        scores = body.scores if isinstance(body, ScoreBatch) else [body]
-        entries = [(s.model, str(s.item), s.score) for s in scores]
-        try:
-            posted = board.post(entries)
-        except Rejected as error:
-            raise _rejected(error) from None
-        return JSONResponse(
-            {
-                "accepted": posted.accepted,
-                "duplicates": posted.duplicates,
-                "progress": board.progress(),
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _POST_SCHEMA}},
             }
-        )
+        },
+    )
+    async def post_scores(request: Request, board: Board = Depends(writer)):  # noqa: B008
+        # the body is read here and parsed in a worker thread, so that a large batch never holds
+        # up the event loop (and with it every other request)
+        body = await request.body()
+        return await run_in_threadpool(_post_scores, board, body)
 
     @app.post(
         "/api/boards/{board}/retire",
@@ -388,7 +388,64 @@ def create_app(
     def page_fragment(board: Board = Depends(reader), since: str | None = None):  # noqa: B008
         return JSONResponse(fragment(board, since))
 
+    app.openapi = _openapi(app)
     return app
+
+
+_SCORES = TypeAdapter(ScoreBatch | Score)
+_POST_SCHEMA = {
+    "anyOf": [
+        {"$ref": "#/components/schemas/ScoreBatch"},
+        {"$ref": "#/components/schemas/Score"},
+    ]
+}
+
+
+def _post_scores(board: Board, body: bytes) -> JSONResponse:
+    try:
+        data = json.loads(body)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise HTTPException(422, {"message": f"the body is not JSON: {error}"}) from None
+    kind = ScoreBatch if isinstance(data, dict) and "scores" in data else Score
+    try:
+        parsed = kind.model_validate(data)
+    except ValidationError as error:
+        problems = json.loads(error.json(include_url=False, include_input=False))
+        raise HTTPException(
+            422, {"message": f"not a valid {kind.__name__}", "problems": problems}
+        ) from None
+    scores = parsed.scores if isinstance(parsed, ScoreBatch) else [parsed]
+    entries = [(s.model, str(s.item), s.score) for s in scores]
+    try:
+        posted = board.post(entries)
+    except Rejected as error:
+        raise _rejected(error) from None
+    return JSONResponse(
+        {
+            "accepted": posted.accepted,
+            "duplicates": posted.duplicates,
+            "progress": posted.progress,
+        }
+    )
+
+
+def _openapi(app: FastAPI):
+    """The generated schema, plus the score bodies (read by hand, so not seen by FastAPI)."""
+
+    def build() -> dict:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            defs = _SCORES.json_schema(ref_template="#/components/schemas/{model}")
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(defs["$defs"])
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    return build
 
 
 def _export_lines(board: Board, fmt: str, chunk: int = 20_000) -> Iterator[str]:

@@ -58,10 +58,11 @@ class Conflict(Rejected):
 
 @dataclass(frozen=True)
 class Posted:
-    """What a post did: new scores stored, exact repeats ignored."""
+    """What a post did: new scores stored, exact repeats ignored; the progress after it."""
 
     accepted: int
     duplicates: int
+    progress: dict
 
 
 class Board:
@@ -198,7 +199,11 @@ class Board:
                 self.received += int(new.sum())
                 self._advance()
                 self._publish()
-            return Posted(accepted=int(new.sum()), duplicates=int(len(score) - new.sum()))
+            return Posted(
+                accepted=int(new.sum()),
+                duplicates=int(len(score) - new.sum()),
+                progress=self._published[4],
+            )
 
     def _validate(self, entries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = len(entries)
@@ -338,7 +343,10 @@ class Board:
             }
 
     def _publish(self) -> None:
-        """Make the state after a change visible to readers (who never wait for a write)."""
+        """Make the state after a change visible to readers (who never wait for a write).
+
+        A new look's leaderboard is computed here, by the writer, so that reads only copy bytes.
+        """
         self._published = (
             (len(self.monitor.looks), self.error, len(self.events)),
             self.ranking,
@@ -346,6 +354,7 @@ class Board:
             {name: dict(info) for name, info in self.monitor.retired.items()},
             self.progress(),
         )
+        self._current_snapshot()
 
     def _current_snapshot(self) -> tuple[dict, bytes, dict]:
         """(snapshot, its JSON, live progress); the snapshot is computed once per look."""
