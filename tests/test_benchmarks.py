@@ -38,3 +38,20 @@ def test_adapters_benchmark_quick():
     out = _run("bench_adapters.py", "--quick")
     for fmt in ("lm-eval", "inspect", "helm"):
         assert f"| {fmt} | 3 |" in out
+
+
+def test_service_benchmark_quick():
+    out = _run(
+        "bench_service.py",
+        "--models",
+        "4",
+        "--items",
+        "300",
+        "--batch",
+        "200",
+        "--repeat",
+        "1",
+        "--reads",
+        "5",
+    )
+    assert "| sustained ingest" in out and "leaderboard read at rest" in out

@@ -87,9 +87,7 @@ def _rows(values, used, i, carry, n_items, log_term, bound):
         m_prev = (0.5 + s_prev) / i  # m_{i-1}
         d = _carried(carry["d"], np.where(used, (values - m_now) ** 2, 0.0))
         var_prev = (0.25 + d - np.where(used, (values - m_now) ** 2, 0.0)) / i  # v_{i-1}
-        lam = np.minimum(
-            BERNSTEIN_CAP, np.sqrt(2.0 * log_term / (var_prev * i * np.log1p(i)))
-        )
+        lam = np.minimum(BERNSTEIN_CAP, np.sqrt(2.0 * log_term / (var_prev * i * np.log1p(i))))
         lam = np.where(used, lam, 0.0)
         penalty = (values - m_prev) ** 2 * (-np.log1p(-lam) - lam)
     else:

@@ -60,6 +60,7 @@ class Service:
         self.create_token = create_token or None
         self.tokens = TokenCheck()
         self._rows: dict[str, BoardRow] = {}
+        self._specs: dict[str, BoardSpec] = {}
         self._boards: dict[str, Board] = {}
         self._loading: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -75,6 +76,13 @@ class Service:
                 self._rows[board_id] = row
         return row
 
+    def spec(self, board_id: str) -> BoardSpec:
+        spec = self._specs.get(board_id)
+        if spec is None:
+            spec = BoardSpec.from_json(self.row(board_id).spec)
+            self._specs[board_id] = spec
+        return spec
+
     def board(self, board_id: str) -> Board:
         with self._lock:
             board = self._boards.get(board_id)
@@ -86,7 +94,7 @@ class Service:
                 board = self._boards.get(board_id)
             if board is None:
                 row = self.row(board_id)
-                board = Board.load(BoardSpec.from_json(row.spec), row.num, self.storage)
+                board = Board.load(self.spec(board_id), row.num, self.storage)
                 with self._lock:
                     self._boards[board_id] = board
                 log.info(
@@ -239,7 +247,7 @@ def create_app(
     def list_boards() -> list[dict]:
         out = []
         for board_id in storage.board_ids():
-            spec = BoardSpec.from_json(service.row(board_id).spec)
+            spec = service.spec(board_id)
             if spec.public:
                 out.append(board_summary(spec))
         return out
@@ -381,8 +389,7 @@ def create_app(
 
     @app.get("/boards/{board}", response_class=HTMLResponse, include_in_schema=False)
     def page(board: str):
-        spec = BoardSpec.from_json(service.row(board).spec)
-        return HTMLResponse(board_page(spec))
+        return HTMLResponse(board_page(service.spec(board)))
 
     @app.get("/boards/{board}/fragment", include_in_schema=False)
     def page_fragment(board: Board = Depends(reader), since: str | None = None):  # noqa: B008

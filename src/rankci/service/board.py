@@ -88,6 +88,7 @@ class Board:
         self.events: list[dict] = []
         self._snapshot: tuple | None = None
         self._snapshot_lock = threading.Lock()
+        self.render_lock = threading.Lock()  # the web page's sections (see page.py)
         self._tracker = ScoreTracker(spec)
         self.page_cache: dict = {}
         self._publish()
@@ -372,9 +373,18 @@ class Board:
                         self.spec, ranking, number, self.x, retired, self._tracker
                     )
                     text = json.dumps(body, allow_nan=False, separators=(",", ":")).encode()
-                    cached = (version, body, text)
+                    cached = (version, body, text, ranking)
                     self._snapshot = cached
         return cached[1], cached[2], published[4]
+
+    def look_state(self) -> tuple[dict, Ranking, list[dict]]:
+        """The leaderboard, the ranking and the looks of one and the same look (for the page)."""
+        _, _, progress = self._current_snapshot()
+        cached = self._snapshot  # one tuple: its leaderboard and ranking belong together
+        body, ranking = cached[1], cached[3]
+        with self.lock:  # the looks are only ever appended to
+            looks = [dict(record) for record in self.monitor.looks[: body["look"]["number"]]]
+        return {**body, "progress": progress}, ranking, looks
 
     def leaderboard(self) -> dict:
         """The leaderboard at the last look, with the live progress."""

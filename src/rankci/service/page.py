@@ -199,7 +199,7 @@ def status_line(progress: dict) -> str:
 
 def fragment(board: Board, since: str | None = None) -> dict:
     """The sections for the page, re-rendered when a new look exists (at most every 2 s)."""
-    board_data = board.leaderboard()
+    board_data, ranking, looks = board.look_state()
     progress = board_data["progress"]
     version = f"{board_data['look']['number']}-{progress['state']}"
     out = {"status": status_line(progress)}
@@ -208,10 +208,10 @@ def fragment(board: Board, since: str | None = None) -> dict:
     fresh = cache.get("version") == version
     recent = now - cache.get("at", -1e9) < max(MIN_RENDER_INTERVAL, 4 * cache.get("cost", 0.0))
     if not fresh and not (recent and "html" in cache):
-        with board._snapshot_lock:
+        with board.render_lock:  # one rendering at a time; the writer never waits for it
             if board.page_cache.get("version") != version:
                 start = time.monotonic()
-                html_text = _sections(board, board_data)
+                html_text = _sections(board, board_data, ranking, looks)
                 board.page_cache = {
                     "version": version,
                     "html": html_text,
@@ -225,11 +225,8 @@ def fragment(board: Board, since: str | None = None) -> dict:
     return out
 
 
-def _sections(board: Board, data: dict) -> str:
+def _sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
     spec = board.spec
-    with board.lock:
-        ranking = board.ranking
-        looks = [dict(record) for record in board.monitor.looks]
     parts = [_progress_section(data)]
     if not looks:
         parts.append(
