@@ -379,3 +379,24 @@ def test_a_second_server_on_the_same_database_is_refused(server, tmp_path):
 
     with pytest.raises(RuntimeError, match="another rankci server"):
         Server(server.db, tmp_path / "second.log", args=["--lock-wait", "1"])
+
+
+def test_serve_command_refuses_bad_options_clearly(tmp_path):
+    import subprocess
+    import sys
+
+    def serve(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "rankci", "serve", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return done.returncode, done.stderr
+
+    code, err = serve("--db", ":memory:")
+    assert code == 2 and "needs a database file" in err
+    code, err = serve("--db", str(tmp_path / "no" / "such" / "folder" / "b.sqlite"))
+    assert code == 2 and "does not exist" in err
+    code, err = serve("--db", str(tmp_path / "b.sqlite"), "--port", "70000")
+    assert code == 2 and "--port" in err

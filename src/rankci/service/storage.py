@@ -353,4 +353,7 @@ def open_storage(db: str) -> Storage:
         db = db[len("sqlite:///") :]
     if db == ":memory:":
         raise ValueError("the service needs a database file (scores must survive a restart)")
+    folder = os.path.dirname(os.path.abspath(db))
+    if not os.path.isdir(folder):
+        raise ValueError(f"the folder of the database {db!r} does not exist")
     return SQLiteStorage(db)
