@@ -72,15 +72,26 @@ class Client:
 class Server:
     def __init__(self, db: str, log: Path, env: dict | None = None, args=()) -> None:
         self.db = db
-        self.port = free_port()
         self.log = log
+        for attempt in range(3):  # another process may take the free port before we bind it
+            self.port = free_port()
+            try:
+                self._start(env, args)
+                return
+            except RuntimeError as error:
+                if "address already in use" not in str(error).lower() or attempt == 2:
+                    raise
+
+    def _start(self, env, args) -> None:
+        start = self.log.stat().st_size if self.log.exists() else 0
+        self._log_start = start
         command = [
             sys.executable,
             "-m",
             "rankci",
             "serve",
             "--db",
-            db,
+            self.db,
             "--port",
             str(self.port),
             "--no-access-log",
@@ -89,7 +100,7 @@ class Server:
             *args,
         ]
         environment = {**os.environ, "RANKCI_PROGRESS": "0", **(env or {})}
-        with open(log, "ab") as handle:
+        with open(self.log, "ab") as handle:
             self.process = subprocess.Popen(
                 command, stdout=handle, stderr=subprocess.STDOUT, env=environment
             )
@@ -99,10 +110,11 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited:\n{self.log.read_text()[-3000:]}")
+                tail = self.log.read_bytes()[self._log_start :].decode(errors="replace")
+                raise RuntimeError(f"the server exited:\n{tail[-3000:]}")
             try:
-                status, _ = self.client().get("/api/health")
-                if status == 200:
+                status, health = self.client().get("/api/health")
+                if status == 200 and health.get("pid") == self.process.pid:  # ours, not another
                     return
             except OSError:
                 pass

@@ -55,10 +55,7 @@ def test_interval_is_the_set_of_means_no_martingale_rejects(sampling, bound):
     big_n = n_items if sampling == "finite" else None
     grid = np.linspace(0.0, 1.0, 2001)
     never = np.array(
-        [
-            (_direct_log_martingales(x, mu, big_n, bound) < math.log(2 / ALPHA)).all()
-            for mu in grid
-        ]
+        [(_direct_log_martingales(x, mu, big_n, bound) < math.log(2 / ALPHA)).all() for mu in grid]
     )
     if sampling == "finite":  # the sure range: the unseen items score in [0, 1]
         never &= (grid >= x.sum() / n_items) & (grid <= (x.sum() + n_items - len(x)) / n_items)

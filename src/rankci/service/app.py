@@ -13,6 +13,7 @@ import hmac
 import io
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -241,7 +242,12 @@ def create_app(
     # ------------------------------------------------------------------ API
     @app.get("/api/health", tags=["service"])
     def health() -> dict:
-        return {"status": "ok", "version": __version__, "storage": storage.kind}
+        return {
+            "status": "ok",
+            "version": __version__,
+            "storage": storage.kind,
+            "pid": os.getpid(),
+        }
 
     @app.get("/api/boards", tags=["boards"], summary="List the public boards")
     def list_boards() -> list[dict]:
