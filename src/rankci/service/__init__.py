@@ -4,6 +4,7 @@
 * :mod:`.board` - the board's state machine on top of :class:`rankci.sequential.Monitor`;
 * :mod:`.snapshot` - the leaderboard JSON at a look (anytime-valid score intervals included);
 * :mod:`.storage` - SQLite or PostgreSQL; :mod:`.auth` - tokens, stored hashed;
+* :mod:`.registry` - the boards of a database, loaded on first use;
 * :mod:`.app` - the FastAPI routes; :mod:`.page` - the web page.
 
 See ``docs/service.md``.
