@@ -113,9 +113,13 @@ def test_board_page_shows_the_leaderboard_and_refreshes(tmp_path):
             page.wait_for_function(
                 "document.getElementById('status').textContent.includes('private')"
             )
+            # nothing about the board without the token but its id (which is in the address)
+            assert page.locator(".meta").count() == 0 and page.locator(".guarantee").count() == 0
             page = context.new_page()  # (a change of fragment alone does not reload)
             page.goto(private_url + "#token=" + private["read_token"])
             page.wait_for_function(
                 "document.getElementById('status').textContent.includes('0 of 300')"
             )
+            page.wait_for_selector(".guarantee")
+            assert "page-bench" in page.locator(".meta").inner_text()
         api.close()

@@ -98,26 +98,39 @@ def index_page(boards: list[dict]) -> str:
     return _shell("rankci leaderboards", body)
 
 
-def board_page(spec: BoardSpec) -> str:
-    """The page shell of a board (no data: the script fetches the sections)."""
+def header_html(spec: BoardSpec) -> str:
+    """Title, facts and the guarantee in plain words."""
     meta = (
         f"{html.escape(spec.benchmark)} · run {html.escape(spec.run)} · {spec.n_models} models · "
         f"{spec.n_items:,} items · α = {spec.alpha:g} · made by rankci {__version__}"
     )
-    body = (
-        f"<header><h1>{html.escape(spec.title)}</h1>"
+    return (
+        f"<h1>{html.escape(spec.title)}</h1>"
         f'<p class="meta">{meta}</p>'
         '<p class="guarantee"><b>What this page guarantees.</b> '
         f"{html.escape(plain_guarantee(spec))}</p>"
+    )
+
+
+def board_page(spec: BoardSpec) -> str:
+    """The page shell of a board (no data: the script fetches the sections). A private board's
+    shell names nothing but its id: its title and facts come with the data, behind the token."""
+    if spec.public:
+        title, header = spec.title, header_html(spec)
+    else:
+        title = f"Board {spec.id}"
+        header = f"<h1>{html.escape(title)}</h1>"
+    body = (
+        f'<header><div id="board-header">{header}</div>'
         '<p id="status" role="status">Loading…</p></header>'
         f'<main id="board" data-fragment="{html.escape(spec.id)}/fragment" '
-        f'data-poll="{POLL_MS}"></main>'
+        f'data-poll="{POLL_MS}" data-public="{int(spec.public)}"></main>'
     )
     script = (
         f'<script type="text/plain" id="report-js">{_asset("report.js")}</script>'
         f"<script>{_PAGE_JS}</script>"
     )
-    return _shell(spec.title, body, script)
+    return _shell(title, body, script)
 
 
 _PAGE_JS = r"""
@@ -157,6 +170,11 @@ _PAGE_JS = r"""
     }).then(function (data) {
       if (!data) { return; }
       status.textContent = data.status;
+      if (data.header !== undefined && main.dataset.public === '0' && !main.dataset.header) {
+        document.getElementById('board-header').innerHTML = data.header;
+        document.title = data.title;
+        main.dataset.header = '1';
+      }
       if (data.html !== undefined && data.version !== version) {
         var keep = sorted;
         main.innerHTML = data.html;
@@ -203,6 +221,9 @@ def fragment(board: Board, since: str | None = None) -> dict:
     progress = board_data["progress"]
     version = f"{board_data['look']['number']}-{progress['state']}"
     out = {"status": status_line(progress)}
+    if not board.spec.public:  # behind the token, like the data
+        out["header"] = header_html(board.spec)
+        out["title"] = board.spec.title
     cache = board.page_cache
     now = time.monotonic()
     fresh = cache.get("version") == version
