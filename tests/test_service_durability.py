@@ -49,154 +49,159 @@ def test_sigkill_mid_stream_then_restart_gives_the_uninterrupted_result(backend,
     with database(backend, tmp_path) as db:
         server = Server(db, tmp_path / "server.log")
         api = server.client()
-        status, created = api.post(
-            "/api/boards",
-            {
-                "benchmark": "durability",
-                "run": backend,
-                "models": models,
-                "items": items,
-                "order_seed": seed,
-                "look_every": every,
-                "certifier": "exact",
-                "retire": "topk",
-                "k": 2,
-            },
-        )
-        assert status == 201, created
-        board, token = created["board"]["id"], created["write_token"]
-        kills_at = {12, 33}  # batches during which the server is killed
-        batch_number = 0
-        pending = None
-
-        def extra(needs, count):
-            """More needed evaluations, past the ones already pending."""
-            status, more = api.get(f"/api/boards/{board}/needs?limit={count + 30}")
-            have = {(e["model"], e["item"]) for e in needs["evaluations"]}
-            return [
+        try:
+            status, created = api.post(
+                "/api/boards",
                 {
-                    "model": e["model"],
-                    "item": e["item"],
-                    "score": float(x[index[e["item"]], models.index(e["model"])]),
-                }
-                for e in more["evaluations"]
-                if (e["model"], e["item"]) not in have
-            ]
+                    "benchmark": "durability",
+                    "run": backend,
+                    "models": models,
+                    "items": items,
+                    "order_seed": seed,
+                    "look_every": every,
+                    "certifier": "exact",
+                    "retire": "topk",
+                    "k": 2,
+                },
+            )
+            assert status == 201, created
+            board, token = created["board"]["id"], created["write_token"]
+            kills_at = {12, 33}  # batches during which the server is killed
+            batch_number = 0
+            pending = None
 
-        while True:
-            if pending is None:
-                status, needs = api.get(f"/api/boards/{board}/needs?limit=30")
-                assert status == 200
-                if not needs["evaluations"]:
-                    break
-                pending = [
+            def extra(needs, count):
+                """More needed evaluations, past the ones already pending."""
+                status, more = api.get(f"/api/boards/{board}/needs?limit={count + 30}")
+                have = {(e["model"], e["item"]) for e in needs["evaluations"]}
+                return [
                     {
                         "model": e["model"],
                         "item": e["item"],
                         "score": float(x[index[e["item"]], models.index(e["model"])]),
                     }
-                    for e in needs["evaluations"]
+                    for e in more["evaluations"]
+                    if (e["model"], e["item"]) not in have
                 ]
-            batch_number += 1
-            if batch_number in kills_at:
-                outcome = {}
-                if batch_number == min(kills_at):
-                    # killed while the body is still arriving: nothing of it may be stored
-                    body = json.dumps({"scores": pending}).encode()
-                    raw = socket.create_connection(("127.0.0.1", server.port))
-                    raw.sendall(
-                        f"POST /api/boards/{board}/scores HTTP/1.1\r\nHost: x\r\n"
-                        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
-                        f"Content-Length: {len(body)}\r\n\r\n".encode()
-                        + body[: len(body) // 2]
+
+            while True:
+                if pending is None:
+                    status, needs = api.get(f"/api/boards/{board}/needs?limit=30")
+                    assert status == 200
+                    if not needs["evaluations"]:
+                        break
+                    pending = [
+                        {
+                            "model": e["model"],
+                            "item": e["item"],
+                            "score": float(x[index[e["item"]], models.index(e["model"])]),
+                        }
+                        for e in needs["evaluations"]
+                    ]
+                batch_number += 1
+                if batch_number in kills_at:
+                    outcome = {}
+                    if batch_number == min(kills_at):
+                        # killed while the body is still arriving: nothing of it may be stored
+                        body = json.dumps({"scores": pending}).encode()
+                        raw = socket.create_connection(("127.0.0.1", server.port))
+                        raw.sendall(
+                            f"POST /api/boards/{board}/scores HTTP/1.1\r\nHost: x\r\n"
+                            f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                            f"Content-Length: {len(body)}\r\n\r\n".encode()
+                            + body[: len(body) // 2]
+                        )
+                        time.sleep(0.2)
+                        server.kill()
+                        raw.close()
+                        half = {(e["model"], e["item"]) for e in pending}
+                    else:
+                        # killed at a random moment while posts stream in back to back
+                        half = set()
+
+                        def stream(first=pending, outcome=outcome, api=api):
+                            batch = first
+                            try:
+                                while True:
+                                    outcome["in_flight"] = batch
+                                    status, _ = api.post(
+                                        f"/api/boards/{board}/scores", {"scores": batch}, token
+                                    )
+                                    if status != 200:
+                                        outcome["status"] = status
+                                        return
+                                    acknowledged.update((s["model"], s["item"]) for s in batch)
+                                    outcome["acknowledged"] = outcome.get("acknowledged", 0) + 1
+                                    batch = extra({"evaluations": []}, 60)[:60]
+                                    if not batch:
+                                        return
+                            except OSError as error:  # the connection died with the server
+                                outcome["error"] = error
+
+                        thread = threading.Thread(target=stream)
+                        thread.start()
+                        time.sleep(float(rng.uniform(0.003, 0.02)))
+                        server.kill()
+                        thread.join(30)
+                        assert "status" not in outcome, outcome
+                        pending = outcome["in_flight"]  # retried below, stored or not
+                    api.close()
+                    server = Server(db, tmp_path / "server.log")
+                    api = server.client()
+                    # everything acknowledged before the kill is there
+                    status, text = api.get(f"/api/boards/{board}/scores")
+                    stored = pd.read_csv(io.BytesIO(text))
+                    assert acknowledged <= set(zip(stored["model"], stored["item"]))
+                    assert not half & set(zip(stored["model"], stored["item"]))
+                    continue  # retry the same batch: idempotent, whether it was stored or not
+                status, answer = api.post(f"/api/boards/{board}/scores", {"scores": pending}, token)
+                assert status == 200, answer
+                acknowledged.update((s["model"], s["item"]) for s in pending)
+                pending = None
+            assert batch_number > max(kills_at)
+
+            reference = _reference(models, items, x, seed, every)
+            path = tmp_path / "reference.npz"
+            reference.save(path)
+            want = _npz(path.read_bytes())
+
+            def check(api):
+                status, data = api.get(f"/api/boards/{board}/monitor")
+                assert status == 200
+                got = _npz(data)
+                assert got.keys() == want.keys()
+                for key in want:
+                    assert got[key].dtype == want[key].dtype, key
+                    assert np.array_equal(
+                        got[key], want[key], equal_nan=want[key].dtype.kind == "f"
+                    ), key
+                status, history = api.get(f"/api/boards/{board}/history")
+                assert history["looks"] == reference.looks
+                status, leaderboard = api.get(f"/api/boards/{board}/leaderboard")
+                ranking = reference.ranking()
+                by_model = {row["model"]: row for row in leaderboard["models"]}
+                for j, model in enumerate(models):
+                    row = by_model[model]
+                    assert (row["rank_lower"], row["rank_upper"]) == (
+                        ranking.lower[j],
+                        ranking.upper[j],
                     )
-                    time.sleep(0.2)
-                    server.kill()
-                    raw.close()
-                    half = {(e["model"], e["item"]) for e in pending}
-                else:
-                    # killed at a random moment while posts stream in back to back
-                    half = set()
+                    assert row["score"] == ranking.score[j]
+                    assert row["rank_set"] == ranking.details["rank_sets"][model]
+                assert leaderboard["certified_pairs"] == [
+                    list(p) for p in ranking.dominance_pairs()
+                ]
+                assert leaderboard["progress"]["evaluations"] == reference.evaluations
 
-                    def stream(first=pending, outcome=outcome, api=api):
-                        batch = first
-                        try:
-                            while True:
-                                outcome["in_flight"] = batch
-                                status, _ = api.post(
-                                    f"/api/boards/{board}/scores", {"scores": batch}, token
-                                )
-                                if status != 200:
-                                    outcome["status"] = status
-                                    return
-                                acknowledged.update((s["model"], s["item"]) for s in batch)
-                                outcome["acknowledged"] = outcome.get("acknowledged", 0) + 1
-                                batch = extra({"evaluations": []}, 60)[:60]
-                                if not batch:
-                                    return
-                        except OSError as error:  # the connection died with the server
-                            outcome["error"] = error
-
-                    thread = threading.Thread(target=stream)
-                    thread.start()
-                    time.sleep(float(rng.uniform(0.003, 0.02)))
-                    server.kill()
-                    thread.join(30)
-                    assert "status" not in outcome, outcome
-                    pending = outcome["in_flight"]  # retried below, stored or not
-                api.close()
-                server = Server(db, tmp_path / "server.log")
-                api = server.client()
-                # everything acknowledged before the kill is there
-                status, text = api.get(f"/api/boards/{board}/scores")
-                stored = pd.read_csv(io.BytesIO(text))
-                assert acknowledged <= set(zip(stored["model"], stored["item"]))
-                assert not half & set(zip(stored["model"], stored["item"]))
-                continue  # retry the same batch: idempotent, whether it was stored or not
-            status, answer = api.post(f"/api/boards/{board}/scores", {"scores": pending}, token)
-            assert status == 200, answer
-            acknowledged.update((s["model"], s["item"]) for s in pending)
-            pending = None
-        assert batch_number > max(kills_at)
-
-        reference = _reference(models, items, x, seed, every)
-        path = tmp_path / "reference.npz"
-        reference.save(path)
-        want = _npz(path.read_bytes())
-
-        def check(api):
-            status, data = api.get(f"/api/boards/{board}/monitor")
-            assert status == 200
-            got = _npz(data)
-            assert got.keys() == want.keys()
-            for key in want:
-                assert got[key].dtype == want[key].dtype, key
-                assert np.array_equal(got[key], want[key], equal_nan=want[key].dtype.kind == "f"), (
-                    key
-                )
-            status, history = api.get(f"/api/boards/{board}/history")
-            assert history["looks"] == reference.looks
-            status, leaderboard = api.get(f"/api/boards/{board}/leaderboard")
-            ranking = reference.ranking()
-            by_model = {row["model"]: row for row in leaderboard["models"]}
-            for j, model in enumerate(models):
-                row = by_model[model]
-                assert (row["rank_lower"], row["rank_upper"]) == (
-                    ranking.lower[j],
-                    ranking.upper[j],
-                )
-                assert row["score"] == ranking.score[j]
-                assert row["rank_set"] == ranking.details["rank_sets"][model]
-            assert leaderboard["certified_pairs"] == [list(p) for p in ranking.dominance_pairs()]
-            assert leaderboard["progress"]["evaluations"] == reference.evaluations
-
-        assert reference.retired and reference.t < n  # retirement and early stop were exercised
-        check(api)
-        # and once more after a clean restart, rebuilt from storage alone
-        api.close()
-        server.stop()
-        server = Server(db, tmp_path / "server.log")
-        api = server.client()
-        check(api)
-        api.close()
-        server.stop()
+            assert reference.retired and reference.t < n  # retirement and early stop were exercised
+            check(api)
+            # and once more after a clean restart, rebuilt from storage alone
+            api.close()
+            server.stop()
+            server = Server(db, tmp_path / "server.log")
+            api = server.client()
+            check(api)
+            api.close()
+            server.stop()
+        finally:  # whichever server is running, even when the test fails
+            server.stop()
