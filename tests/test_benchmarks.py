@@ -44,3 +44,19 @@ def test_report_benchmark_quick():
     out = _run("bench_report.py", "--quick")
     assert "| MMLU-Pro (32 × 12,032) |" in out
 
+
+def test_service_benchmark_quick():
+    out = _run(
+        "bench_service.py",
+        "--models",
+        "4",
+        "--items",
+        "300",
+        "--batch",
+        "200",
+        "--repeat",
+        "1",
+        "--reads",
+        "5",
+    )
+    assert "| sustained ingest" in out and "leaderboard read at rest" in out

@@ -1,5 +1,5 @@
 """Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
 
-from . import benchmarks, demo, monitor, omnibus, plan, rank, report, scores, taubest
+from . import benchmarks, demo, monitor, omnibus, plan, rank, report, scores, serve, taubest
 
-COMMANDS = [rank, taubest, scores, plan, omnibus, benchmarks, monitor, report, demo]
+COMMANDS = [rank, taubest, scores, plan, omnibus, benchmarks, monitor, report, serve, demo]

@@ -1,0 +1,274 @@
+"""Load benchmark of `rankci serve` (issue 10).
+
+A 50-model x 5,000-item evaluation (binary scores, logistic model) is streamed through the JSON
+API from this process into a server running in its own process on loopback, in the board's shared
+order, in batches of ``--batch`` scores over ``--clients`` keep-alive connections (request bodies
+are encoded before the clock starts, so the client's JSON encoding is not what is timed). While
+the scores stream in, a third process reads the leaderboard every ``--read-every`` seconds; after
+the stream, it reads it ``--reads`` more times at rest. Then the server is restarted and the time
+until the board answers again (rebuilt from the stored scores) is measured.
+
+Targets: >= 5,000 scores/s ingested with SQLite; leaderboard reads under 100 ms (p99) at that size.
+
+Run: ``python benchmarks/bench_service.py [--repeat 3] [--postgres postgresql://...]``; with
+``--rate 5000`` the posts are paced at the target rate, to see read latency under that load.
+Reported: best and median sustained scores/s over the repeats, read latencies (p50/p99/max)
+during and after ingestion, the server's peak resident memory, restart time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing as mp
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import special
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(db: str, port: int, log: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "rankci", "serve", "--db", db, "--port", str(port)]
+    command += ["--no-access-log", "--log-level", "warning"]
+    with open(log, "ab") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(log.read_text()[-2000:])
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/api/health")
+            if conn.getresponse().status == 200:
+                return process
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start")
+
+
+def peak_rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def request(conn, method, path, body=None, token=None, server_times=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    conn.request(method, path, body=body, headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    if response.status >= 300:
+        raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
+    if server_times is not None:
+        timing = response.getheader("Server-Timing", "app;dur=nan")
+        server_times.append(float(timing.split("dur=")[1]) / 1000.0)
+    return data
+
+
+def reader(port: int, path: str, every: float, stop, out) -> None:
+    """Read the leaderboard until told to stop; record each read's latency (seconds)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    times, inside = [], []
+    while not stop.is_set():
+        start = time.perf_counter()
+        request(conn, "GET", path, server_times=inside)
+        times.append(time.perf_counter() - start)
+        time.sleep(every)
+    out.put((times, inside))
+
+
+def one_run(args, n_models, n_items, folder: Path, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    ability = rng.normal(0.0, 0.6, n_models)
+    difficulty = rng.normal(0.0, 1.5, n_items)
+    x = (rng.random((n_items, n_models)) < special.expit(ability - difficulty[:, None])).astype(
+        float
+    )
+    models = [f"model-{j:02d}" for j in range(n_models)]
+    items = [f"item-{i:05d}" for i in range(n_items)]
+    clusters = [f"topic-{i % 14:02d}" for i in range(n_items)]
+    db = args.postgres or str(folder / f"bench-{seed}.sqlite")
+    port = free_port()
+    log = folder / "server.log"
+    server = start_server(db, port, log)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        spec = {
+            "benchmark": "bench",
+            "run": f"run-{seed}-{time.time_ns()}",
+            "models": models,
+            "items": [{"id": it, "cluster": c} for it, c in zip(items, clusters)],
+            "order_seed": seed,
+            "look_every": "1%",
+        }
+        created = json.loads(request(conn, "POST", "/api/boards", json.dumps(spec).encode()))
+        board, token = created["board"]["id"], created["write_token"]
+        order = np.argsort(np.asarray(items, dtype=str), kind="stable")
+        order = order[np.random.default_rng(seed).permutation(n_items)]
+        cells = [(i, j) for i in order for j in range(n_models)]  # the shared order
+        bodies = []
+        for start in range(0, len(cells), args.batch):
+            chunk = cells[start : start + args.batch]
+            scores = [{"model": models[j], "item": items[i], "score": x[i, j]} for i, j in chunk]
+            bodies.append(json.dumps({"scores": scores}).encode())
+        path = f"/api/boards/{board}/leaderboard"
+        stop, out = mp.Event(), mp.Queue()
+        probe = mp.Process(target=reader, args=(port, path, args.read_every, stop, out))
+        probe.start()
+        time.sleep(0.5)
+
+        pace = args.batch * args.clients / args.rate if args.rate else 0.0  # s per batch
+
+        def post_all(share):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            for n, body in enumerate(share):
+                if pace:
+                    time.sleep(max(0.0, start + n * pace - time.perf_counter()))
+                request(c, "POST", f"/api/boards/{board}/scores", body, token)
+            c.close()
+
+        start = time.perf_counter()
+        # with several clients each takes every k-th batch, so they stay near the frontier
+        threads = [
+            threading.Thread(target=post_all, args=(bodies[k :: args.clients],))
+            for k in range(args.clients)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.perf_counter() - start
+        stop.set()
+        during, during_server = out.get()
+        probe.join()
+        conn.close()  # idle past uvicorn's keep-alive timeout: open a fresh one
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        final = json.loads(request(conn, "GET", path))
+        assert final["progress"]["state"] == "finished", final["progress"]
+        at_rest = []
+        for _ in range(args.reads):
+            t0 = time.perf_counter()
+            request(conn, "GET", path)
+            at_rest.append(time.perf_counter() - t0)
+        conn.close()
+        rss = peak_rss_mib(server.pid)
+    finally:
+        server.terminate()
+        server.wait(30)
+    # restart: the board is rebuilt from the stored scores
+    t0 = time.perf_counter()
+    server = start_server(db, port, log)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        request(conn, "GET", path)
+        restart = time.perf_counter() - t0
+        conn.close()
+    finally:
+        server.terminate()
+        server.wait(30)
+    return {
+        "scores": len(cells),
+        "seconds": elapsed,
+        "rate": len(cells) / elapsed,
+        "during": during,
+        "during_server": during_server,
+        "at_rest": at_rest,
+        "rss_mib": rss,
+        "restart_s": restart,
+        "certified": len(final["certified_pairs"]),
+    }
+
+
+def ms(values, q):
+    return 1000 * float(np.quantile(values, q)) if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=50)
+    parser.add_argument("--items", type=int, default=5000)
+    parser.add_argument("--batch", type=int, default=1000, help="scores per post (default 1000)")
+    parser.add_argument("--clients", type=int, default=1, help="concurrent connections posting")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="pace the posts at this many scores/s (0: flat out)"
+    )
+    parser.add_argument("--read-every", type=float, default=0.05, help="seconds between reads")
+    parser.add_argument("--reads", type=int, default=200, help="reads at rest after the stream")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--postgres", help="a postgresql:// URL instead of a SQLite file")
+    args = parser.parse_args()
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        for r in range(args.repeat):
+            try:
+                runs.append(one_run(args, args.models, args.items, Path(folder), seed=r))
+            except Exception:
+                print((Path(folder) / "server.log").read_text()[-3000:], file=sys.stderr)
+                raise
+            run = runs[-1]
+            print(
+                f"run {r + 1}: {run['rate']:,.0f} scores/s ({run['seconds']:.1f} s); reads during"
+                f" ingest p50 {ms(run['during'], 0.5):.1f} ms p99 {ms(run['during'], 0.99):.1f} "
+                f"ms (n={len(run['during'])}); at rest p99 {ms(run['at_rest'], 0.99):.1f} ms; "
+                f"restart {run['restart_s']:.1f} s; peak RSS {run['rss_mib']:.0f} MiB",
+                flush=True,
+            )
+    rates = [r["rate"] for r in runs]
+    during = [t for r in runs for t in r["during"]]
+    rest = [t for r in runs for t in r["at_rest"]]
+    backend = "PostgreSQL" if args.postgres else "SQLite"
+    print()
+    print(
+        f"{backend}, {args.models} models x {args.items} items = {runs[0]['scores']:,} scores, "
+        f"batches of {args.batch}, {args.clients} client(s), "
+        + (f"paced at {args.rate:,.0f} scores/s; " if args.rate else "flat out; ")
+        + f"{platform.processor() or 'cpu'}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+    )
+    print("| what | measured | target |\n|---|---|---|")
+    print(
+        f"| sustained ingest (best / median of {len(runs)}) | **{max(rates):,.0f}** / "
+        f"{np.median(rates):,.0f} scores/s | >= 5,000 scores/s |"
+    )
+    print(
+        f"| leaderboard read during ingest: p50 / p99 / max ({len(during)} reads) | "
+        f"{ms(during, 0.5):.1f} / **{ms(during, 0.99):.1f}** / {1000 * max(during):.1f} ms "
+        f"| < 100 ms |"
+    )
+    inside = [t for r in runs for t in r["during_server"]]
+    print(
+        f"| ... of which inside the server (Server-Timing): p50 / p99 / max | "
+        f"{ms(inside, 0.5):.1f} / {ms(inside, 0.99):.1f} / {1000 * max(inside):.1f} ms | |"
+    )
+    print(
+        f"| leaderboard read at rest: p50 / p99 ({len(rest)} reads) | {ms(rest, 0.5):.1f} / "
+        f"**{ms(rest, 0.99):.1f}** ms | < 100 ms |"
+    )
+    print(
+        f"| restart until the board answers (rebuilt from storage) | "
+        f"{min(r['restart_s'] for r in runs):.1f} s | |"
+    )
+    print(f"| server peak resident memory | {max(r['rss_mib'] for r in runs):.0f} MiB | |")
+
+
+if __name__ == "__main__":
+    main()

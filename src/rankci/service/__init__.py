@@ -1,0 +1,15 @@
+"""The live leaderboard service behind ``rankci serve`` (needs ``pip install 'rankci[service]'``).
+
+* :mod:`.spec` - a board's fixed description (models, items, shared order, monitor settings);
+* :mod:`.board` - the board's state machine on top of :class:`rankci.sequential.Monitor`;
+* :mod:`.snapshot` - the leaderboard JSON at a look (anytime-valid score intervals included);
+* :mod:`.storage` - SQLite or PostgreSQL; :mod:`.auth` - tokens, stored hashed;
+* :mod:`.registry` - the boards of a database, loaded on first use;
+* :mod:`.app` - the FastAPI routes; :mod:`.page` - the web page.
+
+See ``docs/service.md``.
+"""
+
+from .app import create_app
+
+__all__ = ["create_app"]

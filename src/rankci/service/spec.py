@@ -1,0 +1,265 @@
+"""What a board is, fixed when it is created: its models, items, item order and monitor settings.
+
+The shared item order follows the replay contract of :mod:`rankci.sequential.replay`: the item ids
+sorted as strings, permuted by ``numpy.random.default_rng(order_seed).permutation(N)``. So a board's
+evaluation can be reproduced offline with ``rankci monitor scores.csv --order-seed S`` (and the
+same look and retirement settings) on its exported scores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from numbers import Integral
+
+import numpy as np
+
+from ..sequential import Monitor, parse_look_every
+
+__all__ = ["BOARD_ID", "MAX_CELLS", "MAX_MODELS", "BoardSpec", "make_spec"]
+
+BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MAX_MODELS = 1000
+MAX_CELLS = 20_000_000  # models x items held in memory per board (160 MB of float64)
+MAX_NAME = 200
+
+
+@dataclass(frozen=True)
+class BoardSpec:
+    """A board's fixed description (stored as JSON; everything else is rebuilt from the scores).
+
+    Attributes
+    ----------
+    id, benchmark, run, title : str
+    models : tuple of str
+    items : tuple of str
+        Item ids, in the order they were given.
+    clusters : tuple of str or None
+        Each item's cluster (category, subject), or None.
+    order_seed : int
+        Seed of the shared item order (the replay contract).
+    alpha, sampling, bet, certifier, retire, k, width : monitor settings
+    look_every : int
+        Items between looks (resolved from ``look_every_option``).
+    look_every_option : int or str
+        As given (``"1%"`` or an item count).
+    public : bool
+        Whether reads need no token.
+    created_at : str
+        ISO 8601, UTC.
+    """
+
+    id: str
+    benchmark: str
+    run: str
+    models: tuple
+    items: tuple
+    clusters: tuple | None
+    order_seed: int
+    alpha: float = 0.05
+    sampling: str = "finite"
+    bet: str = "mixture"
+    certifier: str = "auto"
+    retire: str = "none"
+    k: int | None = None
+    width: int = 0
+    look_every: int = 1
+    look_every_option: int | str = "1%"
+    public: bool = True
+    title: str = ""
+    created_at: str = ""
+    _order: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def order(self) -> np.ndarray:
+        """Item indices in evaluation order (position p holds item ``order[p]``)."""
+        if self._order is None:
+            labels = np.asarray(self.items, dtype=str)
+            ids = np.argsort(labels, kind="stable")
+            order = ids[np.random.default_rng(int(self.order_seed)).permutation(len(labels))]
+            object.__setattr__(self, "_order", order)
+        return self._order
+
+    def make_monitor(self) -> Monitor:
+        """A fresh monitor with the board's settings (the look schedule of the replay contract)."""
+        return Monitor(
+            list(self.models),
+            alpha=self.alpha,
+            sampling=self.sampling,
+            n_items=self.n_items if self.sampling == "finite" else None,
+            bet=self.bet,
+            certifier=self.certifier,
+            retire=self.retire,
+            k=self.k,
+            width=self.width,
+            look_every=self.look_every,
+        )
+
+    def settings(self) -> dict:
+        """The monitor settings (JSON-safe)."""
+        return {
+            "alpha": self.alpha,
+            "sampling": self.sampling,
+            "bet": self.bet,
+            "certifier": self.certifier,
+            "retire": self.retire,
+            "k": self.k,
+            "width": self.width,
+            "look_every": self.look_every,
+            "order_seed": self.order_seed,
+        }
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data.pop("_order")
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> BoardSpec:
+        data = json.loads(text)
+        data["models"] = tuple(data["models"])
+        data["items"] = tuple(data["items"])
+        if data.get("clusters") is not None:
+            data["clusters"] = tuple(data["clusters"])
+        return cls(**data)
+
+
+def _name(value: object, what: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, Integral)):
+        raise ValueError(f"{what} must be a string, got {value!r}")
+    text = str(value)
+    if not text or len(text) > MAX_NAME or any(ord(c) < 32 for c in text):
+        raise ValueError(f"{what} {text!r} must be 1-{MAX_NAME} printable characters")
+    return text
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:48] or "board"
+
+
+def make_spec(
+    *,
+    benchmark: str,
+    run: str,
+    models: Sequence[str],
+    items: Sequence,
+    clusters: Sequence[str] | None = None,
+    board_id: str | None = None,
+    order_seed: int | None = None,
+    alpha: float = 0.05,
+    sampling: str = "finite",
+    bet: str = "mixture",
+    certifier: str = "auto",
+    retire: str = "none",
+    k: int | None = None,
+    width: int = 0,
+    look_every: int | str = "1%",
+    public: bool = True,
+    title: str = "",
+) -> BoardSpec:
+    """Validate a board's description; every problem is a ValueError naming the field.
+
+    ``items`` are ids, or mappings ``{"id": ..., "cluster": ...}`` (then ``clusters`` is taken
+    from them). ``order_seed`` defaults to a fresh random seed, recorded in the spec.
+    """
+    benchmark = _name(benchmark, "benchmark")
+    run = _name(run, "run")
+    if isinstance(models, (str, Mapping)) or not isinstance(models, Sequence):
+        raise ValueError("models must be a list of model names")
+    models = tuple(_name(m, "model name") for m in models)
+    if len(models) < 2:
+        raise ValueError("a board needs at least two models")
+    if len(models) > MAX_MODELS:
+        raise ValueError(f"a board holds at most {MAX_MODELS} models, got {len(models)}")
+    seen: set = set()
+    for m in models:
+        if m in seen:
+            raise ValueError(f"model {m!r} is listed twice")
+        seen.add(m)
+    if isinstance(items, (str, Mapping)) or not isinstance(items, Sequence) or not items:
+        raise ValueError("items must be a non-empty list of item ids")
+    if isinstance(items[0], Mapping):
+        if clusters is not None:
+            raise ValueError("give clusters either inside items or as a list, not both")
+        ids, found = [], []
+        for n, entry in enumerate(items):
+            if not isinstance(entry, Mapping) or "id" not in entry:
+                raise ValueError(f"item {n} must be an object with an 'id'")
+            ids.append(entry["id"])
+            found.append(entry.get("cluster"))
+        items = ids
+        has = [c is not None for c in found]
+        if any(has) and not all(has):
+            raise ValueError(f"item {has.index(False)} has no cluster while others do")
+        clusters = found if all(has) else None
+    items = tuple(_name(i, "item id") for i in items)
+    if len(models) * len(items) > MAX_CELLS:
+        raise ValueError(
+            f"{len(models)} models x {len(items)} items exceeds {MAX_CELLS:,} scores per board"
+        )
+    if len(set(items)) != len(items):
+        counts: dict = {}
+        for i in items:
+            counts[i] = counts.get(i, 0) + 1
+        twice = next(i for i, c in counts.items() if c > 1)
+        raise ValueError(f"item {twice!r} is listed twice")
+    if clusters is not None:
+        if isinstance(clusters, str) or len(clusters) != len(items):
+            raise ValueError(f"clusters must give one cluster per item ({len(items)})")
+        clusters = tuple(_name(c, "cluster") for c in clusters)
+    if board_id is None:
+        board_id = f"{_slug(benchmark)}--{_slug(run)}"
+    if not isinstance(board_id, str) or not BOARD_ID.match(board_id):
+        raise ValueError(
+            f"board id {board_id!r} must be 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    if order_seed is None:
+        order_seed = secrets.randbits(63)
+    if isinstance(order_seed, bool) or not isinstance(order_seed, Integral) or order_seed < 0:
+        raise ValueError(f"order_seed must be an integer >= 0, got {order_seed!r}")
+    every = parse_look_every(look_every, len(items))
+    spec = BoardSpec(
+        id=board_id,
+        benchmark=benchmark,
+        run=run,
+        models=models,
+        items=items,
+        clusters=clusters,
+        order_seed=int(order_seed),
+        alpha=alpha,
+        sampling=sampling,
+        bet=bet,
+        certifier=certifier,
+        retire=retire,
+        k=k,
+        width=width,
+        look_every=every,
+        look_every_option=look_every,
+        public=bool(public),
+        title=str(title or f"{benchmark} · {run}"),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    monitor = spec.make_monitor()  # the monitor's own checks name the bad setting
+    # store the resolved values, so the spec says exactly what the monitor does
+    return BoardSpec(
+        **{
+            **{key: getattr(spec, key) for key in spec.__dataclass_fields__ if key != "_order"},
+            "alpha": monitor.alpha,
+            "certifier": monitor.certifier,
+            "k": monitor.k,
+            "width": monitor.width,
+        }
+    )

@@ -1,0 +1,191 @@
+"""The real `rankci serve` in a subprocess on a loopback port, a small HTTP client, and PostgreSQL.
+
+PostgreSQL tests use the server named by ``RANKCI_TEST_POSTGRES_URL`` (``.ci/run`` installs
+Debian's PostgreSQL, starts it and sets the variable). Each test gets a schema of its own. In CI
+(CI=true) a missing PostgreSQL is a failure, not a skip; elsewhere those tests are skipped.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+POSTGRES_ENV = "RANKCI_TEST_POSTGRES_URL"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    """JSON over HTTP/1.1 to one server, one keep-alive connection."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def request(self, method: str, path: str, body=None, token: str | None = None, raw=None):
+        headers = {}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode()
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            self.conn.request(method, path, body=data, headers=headers)
+            response = self.conn.getresponse()
+            payload = response.read()
+        except (http.client.HTTPException, OSError):
+            self.conn.close()
+            raise
+        kind = response.getheader("Content-Type", "")
+        if kind.startswith("application/json") and payload:
+            return response.status, json.loads(payload)
+        return response.status, payload
+
+    def get(self, path: str, token: str | None = None):
+        return self.request("GET", path, token=token)
+
+    def post(self, path: str, body, token: str | None = None):
+        return self.request("POST", path, body, token=token)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Server:
+    def __init__(self, db: str, log: Path, env: dict | None = None, args=()) -> None:
+        self.db = db
+        self.log = log
+        for attempt in range(3):  # another process may take the free port before we bind it
+            self.port = free_port()
+            try:
+                self._start(env, args)
+                return
+            except RuntimeError as error:
+                if "address already in use" not in str(error).lower() or attempt == 2:
+                    raise
+
+    def _start(self, env, args) -> None:
+        start = self.log.stat().st_size if self.log.exists() else 0
+        self._log_start = start
+        command = [
+            sys.executable,
+            "-m",
+            "rankci",
+            "serve",
+            "--db",
+            self.db,
+            "--port",
+            str(self.port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+            *args,
+        ]
+        environment = {**os.environ, "RANKCI_PROGRESS": "0", **(env or {})}
+        with open(self.log, "ab") as handle:
+            self.process = subprocess.Popen(
+                command, stdout=handle, stderr=subprocess.STDOUT, env=environment
+            )
+        self._wait()
+
+    def _wait(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = self.log.read_bytes()[self._log_start :].decode(errors="replace")
+                raise RuntimeError(f"the server exited:\n{tail[-3000:]}")
+            try:
+                status, health = self.client().get("/api/health")
+                if status == 200 and health.get("pid") == self.process.pid:  # ours, not another
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the server did not start:\n{self.log.read_text()[-3000:]}")
+
+    def client(self) -> Client:
+        return Client(self.port)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@contextmanager
+def running(db: str, log: Path, env: dict | None = None):
+    server = Server(db, log, env)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def require_postgres() -> str:
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        message = (
+            f"PostgreSQL not configured: set {POSTGRES_ENV}=postgresql://user:pass@host/db "
+            "(.ci/run starts Debian's PostgreSQL and sets it)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return url
+
+
+@contextmanager
+def postgres_schema():
+    """A fresh schema in the test database; yields a URL whose search_path points at it."""
+    import psycopg
+
+    url = require_postgres()
+    schema = f"rankci_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(parts.query)
+    query.append(("options", f"-csearch_path={schema}"))
+    scoped = urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+    try:
+        yield scoped
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@contextmanager
+def database(kind: str, tmp_path: Path):
+    """A SQLite file or a PostgreSQL schema, as the --db argument."""
+    if kind == "sqlite":
+        yield str(tmp_path / "boards.sqlite")
+    else:
+        with postgres_schema() as url:
+            yield url
