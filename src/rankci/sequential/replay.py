@@ -26,7 +26,18 @@ from ..ranking import Ranking, _plain
 from .monitor import Monitor
 from .wealth import DEFAULT_GRID
 
-__all__ = ["MonitorRun", "parse_look_every", "replay"]
+__all__ = ["MonitorRun", "evaluation_order", "parse_look_every", "replay"]
+
+
+def evaluation_order(item_ids: Sequence[str], order_seed: int) -> np.ndarray:
+    """The contract's item order: indices into ``item_ids`` (position p holds item ``order[p]``).
+
+    Items are sorted by id as strings, then permuted by
+    ``numpy.random.default_rng(order_seed).permutation(n)``.
+    """
+    labels = np.asarray(item_ids, dtype=str)
+    ids = np.argsort(labels, kind="stable")
+    return ids[np.random.default_rng(int(order_seed)).permutation(labels.size)]
 
 
 def parse_look_every(value: int | str, n_items: int) -> int:
@@ -191,8 +202,7 @@ def replay(
     n = values.shape[0]
     if n == 0:
         raise ValueError("no item is scored by every model, so there is nothing to replay")
-    ids = np.argsort(labels, kind="stable")
-    order = ids[np.random.default_rng(int(order_seed)).permutation(n)]
+    order = evaluation_order(labels, order_seed)
     every = parse_look_every(look_every, n)
     monitor = Monitor(
         units.models,

@@ -19,6 +19,7 @@ from numbers import Integral
 import numpy as np
 
 from ..sequential import Monitor, parse_look_every
+from ..sequential.replay import evaluation_order
 
 __all__ = ["BOARD_ID", "MAX_CELLS", "MAX_MODELS", "BoardSpec", "make_spec"]
 
@@ -86,10 +87,7 @@ class BoardSpec:
     def order(self) -> np.ndarray:
         """Item indices in evaluation order (position p holds item ``order[p]``)."""
         if self._order is None:
-            labels = np.asarray(self.items, dtype=str)
-            ids = np.argsort(labels, kind="stable")
-            order = ids[np.random.default_rng(int(self.order_seed)).permutation(len(labels))]
-            object.__setattr__(self, "_order", order)
+            object.__setattr__(self, "_order", evaluation_order(self.items, self.order_seed))
         return self._order
 
     def make_monitor(self) -> Monitor:
