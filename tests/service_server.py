@@ -32,11 +32,19 @@ def free_port() -> int:
 
 
 class Client:
-    """JSON over HTTP/1.1 to one server, one keep-alive connection."""
+    """JSON over HTTP/1.1 to one server, one keep-alive connection.
+
+    uvicorn closes a keep-alive connection after 5 idle seconds; a request after a longer pause
+    (a browser test in between, say) opens a new connection first, instead of writing into the
+    one the server closed.
+    """
+
+    IDLE = 3.0  # seconds; under uvicorn's keep-alive timeout of 5 s
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.last_used = time.monotonic()
 
     def request(self, method: str, path: str, body=None, token: str | None = None, raw=None):
         headers = {}
@@ -47,10 +55,13 @@ class Client:
             data = json.dumps(body).encode()
         if data is not None:
             headers["Content-Type"] = "application/json"
+        if time.monotonic() - self.last_used > self.IDLE:
+            self.conn.close()  # http.client reconnects on the next request
         try:
             self.conn.request(method, path, body=data, headers=headers)
             response = self.conn.getresponse()
             payload = response.read()
+            self.last_used = time.monotonic()
         except (http.client.HTTPException, OSError):
             self.conn.close()
             raise

@@ -62,6 +62,59 @@ def test_wilcoxon_normal_approximation_matches_scipy(continuous, zero_method, co
         assert pw.pvalue[j, l] == pytest.approx(ref.pvalue, rel=1e-9)
 
 
+@pytest.fixture(scope="module")
+def partial_credit():
+    """Scores in {0, 0.25, ..., 1} (few distinct differences: ranked by counting) with holes."""
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 5, (120, 5)) / 4.0
+    x[:, 1] = np.clip(x[:, 0] + rng.choice([-0.25, 0, 0, 0.25, 0.5], 120), 0, 1)
+    x[rng.random(x.shape) < 0.08] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.25, 0.1])
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
+def test_wilcoxon_every_ordered_pair_matches_scipy_on_partial_credit(
+    partial_credit, delta, zero_method
+):
+    # delta = 0 takes the symmetric half (W+ of (l, j) is W- of (j, l)); 0.25 and 0.1 do not
+    pw = rankci.pairwise_tests(
+        _units(partial_credit, "pairwise"),
+        "wilcoxon",
+        delta=delta,
+        zero_method=zero_method,
+        method="approx",
+    )
+    m = partial_credit.shape[1]
+    for j in range(m):
+        for l in range(m):
+            if j == l:
+                continue
+            both = ~np.isnan(partial_credit[:, j]) & ~np.isnan(partial_credit[:, l])
+            d = partial_credit[both, j] - partial_credit[both, l] - delta
+            ref = stats.wilcoxon(
+                d, alternative="greater", method="asymptotic", zero_method=zero_method
+            )
+            assert pw.pvalue[j, l] == pytest.approx(ref.pvalue, rel=1e-9), (j, l)
+            assert pw.n[j, l] == both.sum()
+            assert pw.estimate[j, l] == pytest.approx(np.mean(d + delta), abs=1e-12)
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.25])
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
+def test_wilcoxon_ranks_by_counting_as_by_sorting(partial_credit, delta, zero_method, monkeypatch):
+    import rankci.pairwise as pairwise
+
+    units = _units(partial_credit, "pairwise")
+    assert pairwise._difference_levels(units.values, delta) is not None  # counting is used
+    counted = rankci.pairwise_tests(units, "wilcoxon", delta=delta, zero_method=zero_method)
+    monkeypatch.setattr(pairwise, "MAX_COUNTED_LEVELS", 0)
+    assert pairwise._difference_levels(units.values, delta) is None
+    sorted_ = rankci.pairwise_tests(units, "wilcoxon", delta=delta, zero_method=zero_method)
+    np.testing.assert_allclose(counted.statistic, sorted_.statistic, rtol=1e-13)
+    np.testing.assert_allclose(counted.pvalue, sorted_.pvalue, rtol=1e-12)
+
+
 def test_wilcoxon_exact_for_small_samples_without_ties():
     rng = np.random.default_rng(3)
     x = rng.random((14, 3))
