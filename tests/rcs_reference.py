@@ -14,6 +14,19 @@ import numpy as np
 GRID = (0.03, 0.06, 0.12, 0.25, 0.5)
 
 
+# rcs-examples.md, A: rows = models, columns = items 1..10 (transposed: items x models)
+EXAMPLE_A = np.array(
+    [
+        [1, 1, 1, 0, 1, 1, 0, 1, 1, 1],
+        [0, 1, 0, 0, 1, 0, 1, 0, 1, 0],
+        [1, 0, 0, 1, 1, 0, 0, 1, 0, 0],
+    ],
+    dtype=float,
+).T
+#: the ordered pairs in the order of rcs-examples.md's tables
+PAIRS_A = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+
+
 def pair_log_wealth(z, *, n_items=None, bet="mixture", lam=0.25, eps=0.01, frozen_after=None):
     """Log-wealth path of one ordered pair from its differences z_t = x_tj - x_tl.
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rcs_reference import EXAMPLE_A, PAIRS_A
 
 import rankci
 from rankci.sequential import Monitor
@@ -109,15 +110,7 @@ def test_item_order_is_the_replay_contract():
 
 
 # ---------------------------------------------------------------------- reference numbers
-STREAM = np.array(
-    [
-        [1, 1, 1, 0, 1, 1, 0, 1, 1, 1],
-        [0, 1, 0, 0, 1, 0, 1, 0, 1, 0],
-        [1, 0, 0, 1, 1, 0, 0, 1, 0, 0],
-    ],
-    dtype=float,
-).T
-PAIRS = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+STREAM, PAIRS = EXAMPLE_A, PAIRS_A  # rcs-examples.md, A
 
 
 @pytest.mark.parametrize(

@@ -2,20 +2,11 @@
 
 import numpy as np
 import pytest
-from rcs_reference import all_log_wealth, pair_log_wealth
+from rcs_reference import EXAMPLE_A, PAIRS_A, all_log_wealth, pair_log_wealth
 
 from rankci.sequential import PairWealth
 
-# rcs-examples.md, A: rows = models, columns = items 1..10
-EXAMPLE_A = np.array(
-    [
-        [1, 1, 1, 0, 1, 1, 0, 1, 1, 1],
-        [0, 1, 0, 0, 1, 0, 1, 0, 1, 0],
-        [1, 0, 0, 1, 1, 0, 0, 1, 0, 0],
-    ],
-    dtype=float,
-).T
-PAIRS = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+PAIRS = PAIRS_A
 TABLE_A = {
     ("fixed", "iid"): [0.828036, 0.828036, -1.215267, -0.193616, -1.215267, -0.193616],
     ("fixed", "finite"): [8.903849, 9.063851, -1.683865, -0.539847, -1.537097, -0.084201],

@@ -254,6 +254,14 @@ def rscript_with(package: str) -> str | None:
     return path if done.returncode == 0 else None
 
 
+def run_r(rscript: str, code: str) -> tuple[float, float]:
+    """Run R ``code`` whose last output is its own timing (``cat(system.time(...)[[3]])``):
+    returns (seconds inside R, wall seconds of the Rscript process)."""
+    start = time.perf_counter()
+    done = subprocess.run([rscript, "-e", code], capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1]), time.perf_counter() - start
+
+
 def r_unavailable(task: str, data: Dataset, tool: str, package: str) -> Row:
     reason = "Rscript not found" if shutil.which("Rscript") is None else f"R lacks {package}"
     return Row(task, data.label, tool, note=f"skipped: {reason} on this machine")

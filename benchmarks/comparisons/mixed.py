@@ -20,7 +20,7 @@ import pandas as pd
 
 import rankci
 
-from .harness import Dataset, Row, Run, r_unavailable, rscript_with, timed
+from .harness import Dataset, Row, Run, r_unavailable, rscript_with, run_r, timed
 
 #: the child: fit, then print seconds, peak-RSS growth (MiB) and the estimates as JSON
 CHILD = """
@@ -172,15 +172,13 @@ def _lme4(task: str, data: Dataset, own: Row) -> Row:
         frame = data.frame.assign(cluster="c" + data.frame["cluster"].astype(str))
         frame = frame.assign(item=frame["cluster"] + ":" + frame["item"].astype(str))
         frame.to_csv(Path(tmp) / "scores.csv", index=False)
-        done = subprocess.run(
-            [rscript, "-e", LME4.format(dir=tmp)], capture_output=True, text=True, check=True
-        )
+        inside, _ = run_r(rscript, LME4.format(dir=tmp))
         vc = pd.read_csv(Path(tmp) / "vc.csv").set_index("grp")["vcov"]
     row = Row(
         task,
         data.label,
         tool,
-        float(done.stdout.split()[-1]),
+        inside,
         None,
         note="time inside R, excluding reading the CSV",
     )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 import rankci
 
-from .harness import Dataset, Row, Run, r_unavailable, rscript_with, timed
+from .harness import Dataset, Row, Run, r_unavailable, rscript_with, run_r, timed
 
 CSRANKS = """
 x <- scan("{dir}/mean.txt", quiet = TRUE)
@@ -65,17 +63,13 @@ def _csranks(task: str, data: Dataset, scores: rankci.Scores, own: Row) -> Row:
         moments = rankci.means_covariance(scores)
         np.savetxt(Path(tmp) / "mean.txt", moments.mean)
         np.savetxt(Path(tmp) / "cov.txt", moments.cov)
-        start = time.perf_counter()
-        done = subprocess.run(
-            [rscript, "-e", CSRANKS.format(dir=tmp)], capture_output=True, text=True, check=True
-        )
-        wall = time.perf_counter() - start
+        inside, wall = run_r(rscript, CSRANKS.format(dir=tmp))
         bounds = np.loadtxt(Path(tmp) / "ranks.txt", ndmin=2)
     row = Row(
         task,
         data.label,
         tool,
-        float(done.stdout.split()[-1]),
+        inside,
         None,
         note=f"time inside R (Rscript process {wall:.1f} s); from means and Σ",
     )
