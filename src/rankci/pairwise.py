@@ -595,9 +595,9 @@ def _warn_resolution(reps: int, n_models: int) -> None:
     family = n_models * (n_models - 1)
     if smallest * family > 0.05:
         warnings.warn(
-            f"with reps={reps} the smallest attainable p-value is {smallest:.2g}, so Holm over "
-            f"{family} ordered pairs can certify nothing at alpha = 0.05; use reps >= "
-            f"{int(np.ceil(family / 0.05))}",
+            f"with reps={reps} the smallest attainable p-value is {smallest:.2g}, so Holm or "
+            f"Bonferroni over all {family} ordered pairs can certify nothing at an alpha below "
+            f"{smallest * family:.2g}; use reps >= {int(np.ceil(family / 0.05))} for alpha = 0.05",
             RankciWarning,
             stacklevel=4,
         )
