@@ -256,28 +256,36 @@ def rankci_replay(
     order_seed: int = 0,
     certifier: str = "auto",
 ):
-    """``rankci.sequential.replay`` on ``Scores.from_matrix(x)``, plus its final log-wealths.
-
-    A ``MonitorRun`` keeps the looks and the final ranking but not the wealths, so they are
-    recomputed with ``rankci.sequential.PairWealth`` fed the same items in the same order (the
-    monitor's wealth object; its state is bit-for-bit independent of block sizes, and no model
-    retires under ``retire="none"``). Returns ``(run, log_wealth)``.
-    """
+    """``rankci.sequential.replay`` on ``Scores.from_matrix(x)``, plus its final log-wealths
+    (:func:`rankci_log_wealth`). Returns ``(run, log_wealth)``."""
     import rankci
-    from rankci.sequential import PairWealth, replay
+    from rankci.sequential import replay
 
-    x = np.asarray(x, dtype=float)
-    n, m = x.shape
     run = replay(
-        rankci.Scores.from_matrix(x),
+        rankci.Scores.from_matrix(np.asarray(x, dtype=float)),
         alpha=alpha,
         look_every=look_every,
         order_seed=order_seed,
         certifier=certifier,
     )
+    return run, rankci_log_wealth(x, order_seed=order_seed)
+
+
+def rankci_log_wealth(x: np.ndarray, *, order_seed: int = 0) -> np.ndarray:
+    """The final log-wealths of ``rankci.sequential.replay(Scores.from_matrix(x))``.
+
+    A ``MonitorRun`` keeps the looks and the final ranking but not the wealths, so they are
+    recomputed with ``rankci.sequential.PairWealth`` fed the same items in the same order (the
+    monitor's wealth object; its state is bit-for-bit independent of block sizes, and no model
+    retires under ``retire="none"``).
+    """
+    from rankci.sequential import PairWealth
+
+    x = np.asarray(x, dtype=float)
+    n, m = x.shape
     wealth = PairWealth(m, sampling="finite", n_items=n)
     wealth.update(x[item_order(n, order_seed)])
-    return run, wealth.log_wealth()
+    return wealth.log_wealth()
 
 
 def agreement(run, base: dict, log_wealth: np.ndarray | None = None) -> float:

@@ -70,6 +70,11 @@ class Dataset:
         )
 
     @cached_property
+    def units(self) -> rankci.UnitScores:
+        """Item units of :attr:`scores` (the input of the all-pairs and omnibus tests)."""
+        return self.scores.units("item")
+
+    @cached_property
     def scores(self) -> rankci.Scores:
         labels = np.array([f"c{c:03d}" for c in range(self.clusters.max() + 1)])
         return rankci.Scores.from_matrix(
@@ -96,22 +101,20 @@ def synthetic(models: int, items: int, clusters: int, seed: int = 0) -> Dataset:
         sigma_model_cluster=0.2,
         rng=seed + 1,
     )
-    units = sim.scores.units("item")
-    cluster_of_item = dict(zip(sim.scores.items, sim.scores.item_cluster))
-    codes = np.array([cluster_of_item[item] for item in units.labels])
-    order = np.argsort(codes, kind="stable")
-    label = f"{models} × {items:,}, {clusters} clusters"
-    return Dataset(label, units.values[order], codes[order])
+    return _from_units(f"{models} × {items:,}, {clusters} clusters", sim.scores.units("item"))
 
 
 def mmlu_pro() -> Dataset:
     """The bundled MMLU-Pro leaderboard, items every model answered (complete matrix)."""
-    scores = rankci.datasets.load_mmlu_pro()
-    units = scores.units("item", "complete")
-    cluster_of_item = dict(zip(scores.items, scores.item_cluster))
-    codes = pd.factorize(pd.Series([cluster_of_item[item] for item in units.labels]))[0]
+    units = rankci.datasets.load_mmlu_pro().units("item", "complete")
+    n, m = units.values.shape
+    return _from_units(f"MMLU-Pro ({m} × {n:,}, 14 subjects)", units)
+
+
+def _from_units(label: str, units: rankci.UnitScores) -> Dataset:
+    """Item units with clusters numbered 0, 1, ... in order of appearance, sorted by cluster."""
+    codes = pd.factorize(units.unit_cluster)[0]
     order = np.argsort(codes, kind="stable")
-    label = f"MMLU-Pro ({units.values.shape[1]} × {units.values.shape[0]:,}, 14 subjects)"
     return Dataset(label, units.values[order], codes[order])
 
 

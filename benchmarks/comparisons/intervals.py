@@ -16,7 +16,7 @@ BATCH_CELLS = 16_000_000
 
 def bootstrap(data: Dataset, run: Run) -> list[Row]:
     task = f"percentile bootstrap score intervals ({RESAMPLES:,} resamples)"
-    scores = rankci.Scores.from_matrix(data.matrix, models=data.model_names)
+    scores = data.scores
     own = timed(
         task,
         data,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
-from monitor_baseline import agreement, baseline_replay, rankci_replay
+from monitor_baseline import agreement, baseline_replay, rankci_log_wealth, rankci_replay
 
 import rankci
 from rankci.sequential import parse_look_every
@@ -15,7 +15,7 @@ from .harness import Dataset, Row, Run, scaled, timed
 def monitor(data: Dataset, run: Run) -> list[Row]:
     task = "anytime-valid monitor (replay, a look every 1 %)"
     x = data.matrix
-    scores = rankci.Scores.from_matrix(x, models=data.model_names)
+    scores = data.scores
     own = timed(
         task,
         data,
@@ -37,11 +37,13 @@ def monitor(data: Dataset, run: Run) -> list[Row]:
         unit="items",
     )
     if peer.result is not None:
-        k, base = peer.result if peer.extrapolated else (data.n_items, peer.result)
-        if peer.extrapolated:
+        if peer.extrapolated:  # rankci again, on the peer's part
+            k, base = peer.result
             peer.note += "; agreement on those items"
-        try:
             ours = rankci_replay(x[:k], look_every=every)
+        else:  # the timed run, with its final wealths
+            base, ours = peer.result, (own.result, rankci_log_wealth(x))
+        try:
             gap = agreement(ours, base) / np.nanmax(np.abs(base["log_wealth"]))
             peer.agree(
                 "log wealth (relative)",

@@ -19,8 +19,7 @@ def _relative(a: float, b: float) -> float:
 
 def rm_anova(data: Dataset, run: Run) -> list[Row]:
     task = "repeated-measures ANOVA"
-    units = rankci.Scores.from_matrix(data.matrix, models=data.model_names).units("item")
-    own = timed(task, data, "rankci rm_anova", lambda: rankci.rm_anova(units), run)
+    own = timed(task, data, "rankci rm_anova", lambda: rankci.rm_anova(data.units), run)
     rows = [own]
 
     def pingouin():
@@ -42,8 +41,7 @@ def rm_anova(data: Dataset, run: Run) -> list[Row]:
 
     k = max(2, ANOVARM_ROWS // data.n_models)
     part = data.items_subset(k)
-    part_units = rankci.Scores.from_matrix(part.matrix, models=part.model_names).units("item")
-    own_part = timed(task, part, "rankci rm_anova", lambda: rankci.rm_anova(part_units), run)
+    own_part = timed(task, part, "rankci rm_anova", lambda: rankci.rm_anova(part.units), run)
 
     def anovarm():
         from statsmodels.stats.anova import AnovaRM
@@ -67,8 +65,7 @@ def rm_anova(data: Dataset, run: Run) -> list[Row]:
 
 def friedman(data: Dataset, run: Run) -> list[Row]:
     task = "Friedman test"
-    units = rankci.Scores.from_matrix(data.matrix, models=data.model_names).units("item")
-    own = timed(task, data, "rankci friedman", lambda: rankci.friedman(units), run)
+    own = timed(task, data, "rankci friedman", lambda: rankci.friedman(data.units), run)
     rows = [own]
 
     def scipy_friedman():

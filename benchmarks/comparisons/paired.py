@@ -12,31 +12,31 @@ import rankci
 from .harness import Dataset, Row, Run, scaled, timed
 
 
-def two_sided_holm(pvalue: np.ndarray) -> np.ndarray:
-    """Holm-adjusted two-sided p-values of the unordered pairs j < l (row-major order) from
-    rankci's one-sided p-values ``p[j, l]`` (the two-sided p is ``2 min(p_jl, p_lj)``)."""
-    return rankci.adjust_pvalues(_unadjusted(pvalue), "holm")
-
-
-def _units(matrix: np.ndarray) -> rankci.UnitScores:
-    return rankci.Scores.from_matrix(matrix).units("item")
-
-
-def _unadjusted(pvalue: np.ndarray) -> np.ndarray:
-    """Two-sided p-values of the unordered pairs j < l (row-major) from one-sided ones."""
+def two_sided(pvalue: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of the unordered pairs j < l (row-major order) from rankci's one-sided
+    ``p[j, l]``: ``min(1, 2 min(p_jl, p_lj))``."""
     j, l = np.triu_indices(pvalue.shape[0], 1)
     return np.minimum(1.0, 2 * np.minimum(pvalue[j, l], pvalue[l, j]))
 
 
-def _agree(row: Row, reference: np.ndarray | Callable[[int], np.ndarray]) -> Row:
-    """``reference``: rankci's p-values, or ``k -> rankci's p-values on the peer's part``."""
+def _all_pairs(units: rankci.UnitScores, test: str) -> tuple[np.ndarray, np.ndarray]:
+    """rankci's task: every pair's two-sided p-value, and the same Holm-adjusted."""
+    p = two_sided(rankci.pairwise_tests(units, test).pvalue)
+    return p, rankci.adjust_pvalues(p, "holm")
+
+
+def _agree(row: Row, full: np.ndarray, part: Callable[[int], np.ndarray]) -> Row:
+    """Compare with rankci's Holm-adjusted p-values ``full``, or, when the peer ran on its first
+    k units only, with ``part(k)``."""
     if row.result is None:
         return row
-    k, result = row.result if row.extrapolated else (None, row.result)
-    expected = reference(k) if callable(reference) else reference
-    row.agree("p", float(np.max(np.abs(np.asarray(result) - expected))), 1e-8)
     if row.extrapolated:
+        k, result = row.result
+        expected = part(k)
         row.note += "; agreement on that part"
+    else:
+        result, expected = row.result, full
+    row.agree("p", float(np.max(np.abs(np.asarray(result) - expected))), 1e-8)
     return row
 
 
@@ -61,20 +61,18 @@ def _scipy_loop(x: np.ndarray, test: str):
     return fn, len(j)
 
 
+def _all_pairs_task(data: Dataset, run: Run, task: str, test: str, scipy_tool: str) -> list[Row]:
+    """rankci, then a scipy loop over the pairs (unadjusted p-values on a part)."""
+    own = timed(task, data, "rankci", lambda: _all_pairs(data.units, test), run)
+    unadjusted, holm = own.result
+    fn, n_pairs = _scipy_loop(data.matrix, test)
+    row = scaled(task, data, scipy_tool, fn, n_pairs, run)
+    return [own, _agree(row, holm, lambda k: unadjusted[:k])]
+
+
 def paired_t(data: Dataset, run: Run) -> list[Row]:
     task = "paired t, all pairs + Holm"
-    units = _units(data.matrix)
-    own = timed(
-        task, data, "rankci", lambda: two_sided_holm(rankci.pairwise_tests(units).pvalue), run
-    )
-    fn, n_pairs = _scipy_loop(data.matrix, "t")
-    row = scaled(task, data, "scipy ttest_rel loop + statsmodels Holm", fn, n_pairs, run)
-    rows = [
-        own,
-        _agree(
-            row, lambda k: _unadjusted(rankci.pairwise_tests(units).pvalue)[:k] if k else own.result
-        ),
-    ]
+    rows = _all_pairs_task(data, run, task, "t", "scipy ttest_rel loop + statsmodels Holm")
 
     def pingouin(k: int) -> np.ndarray:
         import pingouin as pg
@@ -87,40 +85,24 @@ def paired_t(data: Dataset, run: Run) -> list[Row]:
             )
         return out["p_corr" if "p_corr" in out else "p_unc"].to_numpy()  # one pair: no p_corr
 
-    rows.append(
-        _agree(
-            scaled(
-                task,
-                data,
-                "pingouin pairwise_tests",
-                pingouin,
-                data.n_models,
-                run,
-                cost=lambda k: k * (k - 1) / 2,
-                probe=4,
-                unit="models' pairs",
-            ),
-            lambda k: (
-                two_sided_holm(rankci.pairwise_tests(_units(data.matrix[:, :k])).pvalue)
-                if k
-                else own.result
-            ),
-        )
+    def first_models(k: int) -> np.ndarray:
+        return _all_pairs(rankci.Scores.from_matrix(data.matrix[:, :k]).units("item"), "t")[1]
+
+    peer = scaled(
+        task,
+        data,
+        "pingouin pairwise_tests",
+        pingouin,
+        data.n_models,
+        run,
+        cost=lambda k: k * (k - 1) / 2,
+        probe=4,
+        unit="models' pairs",
     )
+    rows.append(_agree(peer, rows[0].result[1], first_models))
     return rows
 
 
 def wilcoxon(data: Dataset, run: Run) -> list[Row]:
     task = "Wilcoxon signed-rank, all pairs + Holm"
-    units = _units(data.matrix)
-    own = timed(
-        task,
-        data,
-        "rankci",
-        lambda: two_sided_holm(rankci.pairwise_tests(units, "wilcoxon").pvalue),
-        run,
-    )
-    fn, n_pairs = _scipy_loop(data.matrix, "wilcoxon")
-    row = scaled(task, data, "scipy wilcoxon loop + statsmodels Holm", fn, n_pairs, run)
-    pvalue = lambda k: _unadjusted(rankci.pairwise_tests(units, "wilcoxon").pvalue)[:k]  # noqa: E731
-    return [own, _agree(row, pvalue if row.extrapolated else own.result)]
+    return _all_pairs_task(data, run, task, "wilcoxon", "scipy wilcoxon loop + statsmodels Holm")

@@ -450,15 +450,9 @@ def _wilcoxon(x, delta, zero_method, correction, method):
     it when ``delta == 0`` (the pair (l, j) has the same ranks with the signs swapped, so
     ``W+_lj = W-_jl``), over all models otherwise."""
     n_units, n_models = x.shape
-    n_pairs = np.zeros((n_models, n_models), dtype=np.int64)
-    estimate = np.zeros((n_models, n_models))
     shape = (n_models, n_models)
-    w_plus, count, n_zero, tie_term = (
-        np.zeros(shape),
-        np.zeros(shape),
-        np.zeros(shape),
-        np.zeros(shape),
-    )
+    n_pairs = np.zeros(shape, dtype=np.int64)
+    estimate, w_plus, count, n_zero, tie_term = (np.zeros(shape) for _ in range(5))
     levels = _difference_levels(x, delta)
     symmetric = delta == 0
     for j in range(n_models):
