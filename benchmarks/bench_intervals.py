@@ -22,10 +22,10 @@ import tracemalloc
 import numpy as np
 
 import rankci
-from rankci.composite import composite_scores
-from rankci.intervals import score_intervals
-from rankci.planning import plan
-from rankci.subscores import subscores
+from rankci.analyses.composite import composite_scores
+from rankci.analyses.intervals import score_intervals
+from rankci.analyses.planning import plan
+from rankci.analyses.subscores import subscores
 
 
 def _data(models: int, items: int, clusters: int, missing: float, seed: int = 0):

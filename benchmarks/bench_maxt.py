@@ -1,4 +1,4 @@
-"""Speed and peak memory of max-t rank intervals (rankci.maxt).
+"""Speed and peak memory of max-t rank intervals (rankci.certify.maxt).
 
 Run:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_maxt.py [--repeat 3]
 
@@ -19,8 +19,8 @@ import numpy as np
 
 import rankci
 from rankci import Scores, UnitScores
-from rankci.covariance import units_covariance
-from rankci.maxt import maxt_ranking
+from rankci.certify.maxt import maxt_ranking
+from rankci.evidence.covariance import units_covariance
 
 
 def make_units(n_models: int, n_items: int, seed: int = 0, clusters: int = 0):

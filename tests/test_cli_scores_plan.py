@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 import rankci
+from rankci.analyses.intervals import score_intervals
 from rankci.cli import main
-from rankci.intervals import score_intervals
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 SMALL = str(ORACLES / "small.csv.gz")

@@ -9,8 +9,8 @@ import pytest
 from scipy import special, stats
 
 import rankci
-from rankci import _bootstrap as boot
-from rankci.intervals import ScoreIntervals, interval_arrays, score_intervals
+from rankci.analyses.intervals import ScoreIntervals, interval_arrays, score_intervals
+from rankci.evidence import bootstrap as boot
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 

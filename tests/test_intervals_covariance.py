@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import rankci
-from rankci.intervals import means_covariance, score_intervals
+from rankci.analyses.intervals import means_covariance, score_intervals
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
@@ -123,7 +123,7 @@ def _cr2_brute_force(x: np.ndarray, cluster: np.ndarray) -> tuple[float, float]:
 
 
 def test_cr2_variance_and_df_match_the_matrix_definition():
-    from rankci.covariance import grouped_residuals
+    from rankci.evidence.covariance import grouped_residuals
 
     rng = np.random.default_rng(3)
     sizes = np.array([2, 3, 5, 8, 13, 21, 34, 1, 4, 9])
@@ -137,7 +137,7 @@ def test_cr2_variance_and_df_match_the_matrix_definition():
 
 
 def test_cr2_with_missing_cells_uses_each_models_own_items():
-    from rankci.covariance import grouped_residuals
+    from rankci.evidence.covariance import grouped_residuals
 
     rng = np.random.default_rng(4)
     cluster = np.repeat(np.arange(8), [3, 4, 6, 2, 9, 5, 7, 4])
@@ -151,7 +151,7 @@ def test_cr2_with_missing_cells_uses_each_models_own_items():
 
 
 def test_cr2_without_clusters_is_the_usual_standard_error():
-    from rankci.covariance import grouped_residuals
+    from rankci.evidence.covariance import grouped_residuals
 
     x = np.random.default_rng(5).random((40, 3))
     grouped = grouped_residuals(x, None, "cr2")

@@ -4,7 +4,7 @@ import numpy as np
 from scipy import special
 
 import rankci
-from rankci.intervals import interval_arrays, score_intervals
+from rankci.analyses.intervals import interval_arrays, score_intervals
 
 BETA = np.array([-0.6, 0.0, 0.9])
 

@@ -9,9 +9,9 @@ from scipy import stats
 
 import rankci
 from rankci import Scores, UnitScores
+from rankci.certify.maxt import bootstrap_draws, gaussian_draws, maxt_ranking, maxt_ranking_from_cov
 from rankci.cli import main
-from rankci.covariance import unit_clusters, units_covariance
-from rankci.maxt import bootstrap_draws, gaussian_draws, maxt_ranking, maxt_ranking_from_cov
+from rankci.evidence.covariance import unit_clusters, units_covariance
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 
@@ -110,7 +110,7 @@ def test_max_t_certifies_everything_holm_z_certifies():
 
 
 def test_critical_value_is_the_exact_monte_carlo_order_statistic():
-    from rankci.maxt import critical_value
+    from rankci.certify.maxt import critical_value
 
     assert critical_value(np.arange(1.0, 20.0), 0.05) == 19.0  # k = ceil(0.95 * 20) = 19
     assert critical_value(np.arange(1.0, 19.0), 0.05) == np.inf  # k = 19 > B = 18
@@ -166,7 +166,7 @@ def test_restricted_statistics_are_mcnemar_for_binary_scores():
     x = (rng.random((80, 4)) < [0.3, 0.5, 0.55, 0.8]).astype(float)
     units = Scores.from_matrix(x).units()
     est = units_covariance(units, small_sample=True)
-    stat, _ = rankci.maxt._pair_statistics(est.mean, est.cov, 0.0, est.n_groups)
+    stat, _ = rankci.certify.maxt._pair_statistics(est.mean, est.cov, 0.0, est.n_groups)
     for j in range(4):
         for l in range(4):
             if j != l:

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import rankci
-from rankci.covariance import unit_clusters, units_covariance
-from rankci.maxt import maxt_ranking_from_cov
+from rankci.certify.maxt import maxt_ranking_from_cov
+from rankci.evidence.covariance import unit_clusters, units_covariance
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")

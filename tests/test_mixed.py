@@ -11,8 +11,7 @@ import pytest
 from scipy import optimize, stats
 
 import rankci
-from rankci import _reml
-from rankci.mixed import mixed_model, mixed_ranking
+from rankci.mixed import mixed_model, mixed_ranking, reml
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
@@ -303,7 +302,7 @@ def test_structured_reml_equals_dense_reml(prompts, interaction):
     assert own.formula.endswith("(1|prompt)") == prompts
     assert ("(1|model:cluster)" in own.formula) == interaction
     # the criterion at an arbitrary point
-    design = _reml.build_design(
+    design = reml.build_design(
         scores.score,
         scores.model_code,
         scores.item_code,
@@ -315,7 +314,7 @@ def test_structured_reml_equals_dense_reml(prompts, interaction):
     )
     theta = np.array([0.7, 0.4, 0.9, 0.5][: len(vs) - 1])
     sigma2 = 1.3
-    crit = _reml.reml_criterion(design, theta)
+    crit = reml.reml_criterion(design, theta)
     profile = optimize.minimize_scalar(
         lambda s2: dense_deviance(np.append(theta**2 * s2, s2), y, x, vs),
         bounds=(0.01, 20),

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from conftest import ORACLES
 
-from rankci.multiplicity import adjust_pvalues, reject, rejections_per_row
+from rankci.certify.holm import adjust_pvalues, reject, rejections_per_row
 
 
 @pytest.mark.parametrize("method", ["holm", "bonferroni"])

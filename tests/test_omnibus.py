@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 import rankci
-from rankci.omnibus import friedman, rm_anova
-from rankci.posthoc import nemenyi, tukey_hsd
+from rankci.analyses.omnibus import friedman, rm_anova
+from rankci.analyses.posthoc import nemenyi, tukey_hsd
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
@@ -160,7 +160,7 @@ def test_tukey_pvalues_against_direct_integration():
     """P(Q_{k,df} >= q) by numerical integration over the normal range and the chi scale."""
     from scipy import integrate, special
 
-    from rankci.posthoc import tukey_pvalues
+    from rankci.analyses.posthoc import tukey_pvalues
 
     k, df, t = 12, 400.0, 4.2
 

@@ -8,7 +8,7 @@ from scipy import stats
 from scipy.stats import mstats
 
 import rankci
-from rankci.pairwise import RankciWarning
+from rankci.evidence.pairwise import RankciWarning
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,7 @@ def test_wilcoxon_every_ordered_pair_matches_scipy_on_partial_credit(
 @pytest.mark.parametrize("delta", [0.0, 0.25])
 @pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
 def test_wilcoxon_ranks_by_counting_as_by_sorting(partial_credit, delta, zero_method, monkeypatch):
-    import rankci.pairwise as pairwise
+    import rankci.evidence.pairwise as pairwise
 
     units = _units(partial_credit, "pairwise")
     assert pairwise._difference_levels(units.values, delta) is not None  # counting is used

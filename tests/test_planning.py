@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import rankci
-from rankci.planning import plan
+from rankci.analyses.planning import plan
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import rankci
-from rankci.multiplicity import reject
+from rankci.certify.holm import reject
 from rankci.ranking import (
     DominanceCycleError,
     observed_ranks,
@@ -67,7 +67,7 @@ def test_observed_ranks_share_the_better_rank_on_ties():
 
 
 def _holm_by_hand(p, alpha):
-    """Holm written out step by step, independent of rankci.multiplicity."""
+    """Holm written out step by step, independent of rankci.certify.holm."""
     flat = [(p[j, l], j, l) for j in range(len(p)) for l in range(len(p)) if j != l]
     flat.sort()
     rejected = set()

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import rankci
-from rankci.pairwise import RankciWarning
+from rankci.evidence.pairwise import RankciWarning
 from rankci.sequential import Monitor, parse_look_every, replay
 
 

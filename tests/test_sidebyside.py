@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import rankci
+from rankci.analyses.sidebyside import mean_covariances, side_by_side
 from rankci.cli import main
-from rankci.sidebyside import mean_covariances, side_by_side
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 

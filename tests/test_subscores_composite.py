@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 import rankci
-from rankci.composite import composite_scores
-from rankci.subscores import subscores
+from rankci.analyses.composite import composite_scores
+from rankci.analyses.subscores import subscores
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
 

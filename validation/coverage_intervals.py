@@ -31,11 +31,11 @@ import time
 import numpy as np
 from scipy import special
 
+from rankci.analyses.intervals import interval_arrays
+from rankci.analyses.verdicts import paired_verdict
+from rankci.certify.holm import reject
 from rankci.data import UnitScores
-from rankci.intervals import interval_arrays
-from rankci.multiplicity import reject
-from rankci.pairwise import pairwise_tests
-from rankci.verdicts import paired_verdict
+from rankci.evidence.pairwise import pairwise_tests
 
 
 def true_rates(beta: np.ndarray, sigma_c: float, sigma_i: float) -> np.ndarray:

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from power_maxt import Design, simulate, units_of  # noqa: E402
 
+from rankci.certify.maxt import maxt_ranking  # noqa: E402
 from rankci.cli import markdown_table  # noqa: E402
-from rankci.maxt import maxt_ranking  # noqa: E402
-from rankci.pairwise import pairwise_tests  # noqa: E402
+from rankci.evidence.pairwise import pairwise_tests  # noqa: E402
 from rankci.ranking import simultaneous_ranking  # noqa: E402
 
 THETA = np.full(10, 0.6)

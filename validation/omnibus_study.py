@@ -32,7 +32,7 @@ import numpy as np
 from scipy import stats
 
 import rankci
-from rankci.posthoc import tukey_pvalues
+from rankci.analyses.posthoc import tukey_pvalues
 
 ALPHA = 0.05
 OUT = Path(__file__).with_name("omnibus_study.json")

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special, stats
 
 import rankci
-from rankci.planning import plan
+from rankci.analyses.planning import plan
 
 SIZES = (500, 1000, 2000, 4000)
 

@@ -7,31 +7,31 @@ sets and tiers out, each with a stated guarantee.
 >>> ranking = rankci.rank(rankci.datasets.load_mmlu_pro())   # paired t + Holm, simultaneous
 """
 
-from . import datasets, sequential
-from .best import TauBest, tau_best
-from .composite import CompositeScores, composite_scores
-from .covariance import MeansCovariance, means_covariance
-from .data import Scores, UnitScores
-from .intervals import ScoreIntervals, score_intervals
-from .io import read_scores
-from .leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
-from .maxt import maxt_ranking, maxt_ranking_from_cov
-from .mixed import MixedModel, mixed_model, mixed_ranking
-from .multibench import BenchmarkRankings, rank_benchmarks
-from .multiplicity import adjust_pvalues
-from .omnibus import Friedman, RMAnova, friedman, rm_anova
-from .pairwise import Pairwise, RankciWarning, pairwise_tests
-from .planning import Plan, plan
-from .posthoc import PostHoc, nemenyi, tukey_hsd
-from .ranking import (
+from rankci import datasets, sequential
+from rankci.analyses.best import TauBest, tau_best
+from rankci.analyses.composite import CompositeScores, composite_scores
+from rankci.analyses.intervals import ScoreIntervals, score_intervals
+from rankci.analyses.multibench import BenchmarkRankings, rank_benchmarks
+from rankci.analyses.omnibus import Friedman, RMAnova, friedman, rm_anova
+from rankci.analyses.planning import Plan, plan
+from rankci.analyses.posthoc import PostHoc, nemenyi, tukey_hsd
+from rankci.analyses.sidebyside import SideBySide, side_by_side
+from rankci.analyses.subscores import SubScores, subscores
+from rankci.certify.holm import adjust_pvalues
+from rankci.certify.maxt import maxt_ranking, maxt_ranking_from_cov
+from rankci.data import Scores, UnitScores
+from rankci.evidence.covariance import MeansCovariance, means_covariance
+from rankci.evidence.pairwise import Pairwise, RankciWarning, pairwise_tests
+from rankci.io import read_scores
+from rankci.leaderboard import ClusterRankings, informative_clusters, rank, rank_by_cluster
+from rankci.mixed import MixedModel, mixed_model, mixed_ranking
+from rankci.ranking import (
     DominanceCycleError,
     Ranking,
     marginal_ranking,
     ranking_from_dominance,
     simultaneous_ranking,
 )
-from .sidebyside import SideBySide, side_by_side
-from .subscores import SubScores, subscores
 
 __version__ = "0.1.0"
 

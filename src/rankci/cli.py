@@ -15,16 +15,16 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .adapters import LOG_FORMATS, detect_format, read_log
-from .data import Scores
-from .io import FORMATS, LAYOUTS, read_scores
+from rankci.adapters import LOG_FORMATS, detect_format, read_log
+from rankci.data import Scores
+from rankci.io import FORMATS, LAYOUTS, read_scores
 
 __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-    from .commands import COMMANDS
+    from rankci._version import __version__
+    from rankci.commands import COMMANDS
 
     parser = argparse.ArgumentParser(
         prog="rankci",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._checks import check_choice
+from rankci._base import check_choice
 
 UNITS = ("observation", "item", "cluster", "prompt")
 MISSING = ("complete", "pairwise")

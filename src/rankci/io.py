@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._checks import check_choice
-from .data import Scores
+from rankci._base import check_choice
+from rankci.data import Scores
 
-__all__ = ["read_scores", "ALIASES", "FORMATS", "LAYOUTS"]
+__all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
 
 FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
 LAYOUTS = ("auto", "long", "wide")
@@ -94,7 +94,7 @@ def read_scores(
     """
     check_choice("layout", layout, LAYOUTS)
     check_choice("format", format, FORMATS)
-    frame = source if isinstance(source, pd.DataFrame) else _read_table(Path(source), format)
+    frame = source if isinstance(source, pd.DataFrame) else read_table(Path(source), format)
     if frame.empty:
         raise ValueError("the table has no rows")
     frame = frame.copy()
@@ -109,7 +109,7 @@ def read_scores(
     return _read_wide(frame, given, bounds)
 
 
-def _read_table(path: Path, format: str) -> pd.DataFrame:
+def read_table(path: Path, format: str) -> pd.DataFrame:
     if not path.exists():
         raise ValueError(f"no such file: {str(path)!r}")
     if format == "auto":
@@ -230,3 +230,25 @@ def _read_wide(frame: pd.DataFrame, given: dict, bounds) -> Scores:
         bounds=bounds,
         notes={"layout": "wide", "columns": columns, "empty_cells": int(empty.sum())},
     )
+
+
+def as_scores(data: Scores | pd.DataFrame | str | os.PathLike) -> Scores:
+    """Scores as they are, or read from a DataFrame or a file by :func:`read_scores`.
+
+    Every analysis that takes "Scores, a DataFrame or a path" calls this, so the three kinds of
+    input are read by one rule.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"model": ["a", "a", "b", "b"], "item": ["1", "2", "1", "2"],
+    ...                       "score": [1.0, 0.0, 1.0, 1.0]})
+    >>> as_scores(frame).models
+    ('a', 'b')
+    """
+    if isinstance(data, Scores):
+        return data
+    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
+        return read_scores(data)
+    raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")
+

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ._checks import check_alpha, check_choice, check_positive_int
-from .data import UNITS, InsufficientDataError, Scores
-from .io import read_scores
-from .maxt import rank_scores_maxt
-from .multiplicity import METHODS
-from .pairwise import pairwise_tests
-from .ranking import COVERAGES, Ranking, _plain, marginal_ranking, simultaneous_ranking
+from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
+from rankci.certify.holm import METHODS
+from rankci.certify.maxt import rank_scores_maxt
+from rankci.data import UNITS, InsufficientDataError, Scores
+from rankci.evidence.pairwise import pairwise_tests
+from rankci.io import as_scores
+from rankci.ranking import COVERAGES, Ranking, marginal_ranking, simultaneous_ranking
 
 __all__ = ["rank", "rank_by_cluster", "ClusterRankings", "informative_clusters"]
 
@@ -27,12 +27,6 @@ CLUSTER_UNITS = ("item", "prompt", "observation")
 MULTIPLICITIES = (*METHODS, "max-t")
 
 
-def _as_scores(data) -> Scores:
-    if isinstance(data, Scores):
-        return data
-    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
-        return read_scores(data)
-    raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")
 
 
 def _rank_scores(
@@ -106,7 +100,7 @@ def rank(
     multiplicity : {"holm", "bonferroni", "max-t"}
         ``holm`` (default) and ``bonferroni`` are valid under any dependence. ``max-t`` is the
         Romano-Wolf step-down on the studentized mean differences with the critical values
-        from their estimated joint law (:func:`rankci.maxt.maxt_ranking`): tighter intervals,
+        from their estimated joint law (:func:`rankci.certify.maxt.maxt_ranking`): tighter intervals,
         asymptotic level; only with ``test="t"``. Its options go in ``**test_options``:
         ``resampling`` ("gaussian" or "bootstrap"), ``draws`` (1000), ``covariance``
         ("independent" or "cluster": cluster-robust over the cluster column), ``stepdown``
@@ -135,7 +129,7 @@ def rank(
     >>> ranking.to_frame().iloc[0][["model", "rank_lower", "rank_upper"]].tolist()
     ['gemini-3.1-pro [merged dir]', 1, 1]
     """
-    scores = _as_scores(data)
+    scores = as_scores(data)
     check_choice("unit", unit, UNITS)
     check_choice("coverage", coverage, COVERAGES)
     alpha = check_alpha(alpha)
@@ -232,7 +226,7 @@ class ClusterRankings:
         return {
             "alpha": self.alpha,
             "clusters": {name: r.to_dict(k) for name, r in self.rankings.items()},
-            "skipped": _plain(self.skipped),
+            "skipped": jsonable(self.skipped),
         }
 
     def __repr__(self) -> str:
@@ -262,7 +256,7 @@ def rank_by_cluster(
     a cluster that cannot be ranked at all (fewer than two models with scores, no item scored by
     every model) is listed in ``skipped`` with the reason.
     """
-    scores = _as_scores(data)
+    scores = as_scores(data)
     if scores.clusters is None:
         raise ValueError(
             "per-cluster rank intervals need a cluster column (subject, category, task)"

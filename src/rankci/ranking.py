@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._checks import check_alpha, check_choice, check_positive_int
-from .multiplicity import METHODS, reject, rejections_per_row
-from .pairwise import Pairwise
+from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
+from rankci.certify.holm import METHODS, reject, rejections_per_row
+from rankci.evidence.pairwise import Pairwise
 
 COVERAGES = ("simultaneous", "marginal")
 
@@ -169,16 +169,16 @@ class Ranking:
         for record in self.to_frame(k).to_dict(orient="records"):
             rows.append(
                 {
-                    key: (None if value is None or value is pd.NA else _plain(value))
+                    key: (None if value is None or value is pd.NA else jsonable(value))
                     for key, value in record.items()
                 }
             )
         out = {
             "alpha": self.alpha,
             "coverage": self.coverage,
-            **{key: _plain(value) for key, value in self.method.items()},
+            **{key: jsonable(value) for key, value in self.method.items()},
             "n_units": int(self.n_units),
-            "excluded": _plain(self.excluded),
+            "excluded": jsonable(self.excluded),
             "models": rows,
             "dominance": (
                 [list(pair) for pair in self.dominance_pairs()]
@@ -190,7 +190,7 @@ class Ranking:
         if k is not None:
             out["k"] = int(k)
         if self.details:
-            out["details"] = _plain(self.details)
+            out["details"] = jsonable(self.details)
         return out
 
     def __repr__(self) -> str:
@@ -208,25 +208,6 @@ class Ranking:
                 f"  {row.model:<{width}}  {row.score:.4f}  {row.rank:>4}  {interval:<9}  {tier:>4}"
             )
         return "\n".join(lines)
-
-
-def _plain(value):
-    """Convert numpy scalars and containers to JSON-safe Python objects."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        value = float(value)
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
 
 
 # ---------------------------------------------------------------------- counting

@@ -21,9 +21,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._checks import as_generator, check_positive_int
-from .data import Scores
-from .ranking import observed_ranks
+from rankci._base import as_generator, check_positive_int
+from rankci.data import Scores
+from rankci.ranking import observed_ranks
 
 __all__ = ["Simulation", "simulate_scores", "population_accuracy"]
 

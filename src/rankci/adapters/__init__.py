@@ -19,12 +19,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._checks import check_choice
-from ..data import Scores
-from .helm import read_helm
-from .inspect import _looks_like_log, read_inspect
-from .inspect_stopping import RankEarlyStopping
-from .lm_eval import _RESULTS, _SAMPLES, read_lm_eval
+from rankci._base import check_choice
+from rankci.adapters.helm import read_helm
+from rankci.adapters.inspect import looks_like_log, read_inspect
+from rankci.adapters.inspect_stopping import RankEarlyStopping
+from rankci.adapters.lm_eval import RESULTS_FILE, SAMPLES_FILE, read_lm_eval
+from rankci.data import Scores
 
 __all__ = [
     "LOG_FORMATS",
@@ -131,13 +131,13 @@ def detect_format(source: str | os.PathLike) -> str:
 
 def _kind_of_file(path: Path) -> str:
     name = path.name
-    if _SAMPLES.match(name) or _RESULTS.match(name):
+    if SAMPLES_FILE.match(name) or RESULTS_FILE.match(name):
         return "lm-eval"
     if path.suffix == ".eval":
         return "inspect"
     if name in ("per_instance_stats.json", "run_spec.json"):
         return "helm"
-    if path.suffix == ".json" and path.is_file() and _looks_like_log(path):
+    if path.suffix == ".json" and path.is_file() and looks_like_log(path):
         return "inspect"
     return "table"
 
@@ -148,7 +148,7 @@ def _kinds_in(directory: Path) -> set[str]:
         name = path.name
         if name == "per_instance_stats.json":
             kinds.add("helm")
-        elif _SAMPLES.match(name):
+        elif SAMPLES_FILE.match(name):
             kinds.add("lm-eval")
         elif path.suffix == ".eval":
             kinds.add("inspect")

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Scores
-from ..pairwise import RankciWarning
+from rankci._base import RankciWarning
+from rankci.data import Scores
 
 Source = str | os.PathLike | Iterable[str | os.PathLike]
 ModelNames = str | Mapping[str, str] | Callable[[str], str] | None

@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Scores
-from ._common import ModelNames, Source, build_scores, expand_sources, model_namer
+from rankci.adapters._common import ModelNames, Source, build_scores, expand_sources, model_namer
+from rankci.data import Scores
 
 __all__ = ["read_helm", "PREFERRED_METRICS"]
 

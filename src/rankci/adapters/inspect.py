@@ -43,8 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Scores
-from ._common import (
+from rankci.adapters._common import (
     ModelNames,
     Source,
     build_scores,
@@ -54,6 +53,7 @@ from ._common import (
     model_namer,
     select_tasks,
 )
+from rankci.data import Scores
 
 __all__ = ["read_inspect", "inspect_value_to_float", "EPOCHS"]
 
@@ -217,7 +217,7 @@ def _find_logs(paths: list[Path]) -> list[Path]:
             hits = [
                 p
                 for p in path.rglob("*")
-                if p.suffix in (".eval", ".json") and p.is_file() and _looks_like_log(p)
+                if p.suffix in (".eval", ".json") and p.is_file() and looks_like_log(p)
             ]
             found.extend(sorted(hits))
         elif path.suffix in (".eval", ".json"):
@@ -231,7 +231,7 @@ def _find_logs(paths: list[Path]) -> list[Path]:
     return found
 
 
-def _looks_like_log(path: Path) -> bool:
+def looks_like_log(path: Path) -> bool:
     """.eval files always; .json files only when they start like an Inspect log."""
     if path.suffix == ".eval":
         return True

@@ -32,8 +32,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .._checks import check_alpha, check_positive_int
-from .inspect import inspect_value_to_float
+from rankci._base import check_alpha, check_positive_int
+from rankci.adapters.inspect import inspect_value_to_float
 
 __all__ = ["RankEarlyStopping"]
 
@@ -145,7 +145,7 @@ class RankEarlyStopping:
         self._new_monitor(max(2, len(self.models)))
 
     def _new_monitor(self, n_items: int):
-        from ..sequential import Monitor
+        from rankci.sequential import Monitor
 
         return Monitor(
             self.models,

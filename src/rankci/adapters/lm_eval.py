@@ -40,8 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Scores
-from ._common import (
+from rankci.adapters._common import (
     ModelNames,
     Source,
     build_scores,
@@ -50,6 +49,7 @@ from ._common import (
     model_namer,
     select_tasks,
 )
+from rankci.data import Scores
 
 __all__ = ["read_lm_eval", "PREFERRED_METRICS"]
 
@@ -57,8 +57,8 @@ PREFERRED_METRICS = ("acc", "exact_match")
 CLUSTER_CHOICES = ("task", "group", "benchmark")
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
-_SAMPLES = re.compile(rf"^samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl?$")
-_RESULTS = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
+SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl?$")
+RESULTS_FILE = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
 # fields of a sample line that are not per-sample metrics
 _NOT_METRICS = frozenset(
     {
@@ -199,13 +199,13 @@ def _find_sample_files(paths: list[Path]) -> list[dict]:
     sample_paths: list[Path] = []
     for path in paths:
         if path.is_dir():
-            sample_paths.extend(p for p in path.rglob("samples_*.json*") if _SAMPLES.match(p.name))
-        elif _SAMPLES.match(path.name):
+            sample_paths.extend(p for p in path.rglob("samples_*.json*") if SAMPLES_FILE.match(p.name))
+        elif SAMPLES_FILE.match(path.name):
             sample_paths.append(path)
-        elif _RESULTS.match(path.name):
-            date = _RESULTS.match(path.name)["date"]
+        elif RESULTS_FILE.match(path.name):
+            date = RESULTS_FILE.match(path.name)["date"]
             sample_paths.extend(
-                p for p in path.parent.glob(f"samples_*_{date}.json*") if _SAMPLES.match(p.name)
+                p for p in path.parent.glob(f"samples_*_{date}.json*") if SAMPLES_FILE.match(p.name)
             )
         else:
             raise ValueError(
@@ -221,7 +221,7 @@ def _find_sample_files(paths: list[Path]) -> list[dict]:
     results_cache: dict[Path, dict] = {}
     files = []
     for path in sorted(set(sample_paths)):
-        match = _SAMPLES.match(path.name)
+        match = SAMPLES_FILE.match(path.name)
         info = _results_for(path.parent, match["date"], results_cache)
         files.append(
             {
@@ -240,7 +240,7 @@ def _results_for(directory: Path, date: str, cache: dict) -> dict:
     if directory not in cache:
         runs = {}
         for p in directory.glob("results_*.json"):
-            m = _RESULTS.match(p.name)
+            m = RESULTS_FILE.match(p.name)
             if m:
                 runs[m["date"]] = p
         cache[directory] = {"runs": runs, "parsed": {}}

@@ -1,5 +1,16 @@
 """Subcommands of ``rankci``; each module has NAME, HELP, add_arguments(parser) and run(args)."""
 
-from . import benchmarks, demo, monitor, omnibus, plan, rank, report, scores, serve, taubest
+from rankci.commands import (
+    benchmarks,
+    demo,
+    monitor,
+    omnibus,
+    plan,
+    rank,
+    report,
+    scores,
+    serve,
+    taubest,
+)
 
 COMMANDS = [rank, taubest, scores, plan, omnibus, benchmarks, monitor, report, serve, demo]

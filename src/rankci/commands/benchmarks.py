@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..adapters import BENCHMARK_CLUSTER, LOG_FORMATS
-from ..cli import (
+from rankci.adapters import BENCHMARK_CLUSTER, LOG_FORMATS
+from rankci.analyses.multibench import ACROSS, OVERALL, WEIGHTS, BenchmarkRankings, rank_benchmarks
+from rankci.certify.holm import METHODS
+from rankci.cli import (
     add_data_arguments,
     add_output_arguments,
     data_format,
@@ -16,11 +18,9 @@ from ..cli import (
     text_table,
     to_json,
 )
-from ..data import UNITS
-from ..multibench import ACROSS, OVERALL, WEIGHTS, BenchmarkRankings, rank_benchmarks
-from ..multiplicity import METHODS
-from ..pairwise import TESTS
-from .rank import _display_frame, summary_lines
+from rankci.commands.rank import display_frame, summary_lines
+from rankci.data import UNITS
+from rankci.evidence.pairwise import TESTS
 
 NAME = "benchmarks"
 HELP = "rank intervals on several benchmarks and overall, with the multiplicity across them handled"
@@ -87,9 +87,9 @@ def load_benchmarks(args: argparse.Namespace):
         return load_data(args, entry, cluster=BENCHMARK_CLUSTER[fmt]), "cluster"
     if args.benchmark_col == "cluster":
         return load_data(args, entry), "cluster"
-    from ..io import _read_table
+    from rankci.io import read_table
 
-    table = _read_table(Path(entry), fmt)
+    table = read_table(Path(entry), fmt)
     if args.benchmark_col not in table.columns:
         raise ValueError(
             f"the benchmark column {args.benchmark_col!r} is not in {entry!r}; name it with "
@@ -133,7 +133,7 @@ def render(result: BenchmarkRankings, fmt: str, k: int | None = None) -> str:
             weights = ", ".join(f"{b} {w:.3g}" for b, w in result.weights.items())
             title += f" (weighted mean of the benchmark scores: {weights})"
         blocks.append(
-            "\n".join([title, *summary_lines(ranking), "", table(_display_frame(ranking, k))])
+            "\n".join([title, *summary_lines(ranking), "", table(display_frame(ranking, k))])
         )
     if result.excluded.get("models_not_in_every_benchmark"):
         left = ", ".join(result.excluded["models_not_in_every_benchmark"])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import datasets
-from ..leaderboard import rank
-from ..report import write_report
-from .rank import render_ranking
+from rankci import datasets
+from rankci.commands.rank import render_ranking
+from rankci.leaderboard import rank
+from rankci.report import write_report
 
 NAME = "demo"
 HELP = "rank the 32 models of the bundled MMLU-Pro data (real per-question results)"

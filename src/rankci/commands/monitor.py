@@ -12,8 +12,8 @@ import argparse
 
 import pandas as pd
 
-from ..cli import add_data_arguments, emit, load_data, text_table, to_json
-from ..sequential import BETS, CERTIFIERS, RETIRE_RULES, SAMPLINGS, MonitorRun, replay
+from rankci.cli import add_data_arguments, emit, load_data, text_table, to_json
+from rankci.sequential import BETS, CERTIFIERS, RETIRE_RULES, SAMPLINGS, MonitorRun, replay
 
 NAME = "monitor"
 HELP = (

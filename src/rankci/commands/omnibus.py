@@ -12,14 +12,21 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from .._checks import check_alpha
-from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
-from ..mixed import DF_METHODS, mixed_model, mixed_ranking
-from ..multiplicity import METHODS
-from ..omnibus import friedman, rm_anova
-from ..posthoc import nemenyi, tukey_hsd
-from ..ranking import COVERAGES
-from ..sidebyside import side_by_side
+from rankci._base import check_alpha
+from rankci.analyses.omnibus import friedman, rm_anova
+from rankci.analyses.posthoc import nemenyi, tukey_hsd
+from rankci.analyses.sidebyside import side_by_side
+from rankci.certify.holm import METHODS
+from rankci.cli import (
+    add_data_arguments,
+    add_output_arguments,
+    emit,
+    load_data,
+    text_table,
+    to_json,
+)
+from rankci.mixed import DF_METHODS, mixed_model, mixed_ranking
+from rankci.ranking import COVERAGES
 
 NAME = "omnibus"
 HELP = "omnibus test that all models are equal (RM-ANOVA, Friedman or linear mixed model)"

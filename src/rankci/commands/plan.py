@@ -8,9 +8,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
-from ..planning import MULTIPLICITY, Plan, plan
-from ..ranking import _plain
+from rankci._base import jsonable
+from rankci.analyses.planning import MULTIPLICITY, Plan, plan
+from rankci.cli import (
+    add_data_arguments,
+    add_output_arguments,
+    emit,
+    load_data,
+    text_table,
+    to_json,
+)
 
 NAME = "plan"
 HELP = "how many items are enough: expected interval width and pairwise resolution against n"
@@ -89,8 +96,8 @@ def _payload(pilot: Plan, sizes: list[int], args: argparse.Namespace) -> dict:
     out = pilot.to_dict()
     out["n_pilot"] = pilot.n_pilot
     widths = pilot.curve(sizes)
-    out["width_curve"] = _plain(widths.to_dict(orient="records"))
-    out["resolution"] = _plain(pilot.resolution(sizes, args.difference).to_dict(orient="records"))
+    out["width_curve"] = jsonable(widths.to_dict(orient="records"))
+    out["resolution"] = jsonable(pilot.resolution(sizes, args.difference).to_dict(orient="records"))
     if args.target_width is not None:
         needed = pilot.items_for_width(args.target_width)
         out["target_width"] = {

@@ -6,7 +6,8 @@ import argparse
 
 import pandas as pd
 
-from ..cli import (
+from rankci.certify.maxt import COVARIANCES, RESAMPLINGS
+from rankci.cli import (
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -15,11 +16,10 @@ from ..cli import (
     text_table,
     to_json,
 )
-from ..data import UNITS
-from ..leaderboard import MULTIPLICITIES, ClusterRankings, rank, rank_by_cluster
-from ..maxt import COVARIANCES, RESAMPLINGS
-from ..pairwise import TESTS
-from ..ranking import COVERAGES, Ranking
+from rankci.data import UNITS
+from rankci.evidence.pairwise import TESTS
+from rankci.leaderboard import MULTIPLICITIES, ClusterRankings, rank, rank_by_cluster
+from rankci.ranking import COVERAGES, Ranking
 
 NAME = "rank"
 HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
+def display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
     frame = ranking.to_frame(k)
     frame.insert(
         4,
@@ -214,7 +214,7 @@ def render_ranking(ranking: Ranking, fmt: str, k: int | None = None) -> str:
         return to_json(ranking.to_dict(k))
     if fmt == "csv":
         return ranking.to_frame(k).to_csv(index=False)
-    frame = _display_frame(ranking, k)
+    frame = display_frame(ranking, k)
     if fmt == "markdown":
         return "\n\n".join(
             [" ".join(summary_lines(ranking)), markdown_table(frame), ranking.guarantee]
@@ -229,7 +229,7 @@ def render_clusters(result: ClusterRankings, fmt: str, k: int | None = None) -> 
         return result.to_frame(k).to_csv(index=False)
     blocks = []
     for name, ranking in result.rankings.items():
-        frame = _display_frame(ranking, k)
+        frame = display_frame(ranking, k)
         table = markdown_table(frame) if fmt == "markdown" else text_table(frame)
         title = f"## {name}" if fmt == "markdown" else f"cluster {name!r}"
         blocks.append("\n".join([title, *summary_lines(ranking), "", table]))

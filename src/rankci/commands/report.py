@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import add_data_arguments, load_data
-from ..report import write_report
-from .rank import add_method_arguments, method_options
+from rankci.cli import add_data_arguments, load_data
+from rankci.commands.rank import add_method_arguments, method_options
+from rankci.report import write_report
 
 NAME = "report"
 HELP = "write a self-contained HTML report: leaderboard, rank intervals, tiers, plots, method"

@@ -7,10 +7,17 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from ..cli import add_data_arguments, add_output_arguments, emit, load_data, text_table, to_json
-from ..data import UNITS
-from ..intervals import METHODS, ScoreIntervals, score_intervals
-from ..subscores import SubScores, subscores
+from rankci.analyses.intervals import METHODS, ScoreIntervals, score_intervals
+from rankci.analyses.subscores import SubScores, subscores
+from rankci.cli import (
+    add_data_arguments,
+    add_output_arguments,
+    emit,
+    load_data,
+    text_table,
+    to_json,
+)
+from rankci.data import UNITS
 
 NAME = "scores"
 HELP = "each model's score with a confidence interval, overlap flags and the paired verdict"

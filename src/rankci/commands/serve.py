@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from ..service import create_app
+        from rankci.service import create_app
     except ImportError as error:
         raise ValueError(
             f"rankci serve needs the service extra: pip install 'rankci[service]' ({error})"

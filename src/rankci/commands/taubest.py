@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..best import TauBest, tau_best
-from ..cli import (
+from rankci.analyses.best import TauBest, tau_best
+from rankci.cli import (
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -14,7 +14,7 @@ from ..cli import (
     text_table,
     to_json,
 )
-from .rank import add_evidence_arguments, summary_lines, test_options
+from rankci.commands.rank import add_evidence_arguments, summary_lines, test_options
 
 NAME = "taubest"
 HELP = "confidence set for the tau best models (tau = 1: the best model), simultaneous coverage"

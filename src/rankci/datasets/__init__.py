@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data import Scores
+from rankci.data import Scores
 
 __all__ = ["load_mmlu_pro", "load_chembench", "path"]
 

@@ -1,7 +1,7 @@
 """Plots (matplotlib figures) and the self-contained HTML report."""
 
-from .html import Section, build_report, write_report
-from .plots import (
+from rankci.report.html import Section, build_report, write_report
+from rankci.report.plots import (
     plot_cluster_rank_intervals,
     plot_dominance,
     plot_monitor_intervals,

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..data import Scores
-from ..leaderboard import ClusterRankings, rank, rank_by_cluster
-from ..ranking import Ranking
-from . import plots
+from rankci.data import Scores
+from rankci.leaderboard import ClusterRankings, rank, rank_by_cluster
+from rankci.ranking import Ranking
+from rankci.report import plots
 
 __all__ = ["Section", "build_report", "write_report", "figure_html", "table_html"]
 
@@ -210,8 +210,8 @@ def omnibus_section(scores: Scores, alpha: float = 0.05) -> Section:
     Repeated-measures ANOVA and Friedman on the items every model answered, and the linear mixed
     model ``score ~ model + (1|cluster) + (1|cluster:item)`` with its variance components.
     """
-    from ..mixed import mixed_model
-    from ..omnibus import friedman, rm_anova
+    from rankci.analyses.omnibus import friedman, rm_anova
+    from rankci.mixed import mixed_model
 
     anova, fried = rm_anova(scores), friedman(scores)
     rows = [
@@ -359,7 +359,7 @@ def build_report(
     if ranking is None:
         ranking = rank(scores, rng=rng, **rank_options)
     if isinstance(score_intervals, str):
-        from ..intervals import score_intervals as compute_intervals
+        from rankci.analyses.intervals import score_intervals as compute_intervals
 
         # the same units and missing-data rule as the ranking, so each interval is about the
         # score shown beside it
@@ -390,7 +390,7 @@ def build_report(
         blocks.append(omnibus_section(scores, ranking.alpha))
     if monitor is not None:
         if isinstance(monitor, dict):
-            from ..sequential import replay
+            from rankci.sequential import replay
 
             monitor = replay(scores, **{"alpha": ranking.alpha, **monitor})
         blocks.append(monitor_section(monitor))
@@ -402,7 +402,7 @@ def build_report(
         f'<section id="{s.id}"><h2>{html.escape(s.title)}</h2>{s.body}</section>' for s in blocks
     )
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    from .. import __version__
+    from rankci._version import __version__
 
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..ranking import Ranking
+from rankci.ranking import Ranking
 
 __all__ = [
     "plot_rank_intervals",

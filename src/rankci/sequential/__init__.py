@@ -10,12 +10,19 @@
 See ``docs/monitor.md`` for the guarantee in plain words.
 """
 
-from .certify import CERTIFIERS, Bonferroni, Exact, Shortcut, make_certifier, shortcut_statistic
-from .ilp import IntegerProgram
-from .monitor import RETIRE_RULES, Monitor
-from .orders import OrderTable, order_table, ordered_bell, weak_orders
-from .replay import MonitorRun, parse_look_every, replay
-from .wealth import BETS, DEFAULT_GRID, SAMPLINGS, PairWealth
+from rankci.sequential.certify import (
+    CERTIFIERS,
+    Bonferroni,
+    Exact,
+    Shortcut,
+    make_certifier,
+    shortcut_statistic,
+)
+from rankci.sequential.ilp import IntegerProgram
+from rankci.sequential.monitor import RETIRE_RULES, Monitor
+from rankci.sequential.orders import OrderTable, order_table, ordered_bell, weak_orders
+from rankci.sequential.replay import MonitorRun, parse_look_every, replay
+from rankci.sequential.wealth import BETS, DEFAULT_GRID, SAMPLINGS, PairWealth
 
 __all__ = [
     "BETS",

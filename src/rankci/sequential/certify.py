@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_alpha, check_choice, check_positive_int
-from .orders import MAX_EXACT_MODELS, order_table
+from rankci._base import check_alpha, check_choice, check_positive_int
+from rankci.sequential.orders import MAX_EXACT_MODELS, order_table
 
 __all__ = [
     "CERTIFIERS",
@@ -69,7 +69,7 @@ def make_certifier(name: str, n_models: int, alpha: float) -> Certifier:
     """A fresh certifier of the given name (after :func:`resolve_certifier`)."""
     name = resolve_certifier(name, n_models)
     if name == "ilp":
-        from .ilp import IntegerProgram
+        from rankci.sequential.ilp import IntegerProgram
 
         return IntegerProgram(n_models, alpha)
     return {"exact": Exact, "shortcut": Shortcut, "bonferroni": Bonferroni}[name](n_models, alpha)

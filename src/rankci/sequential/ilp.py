@@ -33,8 +33,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from ..pairwise import RankciWarning
-from .certify import Certifier, capped_wealth, certify_shortcut
+from rankci._base import RankciWarning
+from rankci.sequential.certify import Certifier, capped_wealth, certify_shortcut
 
 __all__ = ["IntegerProgram"]
 

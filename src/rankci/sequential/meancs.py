@@ -62,8 +62,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._checks import check_alpha, check_choice
-from .wealth import SAMPLINGS
+from rankci._base import check_alpha, check_choice
+from rankci.sequential.wealth import SAMPLINGS
 
 __all__ = ["BOUNDS", "MeanCS", "mean_confidence_sequence"]
 

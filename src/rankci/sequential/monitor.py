@@ -32,14 +32,13 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .._checks import check_alpha, check_choice, check_positive_int
-from .._progress import Progress
-from ..pairwise import RankciWarning
-from ..ranking import Ranking, ranking_from_dominance
-from .certify import make_certifier, resolve_certifier
-from .persistence import restore_monitor, save_monitor
-from .retirement import RETIRE_RULES, models_to_retire
-from .wealth import DEFAULT_GRID, PairWealth
+from rankci._base import RankciWarning, check_alpha, check_choice, check_positive_int
+from rankci._progress import Progress
+from rankci.ranking import Ranking, ranking_from_dominance
+from rankci.sequential.certify import make_certifier, resolve_certifier
+from rankci.sequential.persistence import restore_monitor, save_monitor
+from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
+from rankci.sequential.wealth import DEFAULT_GRID, PairWealth
 
 __all__ = ["RETIRE_RULES", "Monitor"]
 

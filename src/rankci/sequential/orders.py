@@ -27,7 +27,7 @@ from math import comb
 
 import numpy as np
 
-from .._checks import check_positive_int
+from rankci._base import check_positive_int
 
 __all__ = ["MAX_EXACT_MODELS", "OrderTable", "order_table", "ordered_bell", "weak_orders"]
 

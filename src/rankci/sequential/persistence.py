@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from .wealth import PairWealth
+from rankci.sequential.wealth import PairWealth
 
 __all__ = ["restore_monitor", "save_monitor"]
 

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..data import Scores
-from ..ranking import Ranking, _plain
-from .monitor import Monitor
-from .wealth import DEFAULT_GRID
+from rankci._base import jsonable
+from rankci.data import Scores
+from rankci.ranking import Ranking
+from rankci.sequential.monitor import Monitor
+from rankci.sequential.wealth import DEFAULT_GRID
 
 __all__ = ["MonitorRun", "evaluation_order", "parse_look_every", "replay"]
 
@@ -111,18 +112,18 @@ class MonitorRun:
         """JSON-safe, following the schema of ``rankci monitor --format json``."""
         rows = []
         for record in self.to_frame().to_dict(orient="records"):
-            rows.append({key: _plain(value) for key, value in record.items()})
+            rows.append({key: jsonable(value) for key, value in record.items()})
         out = {
-            **_plain(self.config),
+            **jsonable(self.config),
             "n_models": self.ranking.n_models,
             "n_items": int(self.n_items),
             "n_consumed": int(self.n_consumed),
-            "excluded": _plain(self.excluded),
-            "looks": _plain(self.looks),
+            "excluded": jsonable(self.excluded),
+            "looks": jsonable(self.looks),
             "final": {
                 "models": rows,
                 "dominance": [list(pair) for pair in self.ranking.dominance_pairs()],
-                "retired": _plain(self.ranking.details.get("retired", {})),
+                "retired": jsonable(self.ranking.details.get("retired", {})),
             },
             "evaluations": int(self.evaluations),
             "cost_fraction": float(self.cost_fraction),

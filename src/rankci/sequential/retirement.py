@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ranking import Ranking
+from rankci.ranking import Ranking
 
 __all__ = ["RETIRE_RULES", "models_to_retire"]
 

@@ -55,7 +55,7 @@ from numbers import Real
 
 import numpy as np
 
-from .._checks import check_choice, check_positive_int
+from rankci._base import check_choice, check_positive_int
 
 __all__ = ["BETS", "DEFAULT_GRID", "SAMPLINGS", "PairWealth"]
 

@@ -10,6 +10,6 @@
 See ``docs/service.md``.
 """
 
-from .app import create_app
+from rankci.service.app import create_app
 
 __all__ = ["create_app"]

@@ -28,11 +28,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
-from .board import Board, Conflict, Rejected
-from .page import board_page, board_summary, fragment, index_page
-from .registry import Service
-from .schemas import (
+from rankci._version import __version__
+from rankci.service.board import Board, Conflict, Rejected
+from rankci.service.page import board_page, board_summary, fragment, index_page
+from rankci.service.registry import Service
+from rankci.service.schemas import (
     BoardCreate,
     BoardCreated,
     History,
@@ -43,7 +43,7 @@ from .schemas import (
     Score,
     ScoreBatch,
 )
-from .storage import BoardExists, Storage, open_storage
+from rankci.service.storage import BoardExists, Storage, open_storage
 
 __all__ = ["DEFAULT_MAX_BODY", "Service", "create_app"]
 

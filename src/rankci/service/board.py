@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ranking import Ranking
-from .snapshot import ScoreTracker, leaderboard_snapshot
-from .spec import BoardSpec
-from .storage import Storage
+from rankci.ranking import Ranking
+from rankci.service.snapshot import ScoreTracker, leaderboard_snapshot
+from rankci.service.spec import BoardSpec
+from rankci.service.storage import Storage
 
 __all__ = ["Board", "Conflict", "Rejected"]
 

@@ -17,12 +17,12 @@ from importlib import resources
 
 import pandas as pd
 
-from .. import __version__
-from ..report import plots
-from ..report.html import figure_html, leaderboard_section, table_html
-from ..sequential import MonitorRun
-from .board import Board
-from .spec import BoardSpec
+from rankci._version import __version__
+from rankci.report import plots
+from rankci.report.html import figure_html, leaderboard_section, table_html
+from rankci.sequential import MonitorRun
+from rankci.service.board import Board
+from rankci.service.spec import BoardSpec
 
 __all__ = ["board_page", "fragment", "index_page", "plain_guarantee"]
 

@@ -8,11 +8,11 @@ import threading
 
 from fastapi import HTTPException
 
-from .auth import TokenCheck, hash_token, new_token
-from .board import Board
-from .schemas import BoardCreate
-from .spec import BoardSpec, make_spec
-from .storage import BoardRow, Storage
+from rankci.service.auth import TokenCheck, hash_token, new_token
+from rankci.service.board import Board
+from rankci.service.schemas import BoardCreate
+from rankci.service.spec import BoardSpec, make_spec
+from rankci.service.storage import BoardRow, Storage
 
 __all__ = ["Service"]
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
-from ..sequential import BETS, CERTIFIERS, RETIRE_RULES, SAMPLINGS
+from rankci.sequential import BETS, CERTIFIERS, RETIRE_RULES, SAMPLINGS
 
 MAX_BATCH = 100_000
 

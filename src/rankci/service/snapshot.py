@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from ..ranking import Ranking
-from ..sequential.meancs import MeanCS
-from .spec import BoardSpec
+from rankci.ranking import Ranking
+from rankci.sequential.meancs import MeanCS
+from rankci.service.spec import BoardSpec
 
 __all__ = ["ScoreTracker", "leaderboard_snapshot", "score_guarantee"]
 

@@ -18,8 +18,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ..sequential import Monitor, parse_look_every
-from ..sequential.replay import evaluation_order
+from rankci.sequential import Monitor, parse_look_every
+from rankci.sequential.replay import evaluation_order
 
 __all__ = ["BOARD_ID", "MAX_CELLS", "MAX_MODELS", "BoardSpec", "make_spec"]
 

@@ -1,6 +1,6 @@
 """Romano-Wolf max-t step-down machinery: null draws of the means and the fast step-down.
 
-Used by :mod:`rankci.maxt` (rank intervals); see there for the statistics and references.
+Used by :mod:`rankci.certify.maxt` (rank intervals); see there for the statistics and references.
 
 Null draws (``B x M`` matrices of centred means):
 
@@ -23,16 +23,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _bootstrap as boot
-from ._checks import as_generator, check_alpha, check_positive_int
-from .data import UnitScores
+from rankci._base import as_generator, check_alpha, check_positive_int
+from rankci.data import UnitScores
+from rankci.evidence import bootstrap as boot
 
 __all__ = ["bootstrap_draws", "critical_value", "gaussian_draws", "stepdown_maxt"]
 
 _CHUNK_CELLS = 4_000_000  # pairs x draws held in memory at once
 
 
-def _check_cov(cov) -> np.ndarray:
+def check_covariance(cov) -> np.ndarray:
     cov = np.asarray(cov, dtype=float)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"the covariance must be a square matrix, got shape {cov.shape}")
@@ -52,7 +52,7 @@ def gaussian_draws(
     The symmetric square root from ``eigh`` handles a singular Sigma (more models than units, or
     two identical models); eigenvalues below zero from rounding are set to zero.
     """
-    cov = _check_cov(cov)
+    cov = check_covariance(cov)
     draws = check_positive_int(draws, "draws")
     generator = as_generator(rng)
     values, vectors = np.linalg.eigh(cov)

@@ -41,12 +41,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._checks import check_alpha
-from .covariance import covariance_of_means
-from .data import Scores
-from .mixed import MixedModel, mixed_model
-from .multiplicity import adjust_pvalues
-from .ranking import _plain
+from rankci._base import check_alpha, jsonable
+from rankci.certify.holm import adjust_pvalues
+from rankci.data import Scores
+from rankci.evidence.covariance import covariance_of_means
+from rankci.io import as_scores
+from rankci.mixed import MixedModel, mixed_model
 
 __all__ = ["SideBySide", "side_by_side", "mean_covariances"]
 
@@ -81,7 +81,7 @@ class SideBySide:
         return self.table.copy()
 
     def to_dict(self) -> dict:
-        return _plain(
+        return jsonable(
             {
                 "alpha": self.alpha,
                 "n_items": self.n_items,
@@ -159,9 +159,7 @@ def side_by_side(
     >>> bool((table["ratio_paired"] < 1).mean() > 0.9)  # pairing removes the question effect
     True
     """
-    from .leaderboard import _as_scores
-
-    scores = _as_scores(data)
+    scores = as_scores(data)
     alpha = check_alpha(alpha)
     means, naive, paired, clustered = mean_covariances(scores, cluster_adjust)
     k = scores.n_models

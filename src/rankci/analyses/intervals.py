@@ -46,21 +46,20 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from . import _bootstrap as boot
-from ._checks import as_generator, check_alpha, check_choice, check_positive_int
-from .covariance import (
+from rankci._base import as_generator, check_alpha, check_choice, check_positive_int, jsonable
+from rankci.analyses.verdicts import paired_verdict
+from rankci.data import MISSING, UNITS, Scores, UnitScores
+from rankci.evidence import bootstrap as boot
+from rankci.evidence.covariance import (
     MeansCovariance,
-    as_scores,
     centred,
     grouped_residuals,
     means_covariance,
     small_sample_mode,
     unit_clusters,
 )
-from .data import MISSING, UNITS, Scores, UnitScores
-from .pairwise import Pairwise
-from .ranking import _plain
-from .verdicts import paired_verdict
+from rankci.evidence.pairwise import Pairwise
+from rankci.io import as_scores
 
 METHODS = ("normal", "cluster", "bootstrap", "bca", "cluster-bootstrap")
 CLUSTER_METHODS = ("cluster", "cluster-bootstrap")
@@ -273,7 +272,7 @@ class ScoreIntervals:
     def to_dict(self) -> dict:
         """JSON-safe; the schema of ``rankci scores --format json``."""
         rows = [
-            {key: _plain(value) for key, value in record.items()}
+            {key: jsonable(value) for key, value in record.items()}
             for record in self.to_frame().to_dict(orient="records")
         ]
         out = {
@@ -282,17 +281,17 @@ class ScoreIntervals:
             "unit": self.unit,
             "missing": self.missing,
             "n_units": int(self.n_units),
-            "options": _plain(self.options),
+            "options": jsonable(self.options),
             "models": rows,
             "indistinguishable": [list(p) for p in self.indistinguishable()],
         }
         if self.separated is not None:
             out["paired"] = {
-                **_plain(self.verdict_method),
+                **jsonable(self.verdict_method),
                 "separated": [list(p) for p in self.separated_pairs()],
                 "indistinguishable": [list(p) for p in self.paired_indistinguishable()],
             }
-        out["excluded"] = _plain(self.excluded)
+        out["excluded"] = jsonable(self.excluded)
         out["guarantee"] = self.guarantee
         return out
 

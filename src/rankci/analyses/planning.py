@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._checks import check_alpha, check_choice, check_positive_int
-from .covariance import KINDS, as_scores, covariance_of_means, unit_clusters
-from .data import MISSING, UNITS, Scores
-from .ranking import _plain
+from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
+from rankci.data import MISSING, UNITS, Scores
+from rankci.evidence.covariance import KINDS, covariance_of_means, unit_clusters
+from rankci.io import as_scores
 
 MULTIPLICITY = ("none", "bonferroni")
 
@@ -250,10 +250,10 @@ class Plan:
             "n_groups": int(self.n_groups),
             "mean_cluster_size": self.mean_cluster_size,
             "models": [
-                {k: _plain(v) for k, v in row.items()}
+                {k: jsonable(v) for k, v in row.items()}
                 for row in self.to_frame().to_dict(orient="records")
             ],
-            "excluded": _plain(self.excluded),
+            "excluded": jsonable(self.excluded),
         }
 
     def __repr__(self) -> str:
@@ -288,7 +288,7 @@ def plan(
     multiplicity : {"none", "bonferroni"}
         Test each pair at alpha, or at alpha over all M(M-1)/2 pairs.
     unit, missing : str
-        As :func:`rankci.intervals.score_intervals`.
+        As :func:`rankci.analyses.intervals.score_intervals`.
 
     Returns
     -------

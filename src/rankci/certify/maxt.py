@@ -32,7 +32,7 @@ csranks' ``simul = FALSE``): for each model j its own family of the 2(M-1) hypot
 ``U_j = M - #{l : H_jl rejected}``; each interval covers its model's rank with probability
 ``>= 1 - alpha`` but the intervals make no joint statement.
 
-Fast step-down (:mod:`rankci.stepdown`): the rejected set is always a prefix of the pairs sorted
+Fast step-down (:mod:`rankci.certify.stepdown`): the rejected set is always a prefix of the pairs sorted
 by ``T`` (decreasing), so each draw's maximum over any remaining family is a suffix maximum of its
 statistics in that order. One pass over the draws stores block maxima of that order; every step
 then recomputes one block instead of ``draws x pairs`` statistics.
@@ -53,18 +53,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._checks import check_alpha, check_choice, check_nonnegative, check_positive_int
-from .covariance import MeansCovariance, unit_clusters, units_covariance
-from .data import UnitScores
-from .pairwise import RankciWarning
-from .ranking import UNIT_SCOPE, Ranking, observed_ranks, ranking_from_dominance
-from .stepdown import (
-    _check_cov,
+from rankci._base import (
+    RankciWarning,
+    check_alpha,
+    check_choice,
+    check_nonnegative,
+    check_positive_int,
+)
+from rankci.certify.stepdown import (
     bootstrap_draws,
+    check_covariance,
     critical_value,
     gaussian_draws,
     stepdown_maxt,
 )
+from rankci.data import UnitScores
+from rankci.evidence.covariance import MeansCovariance, unit_clusters, units_covariance
+from rankci.ranking import UNIT_SCOPE, Ranking, observed_ranks, ranking_from_dominance
 
 RESAMPLINGS = ("gaussian", "bootstrap")
 COVARIANCES = ("independent", "cluster")
@@ -315,7 +320,7 @@ def maxt_ranking_from_cov(
     mean = np.asarray(mean, dtype=float)
     if mean.ndim != 1 or mean.size < 2 or not np.isfinite(mean).all():
         raise ValueError("mean must be a finite vector with at least two models")
-    cov = _check_cov(cov)
+    cov = check_covariance(cov)
     if cov.shape != (mean.size, mean.size):
         raise ValueError(f"cov has shape {cov.shape} but there are {mean.size} means")
     names = (
@@ -385,7 +390,7 @@ def maxt_ranking(
     stepdown : bool, default True
     small_sample : bool, default True
         Small-sample corrections: the ``G / (G - 1)`` factor on Sigma
-        (:func:`rankci.covariance.units_covariance`) and the null-restricted (score) form of the
+        (:func:`rankci.evidence.covariance.units_covariance`) and the null-restricted (score) form of the
         statistics (:func:`restricted`), which keep the family-wise level with few units.
         False gives the plain HC0 Wald statistics, as csranks on the same Sigma.
     rng : int, Generator or None

@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._checks import as_generator, check_alpha, check_choice, check_positive_int
-from .covariance import as_scores, unit_clusters
-from .data import MISSING, Scores, UnitScores
-from .intervals import (
+from rankci._base import as_generator, check_alpha, check_choice, check_positive_int, jsonable
+from rankci.analyses.intervals import (
     METHODS,
     ScoreIntervals,
     build_intervals,
     interval_arrays,
     resampling_options,
 )
-from .ranking import _plain
+from rankci.data import MISSING, Scores, UnitScores
+from rankci.evidence.covariance import unit_clusters
+from rankci.io import as_scores
 
 WITHIN_CLUSTER = {
     "normal": "normal",
@@ -83,7 +83,7 @@ class SubScores:
             "method": self.method,
             "within_cluster_method": self.within_method,
             "alpha": self.alpha,
-            "excluded": _plain(self.excluded),
+            "excluded": jsonable(self.excluded),
             "clusters": clusters,
         }
 
@@ -107,7 +107,7 @@ def subscores(
 ) -> SubScores:
     """Every model's score interval within each cluster (category subscores).
 
-    Parameters are those of :func:`rankci.intervals.score_intervals`; the data need a cluster
+    Parameters are those of :func:`rankci.analyses.intervals.score_intervals`; the data need a cluster
     column and item or observation units. The random generator is shared across clusters in
     cluster order, so one seed gives one answer.
 

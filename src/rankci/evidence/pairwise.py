@@ -40,20 +40,22 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._bootstrap import resample_counts
-from ._checks import as_generator, check_choice, check_nonnegative, check_positive_int
-from ._progress import Progress
-from .data import UnitScores
+from rankci._base import (
+    RankciWarning,
+    as_generator,
+    check_choice,
+    check_nonnegative,
+    check_positive_int,
+)
+from rankci._progress import Progress
+from rankci.data import UnitScores
+from rankci.evidence.bootstrap import resample_counts
 
 TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
 ZERO_METHODS = ("wilcox", "pratt")
 WILCOXON_METHODS = ("auto", "exact", "approx")
 
 __all__ = ["Pairwise", "pairwise_tests", "TESTS", "RankciWarning"]
-
-
-class RankciWarning(UserWarning):
-    """A result is valid but weaker than it could be (for example too few resamples)."""
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -293,7 +295,7 @@ def _nanmean(x: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, np.nansum(x, axis=0) / np.maximum(counts, 1), 0.0)
 
 
-def _studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray) -> np.ndarray:
+def studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray) -> np.ndarray:
     """(estimate - delta) / se, with a zero standard error giving +-inf (or 0 when equal)."""
     shift = estimate - delta
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -307,7 +309,7 @@ def _t_or_z(x: np.ndarray, delta: float, normal: bool):
     zero = var <= 1e-12 * scale
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(var / n)
-    stat = _studentize(mean, delta, se, zero)
+    stat = studentize(mean, delta, se, zero)
     df = (n - 1).astype(float)
     if normal:
         pvalue = special.ndtr(-stat)
@@ -549,7 +551,7 @@ def _yuen(x: np.ndarray, delta: float, trim: float):
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt((n - 1) * var_d / (h * (h - 1)))
     zero = var_d <= 1e-12 * scale
-    stat = _studentize(estimate, delta, se, zero)
+    stat = studentize(estimate, delta, se, zero)
     df = h - 1.0
     testable = h >= 2
     pvalue = np.where(testable, special.stdtr(np.maximum(df, 1.0), -stat), 1.0)

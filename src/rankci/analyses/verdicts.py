@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .covariance import grouped_residuals, small_sample_mode
-from .data import UnitScores
-from .multiplicity import reject
-from .pairwise import Pairwise, pairwise_tests
-from .ranking import transitive_closure
+from rankci.certify.holm import reject
+from rankci.data import UnitScores
+from rankci.evidence.covariance import grouped_residuals, small_sample_mode
+from rankci.evidence.pairwise import Pairwise, pairwise_tests
+from rankci.ranking import transitive_closure
 
 __all__ = ["clustered_pairwise", "paired_verdict"]
 

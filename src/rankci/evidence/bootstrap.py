@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._progress import Progress
+from rankci._progress import Progress
 
 __all__ = [
     "resample_counts",

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, sparse
 
-from ._numeric import central_gradient, minimise, numeric_hessian, numeric_jacobian
+from rankci.mixed.numeric import central_gradient, minimise, numeric_hessian, numeric_jacobian
 
 __all__ = ["Design", "RemlFit", "build_design", "fit_reml"]
 

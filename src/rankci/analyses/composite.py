@@ -31,10 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._checks import as_generator, check_alpha, check_choice, check_positive_int
-from .covariance import small_sample_mode
-from .data import MISSING, UnitScores
-from .intervals import (
+from rankci._base import as_generator, check_alpha, check_choice, check_positive_int, jsonable
+from rankci.analyses.intervals import (
     CLUSTER_METHODS,
     METHODS,
     ScoreIntervals,
@@ -42,8 +40,9 @@ from .intervals import (
     interval_arrays,
     resampling_options,
 )
-from .io import _read_table, read_scores
-from .ranking import _plain
+from rankci.data import MISSING, UnitScores
+from rankci.evidence.covariance import small_sample_mode
+from rankci.io import read_scores, read_table
 
 __all__ = ["CompositeScores", "composite_scores"]
 
@@ -94,9 +93,9 @@ class CompositeScores:
             components[name] = {"weight": self.weights[name], "models": entry["models"]}
         return {
             "composite": self.composite.to_dict(),
-            "weights": _plain(self.weights),
+            "weights": jsonable(self.weights),
             "components": components,
-            "excluded": _plain(self.excluded),
+            "excluded": jsonable(self.excluded),
         }
 
     def __repr__(self) -> str:
@@ -112,7 +111,7 @@ def _frame(data) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return _read_table(Path(data), "auto")
+        return read_table(Path(data), "auto")
     raise ValueError(f"expected a DataFrame or a file path, got {type(data).__name__}")
 
 
@@ -268,7 +267,7 @@ def composite_scores(
     model, item, score, cluster : str, optional
         Column names (found by alias when not given, as :func:`rankci.read_scores`).
     method, alpha, reps, rng, small_sample, missing, verdict
-        As :func:`rankci.intervals.score_intervals`. Items are resampled jointly across models and
+        As :func:`rankci.analyses.intervals.score_intervals`. Items are resampled jointly across models and
         dimensions; the cluster methods need a cluster column.
     bounds : (float, float) or None, default None
         Allowed range of every dimension's scores (None: any finite score).

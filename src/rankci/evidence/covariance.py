@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _bootstrap as boot
-from ._checks import check_choice
-from .data import MISSING, UNITS, Scores, UnitScores
-from .ranking import _plain
+from rankci._base import check_choice, jsonable
+from rankci.data import MISSING, UNITS, Scores, UnitScores
+from rankci.evidence import bootstrap as boot
+from rankci.io import as_scores
 
 KINDS = ("item", "cluster")
 SMALL_SAMPLE = ("none", "cadjust", "cr2")
@@ -54,13 +54,6 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------- inputs
-def as_scores(data) -> Scores:
-    """Scores from Scores, a DataFrame or a path (validated by :func:`rankci.read_scores`)."""
-    from .leaderboard import _as_scores
-
-    return _as_scores(data)
-
-
 def unit_clusters(scores: Scores, units: UnitScores) -> np.ndarray:
     """The cluster code (into ``scores.clusters``) of every row of ``units``.
 
@@ -142,14 +135,14 @@ class MeansCovariance:
             "kind": self.kind,
             "small_sample": self.small_sample,
             "n_groups": int(self.n_groups),
-            "df": _plain(self.df),
+            "df": jsonable(self.df),
             "unit": self.unit,
             "missing": self.missing,
             "models": list(self.models),
-            "mean": _plain(self.mean),
-            "n": _plain(self.n),
-            "cov": _plain(self.cov),
-            "excluded": _plain(self.excluded),
+            "mean": jsonable(self.mean),
+            "n": jsonable(self.n),
+            "cov": jsonable(self.cov),
+            "excluded": jsonable(self.excluded),
         }
 
     def __repr__(self) -> str:

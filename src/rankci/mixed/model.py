@@ -9,7 +9,7 @@ the source, "Statistical Methods for Multiple Language Model Comparison on a Sha
 ``mu_m`` (the estimated marginal mean of model m) is what a leaderboard ranks; ``tau^2`` measures
 how much questions of the same cluster (subject, passage, language) share, and ``sigma_q^2`` how
 much a single question is easier or harder for every model. The fit works balanced or not (all
-rows are used; nothing needs to be complete), by the structured REML of :mod:`rankci._reml`.
+rows are used; nothing needs to be complete), by the structured REML of :mod:`rankci.mixed.reml`.
 
 Inference, as lmerTest and emmeans report it:
 
@@ -47,14 +47,15 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, special
 
-from . import _reml
-from ._checks import check_alpha, check_choice, check_nonnegative
-from ._lmertest import satterthwaite_df, type3_test
-from .data import Scores
-from .multiplicity import METHODS, adjust_pvalues
-from .pairwise import Pairwise
-from .posthoc import tukey_pvalues
-from .ranking import COVERAGES, Ranking, _plain, marginal_ranking, simultaneous_ranking
+from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
+from rankci.analyses.posthoc import tukey_pvalues
+from rankci.certify.holm import METHODS, adjust_pvalues
+from rankci.data import Scores
+from rankci.evidence.pairwise import Pairwise
+from rankci.io import as_scores
+from rankci.mixed import reml
+from rankci.mixed.satterthwaite import satterthwaite_df, type3_test
+from rankci.ranking import COVERAGES, Ranking, marginal_ranking, simultaneous_ranking
 
 DF_METHODS = ("satterthwaite", "asymptotic")
 
@@ -164,7 +165,7 @@ class MixedModel:
         ]
         contrasts = self.contrasts.replace({np.nan: None}).to_dict(orient="records")
         fixed = self.fixed_effects.replace({np.nan: None}).to_dict(orient="records")
-        return _plain(
+        return jsonable(
             {
                 "method": "mixed",
                 "formula": self.formula,
@@ -296,9 +297,7 @@ def mixed_model(
     >>> sorted(fit.variance_components)
     ['cluster', 'item', 'residual']
     """
-    from .leaderboard import _as_scores
-
-    scores = _as_scores(data)
+    scores = as_scores(data)
     check_choice("df", df, DF_METHODS)
     alpha = check_alpha(alpha)
     notes: dict = {}
@@ -317,7 +316,7 @@ def mixed_model(
         use_prompt = False
         notes["prompt"] = "left out: only one prompt variant"
 
-    design = _reml.build_design(
+    design = reml.build_design(
         y,
         scores.model_code,
         scores.item_code,
@@ -338,7 +337,7 @@ def mixed_model(
                 f"theta needs {len(design.terms)} finite values ({', '.join(design.terms)}), "
                 f"got {theta.tolist()}"
             )
-    fit = _reml.fit_reml(design, theta=theta)
+    fit = reml.fit_reml(design, theta=theta)
     return _summarise(scores, design, fit, df, alpha, notes, bool(tukey))
 
 

@@ -12,7 +12,7 @@ are counted in ``excluded``. With prompt variants, an item's score is its mean o
   Iman-Davenport F.
 
 The post-hoc procedures (Tukey HSD after RM-ANOVA, Nemenyi after Friedman) are in
-:mod:`rankci.posthoc`.
+:mod:`rankci.analyses.posthoc`.
 
 References
 ----------
@@ -39,8 +39,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .data import Scores, UnitScores
-from .ranking import _plain
+from rankci._base import jsonable
+from rankci.data import Scores, UnitScores
+from rankci.io import as_scores
 
 __all__ = ["Data", "Friedman", "RMAnova", "friedman", "rm_anova"]
 
@@ -57,9 +58,7 @@ def _complete_units(data: Data) -> UnitScores:
             )
         units = data
     else:
-        from .leaderboard import _as_scores
-
-        units = _as_scores(data).units("item", "complete")
+        units = as_scores(data).units("item", "complete")
     if units.n_units < 2:
         raise ValueError(f"omnibus tests need at least 2 complete items, got {units.n_units}")
     if units.n_models < 2:
@@ -177,7 +176,7 @@ class RMAnova:
         means = zip(self.models, self.means, strict=True)
         out["means"] = [{"model": m, "mean": x} for m, x in means]
         out["excluded"] = self.excluded
-        return _plain(out)
+        return jsonable(out)
 
     def __repr__(self) -> str:
         return (
@@ -376,7 +375,7 @@ class Friedman:
             ],
             "excluded": self.excluded,
         }
-        return _plain(out)
+        return jsonable(out)
 
     def __repr__(self) -> str:
         return (

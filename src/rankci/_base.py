@@ -1,4 +1,8 @@
-"""Argument checks shared by the public API: one place for one kind of error message."""
+"""The base every rankci module shares: argument checks, the warning class, JSON conversion.
+
+One place for one kind of error message, so that every function words the same mistake the same
+way (scikit-learn's ``check_*`` functions are the model).
+"""
 
 from __future__ import annotations
 
@@ -60,3 +64,36 @@ def as_generator(rng: object) -> np.random.Generator:
     raise ValueError(
         f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}"
     )
+
+
+class RankciWarning(UserWarning):
+    """A result is valid but weaker than it could be (for example too few resamples)."""
+
+
+def jsonable(value: object) -> object:
+    """Convert numpy scalars and containers to JSON-safe Python objects.
+
+    Dict keys become strings, arrays and tuples become lists, numpy scalars become Python ones, and
+    non-finite floats become None (JSON has no NaN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> jsonable({"n": np.int64(3), "x": np.array([0.5, np.nan]), 1: (True,)})
+    {'n': 3, 'x': [0.5, None], '1': [True]}
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        value = float(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value

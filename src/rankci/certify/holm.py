@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_alpha, check_choice
+from rankci._base import check_alpha, check_choice
 
 METHODS = ("holm", "bonferroni")
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._checks import check_positive_int
-from .ranking import Ranking, _plain
+from rankci._base import check_positive_int, jsonable
+from rankci.ranking import Ranking
 
 __all__ = ["TauBest", "tau_best"]
 
@@ -68,11 +68,11 @@ class TauBest:
             "members": list(self.members),
             "alpha": self.ranking.alpha,
             "coverage": self.ranking.coverage,
-            **{key: _plain(value) for key, value in self.ranking.method.items()},
+            **{key: jsonable(value) for key, value in self.ranking.method.items()},
             "n_units": int(self.ranking.n_units),
-            "excluded": _plain(self.ranking.excluded),
+            "excluded": jsonable(self.ranking.excluded),
             "models": [
-                {k: _plain(v) for k, v in row.items()}
+                {k: jsonable(v) for k, v in row.items()}
                 for row in self.to_frame().to_dict(orient="records")
             ],
             "guarantee": self.guarantee,
@@ -107,7 +107,7 @@ def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
     Examples
     --------
     >>> import numpy as np
-    >>> from rankci.maxt import maxt_ranking_from_cov
+    >>> from rankci.certify.maxt import maxt_ranking_from_cov
     >>> ranking = maxt_ranking_from_cov([0.5, 0.8, 0.78], np.eye(3) * 1e-4, rng=0)
     >>> tau_best(ranking, 1).members
     ('m1', 'm2')
@@ -118,7 +118,7 @@ def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
             raise ValueError("rank options are only used when data (not a Ranking) are given")
         ranking = ranking_or_data
     else:
-        from .leaderboard import rank
+        from rankci.leaderboard import rank
 
         if rank_options.get("coverage", "simultaneous") != "simultaneous":
             raise ValueError("tau-best sets need coverage='simultaneous'")

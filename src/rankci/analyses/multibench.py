@@ -41,12 +41,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._checks import check_alpha, check_choice, check_nonnegative
-from .data import UNITS, Scores
-from .io import _read_table, read_scores
-from .multiplicity import METHODS, reject
-from .pairwise import Pairwise, _studentize, pairwise_tests
-from .ranking import UNIT_SCOPE, Ranking, _plain, ranking_from_dominance
+from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
+from rankci.certify.holm import METHODS, reject
+from rankci.data import UNITS, Scores
+from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
+from rankci.io import read_scores, read_table
+from rankci.ranking import UNIT_SCOPE, Ranking, ranking_from_dominance
 
 __all__ = ["rank_benchmarks", "BenchmarkRankings", "ACROSS", "WEIGHTS", "OVERALL"]
 
@@ -121,9 +121,9 @@ class BenchmarkRankings:
         return {
             "alpha": self.alpha,
             "across": self.across,
-            "weights": _plain(self.weights),
+            "weights": jsonable(self.weights),
             "guarantee": self.guarantee,
-            "excluded": _plain(self.excluded),
+            "excluded": jsonable(self.excluded),
             "benchmarks": {name: r.to_dict(k) for name, r in self.rankings.items()},
             OVERALL: None if self.overall is None else self.overall.to_dict(k),
         }
@@ -305,7 +305,7 @@ def _split_benchmarks(data, benchmark: str) -> dict[str, Scores]:
             )
         return _no_reserved(parts)
     if isinstance(data, (str, os.PathLike)):
-        data = _read_table(Path(data), "auto")
+        data = read_table(Path(data), "auto")
     if not isinstance(data, pd.DataFrame):
         raise ValueError(
             "expected a mapping of benchmarks, a table, a path or Scores, got "
@@ -410,7 +410,7 @@ def _combine(pairwise: dict, spread: dict, weights: dict, delta: float, normal: 
     off = ~np.eye(m, dtype=bool)
     zero = variance <= 1e-12 * scale
     se = np.sqrt(variance)
-    statistic = _studentize(estimate, delta, se, zero)
+    statistic = studentize(estimate, delta, se, zero)
     if normal:
         pvalue = special.ndtr(-statistic)
         df = None

@@ -20,9 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._checks import check_alpha
-from .omnibus import Data, friedman, rm_anova
-from .ranking import _plain
+from rankci._base import check_alpha, jsonable
+from rankci.analyses.omnibus import Data, friedman, rm_anova
 
 __all__ = ["PostHoc", "nemenyi", "tukey_hsd", "tukey_pvalues"]
 
@@ -80,7 +79,7 @@ class PostHoc:
         return self.table.copy()
 
     def to_dict(self) -> dict:
-        return _plain(
+        return jsonable(
             {
                 "method": self.method,
                 "alpha": self.alpha,

@@ -1,0 +1,356 @@
+"""The method specification: one frozen, validated record of how a ranking is computed.
+
+A :class:`MethodSpec` holds every choice between the scores and the certified dominances:
+
+* the **unit** of analysis and the **missing**-cell rule (scores -> units),
+* the paired **test** and its options (units -> pairwise evidence),
+* the **multiplicity** procedure and its options, the **coverage**, the level **alpha** and the
+  indifference margin **delta** (evidence -> certified dominances),
+* the **seed** actually used by the methods that draw random numbers.
+
+It is validated once, when it is made; every :class:`rankci.Ranking` carries the one it was made
+with (``ranking.spec``), JSON output records it (``spec.to_dict()``), and it re-runs:
+``rankci.rank(data, spec=ranking.spec)`` gives the same ranking again. The per-cluster report,
+tau-best and the cluster filter change one field with :meth:`MethodSpec.replace` instead of
+passing keyword bundles along.
+
+This module imports nothing heavy (no numpy), so the command line can offer its choices without
+loading the statistics.
+
+References
+----------
+Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+ranks with application to ranking institutions. Biometrics 78(1), 238-247 (the unit, test and
+multiplicity choices of Algorithms 1 and 2).
+
+Examples
+--------
+>>> spec = MethodSpec(test="wilcoxon", alpha=0.1)
+>>> spec.replace(unit="cluster").unit
+'cluster'
+>>> MethodSpec.from_dict(spec.to_dict()) == spec
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "COVARIANCES",
+    "COVERAGES",
+    "MISSING",
+    "MULTIPLICITIES",
+    "MULTIPLICITY_OPTIONS",
+    "MethodSpec",
+    "RANDOM_TESTS",
+    "RESAMPLINGS",
+    "TESTS",
+    "TEST_OPTIONS",
+    "UNITS",
+    "UNIT_SCOPE",
+    "fresh_seed",
+]
+
+UNITS = ("observation", "item", "cluster", "prompt")
+MISSING = ("complete", "pairwise")
+TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
+COVERAGES = ("simultaneous", "marginal")
+MULTIPLICITIES = ("holm", "bonferroni", "max-t")
+RESAMPLINGS = ("gaussian", "bootstrap")
+COVARIANCES = ("independent", "cluster")
+RANDOM_TESTS = ("bootstrap", "permutation")
+
+#: The options each paired test takes (:func:`rankci.evidence.pairwise.pairwise_tests`).
+TEST_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "t": (),
+        "z": (),
+        "sign": (),
+        "wilcoxon": ("zero_method", "correction", "distribution"),
+        "yuen": ("trim",),
+        "bootstrap": ("reps",),
+        "permutation": ("reps",),
+    }
+)
+
+#: The options of each multiplicity procedure (:func:`rankci.certify.maxt.maxt_ranking`).
+MULTIPLICITY_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "holm": (),
+        "bonferroni": (),
+        "max-t": ("resampling", "draws", "covariance", "stepdown", "small_sample"),
+    }
+)
+
+#: What the inference extends to, per unit of analysis.
+UNIT_SCOPE: Mapping[str, str] = MappingProxyType(
+    {
+        "observation": "the observed evaluation set only",
+        "item": "new questions like these",
+        "cluster": "new clusters (subjects) like these",
+        "prompt": "new prompt variants like these",
+    }
+)
+
+
+def fresh_seed() -> int:
+    """A new 64-bit seed from the operating system's entropy.
+
+    Used when a method that draws random numbers is given no seed: the draws are as random as
+    before, and the seed is recorded, so the result can be reproduced.
+
+    Examples
+    --------
+    >>> 0 <= fresh_seed() < 2**64
+    True
+    """
+    return secrets.randbits(64)
+
+
+def _choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"unknown {name} {value!r}; choose one of {listed}")
+    return value
+
+
+def _frozen(options: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
+    if options is None:
+        return MappingProxyType({})
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{name} must be a mapping of option names to values, got {options!r}")
+    return MappingProxyType({str(k): options[k] for k in sorted(options)})
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """How a ranking is computed, from the units to the certified dominances.
+
+    Parameters
+    ----------
+    unit : {"item", "observation", "cluster", "prompt"}, default "item"
+        The unit of analysis: what the inference extends to (:data:`UNIT_SCOPE`).
+    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}, default "t"
+        The one-sided paired test of ``H_jl: theta_j - theta_l <= delta``.
+    test_options : mapping, optional
+        Options of the test (:data:`TEST_OPTIONS`): ``trim`` (Yuen), ``reps`` (bootstrap,
+        permutation), ``zero_method``, ``correction`` and ``distribution`` (Wilcoxon). Only the
+        options given are stored; the others keep the test's defaults.
+    coverage : {"simultaneous", "marginal"}, default "simultaneous"
+    alpha : float, default 0.05
+        The level: the guarantee holds with probability at least ``1 - alpha``.
+    delta : float, default 0
+        Indifference margin: only differences larger than delta are certified.
+    missing : {"complete", "pairwise"}, default "complete"
+        Keep the units scored by every model, or compare each pair on the units both have.
+    multiplicity : {"holm", "bonferroni", "max-t"}, default "holm"
+    multiplicity_options : mapping, optional
+        Options of max-t (:data:`MULTIPLICITY_OPTIONS`): ``resampling``, ``draws``,
+        ``covariance``, ``stepdown``, ``small_sample``.
+    seed : int or None
+        The seed of the random draws (bootstrap or permutation tests, max-t critical values);
+        None when the method draws nothing, or when a ``numpy.random.Generator`` was given
+        instead of a seed.
+
+    Raises
+    ------
+    ValueError
+        For an unknown choice, an option the test or the procedure does not take, or max-t with
+        a test other than t or z.
+
+    Examples
+    --------
+    >>> MethodSpec(multiplicity="max-t", multiplicity_options={"draws": 5000}, seed=1).draws_random
+    True
+    >>> MethodSpec(test="t", test_options={"reps": 10})
+    Traceback (most recent call last):
+    ...
+    ValueError: test='t' takes no options, got reps
+    """
+
+    unit: str = "item"
+    test: str = "t"
+    test_options: Mapping[str, Any] = field(default_factory=dict)
+    coverage: str = "simultaneous"
+    alpha: float = 0.05
+    delta: float = 0.0
+    missing: str = "complete"
+    multiplicity: str = "holm"
+    multiplicity_options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        _choice("unit", self.unit, UNITS)
+        _choice("test", self.test, TESTS)
+        _choice("coverage", self.coverage, COVERAGES)
+        _choice("missing", self.missing, MISSING)
+        _choice("multiplicity", self.multiplicity, MULTIPLICITIES)
+        alpha = self.alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0.0 < float(alpha) < 1.0:
+            raise ValueError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}")
+        delta = self.delta
+        if (
+            isinstance(delta, bool)
+            or not isinstance(delta, Real)
+            or not math.isfinite(delta)
+            or delta < 0
+        ):
+            raise ValueError(f"delta must be a finite number >= 0, got {delta!r}")
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):
+            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        object.__setattr__(self, "alpha", float(alpha))
+        object.__setattr__(self, "delta", float(delta))
+        object.__setattr__(self, "seed", None if seed is None else int(seed))
+        test_options = _frozen(self.test_options, "test_options")
+        _known("test", self.test, test_options, TEST_OPTIONS[self.test])
+        object.__setattr__(self, "test_options", test_options)
+        options = _frozen(self.multiplicity_options, "multiplicity_options")
+        _known("multiplicity", self.multiplicity, options, MULTIPLICITY_OPTIONS[self.multiplicity])
+        if "resampling" in options:
+            _choice("resampling", options["resampling"], RESAMPLINGS)
+        if "covariance" in options:
+            _choice("covariance", options["covariance"], COVARIANCES)
+        object.__setattr__(self, "multiplicity_options", options)
+        if self.multiplicity == "max-t" and self.test not in ("t", "z"):
+            raise ValueError(
+                f"multiplicity='max-t' uses studentized mean differences (test='t'); it cannot be "
+                f"combined with test={self.test!r}. Use multiplicity='holm' for that test"
+            )
+
+    # ------------------------------------------------------------------ derived facts
+    @property
+    def draws_random(self) -> bool:
+        """Whether the method draws random numbers (and so needs a seed to be reproducible)."""
+        return self.test in RANDOM_TESTS or self.multiplicity == "max-t"
+
+    def seeded(self) -> MethodSpec:
+        """This specification with a seed wherever the method draws random numbers.
+
+        A spec that already has a seed, or draws nothing, is returned as it is; otherwise a
+        fresh seed (:func:`fresh_seed`) is recorded.
+        """
+        if self.seed is not None or not self.draws_random:
+            return self
+        return self.replace(seed=fresh_seed())
+
+    # ------------------------------------------------------------------ conversions
+    def replace(self, **changes: Any) -> MethodSpec:
+        """A copy with some fields changed, validated again (``dataclasses.replace``).
+
+        Examples
+        --------
+        >>> MethodSpec().replace(alpha=0.1).alpha
+        0.1
+        """
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise ValueError(
+                f"MethodSpec has no field {unknown[0]!r}; its fields are "
+                + ", ".join(f.name for f in dataclasses.fields(self))
+            )
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict of every field; :meth:`from_dict` reads it back."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = dict(value) if isinstance(value, Mapping) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> MethodSpec:
+        """The specification a :meth:`to_dict` (or a JSON output's ``"spec"``) describes."""
+        if not isinstance(values, Mapping):
+            raise ValueError(f"a method specification is a mapping, got {type(values).__name__}")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise ValueError(
+                f"unknown field {unknown[0]!r} in the method specification; its fields are "
+                + ", ".join(sorted(fields))
+            )
+        return cls(**dict(values))
+
+    @classmethod
+    def from_keywords(
+        cls,
+        *,
+        unit: str = "item",
+        test: str = "t",
+        coverage: str = "simultaneous",
+        alpha: float = 0.05,
+        delta: float = 0.0,
+        missing: str = "complete",
+        multiplicity: str = "holm",
+        seed: int | None = None,
+        caller: str = "rank",
+        **options: Any,
+    ) -> MethodSpec:
+        """The specification of ``rankci.rank``'s keywords: options go to the test or to max-t.
+
+        ``options`` that neither the test nor the multiplicity procedure takes are an error that
+        lists the keywords of ``caller``.
+        """
+        test_names = TEST_OPTIONS.get(test, ())
+        procedure_names = MULTIPLICITY_OPTIONS.get(multiplicity, ())
+        test_options = {k: v for k, v in options.items() if k in test_names}
+        procedure_options = {k: v for k, v in options.items() if k in procedure_names}
+        unknown = sorted(set(options) - set(test_options) - set(procedure_options))
+        if unknown:
+            accepted = sorted({name for names in TEST_OPTIONS.values() for name in names}
+                              | {name for names in MULTIPLICITY_OPTIONS.values() for name in names})
+            raise ValueError(
+                f"{caller}() got an unexpected keyword {unknown[0]!r} for test={test!r} and "
+                f"multiplicity={multiplicity!r}. Its keywords are data, unit, test, coverage, "
+                f"alpha, delta, missing, multiplicity, rng, filter_uninformative, alpha_split, "
+                f"top, spec, and the options {', '.join(accepted)} (each for its own test or "
+                "procedure: see rankci.method.TEST_OPTIONS and MULTIPLICITY_OPTIONS)"
+            )
+        return cls(
+            unit=unit,
+            test=test,
+            test_options=test_options,
+            coverage=coverage,
+            alpha=alpha,
+            delta=delta,
+            missing=missing,
+            multiplicity=multiplicity,
+            multiplicity_options=procedure_options,
+            seed=seed,
+        )
+
+    def describe(self) -> str:
+        """One line: the procedure in words.
+
+        Examples
+        --------
+        >>> MethodSpec().describe()
+        'holm over one-sided paired t tests on item units, simultaneous coverage, alpha = 0.05'
+        """
+        margin = f", delta = {self.delta:g}" if self.delta > 0 else ""
+        seed = f", seed {self.seed}" if self.seed is not None else ""
+        return (
+            f"{self.multiplicity} over one-sided paired {self.test} tests on {self.unit} units, "
+            f"{self.coverage} coverage, alpha = {self.alpha:g}{margin}{seed}"
+        )
+
+
+def _known(kind: str, name: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if not unknown:
+        return
+    if not allowed:
+        raise ValueError(f"{kind}={name!r} takes no options, got {', '.join(unknown)}")
+    raise ValueError(
+        f"{kind}={name!r} takes the options {', '.join(allowed)}; got {', '.join(unknown)}"
+    )
