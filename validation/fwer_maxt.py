@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from power_maxt import Design, simulate, units_of  # noqa: E402
 
+from rankci.certify.holm import simultaneous_ranking  # noqa: E402
 from rankci.certify.maxt import maxt_ranking  # noqa: E402
 from rankci.cli import markdown_table  # noqa: E402
 from rankci.evidence.pairwise import pairwise_tests  # noqa: E402
-from rankci.ranking import simultaneous_ranking  # noqa: E402
 
 THETA = np.full(10, 0.6)
 DESIGNS = [Design(f"{n} items", THETA, n) for n in (30, 50, 100, 300, 1000)] + [

@@ -126,8 +126,8 @@ def clustered(pilots: int, draws: int, seed: int) -> None:
         x, cluster = simulate(rng, beta, 30, 20, 0.6, 1.0)
         labels = [f"c{c:03d}" for c in cluster]
         pilot_scores = rankci.Scores.from_matrix(x, clusters=labels)
-        by_cluster = plan(pilot_scores, kind="cluster")
-        by_item = plan(pilot_scores, kind="item")
+        by_cluster = plan(pilot_scores, method="cluster")
+        by_item = plan(pilot_scores, method="item")
         for k in rows:
             means = np.array(
                 [simulate(rng, beta, k, 20, 0.6, 1.0)[0].mean(axis=0) for _ in range(draws)]

@@ -43,11 +43,11 @@ from scipy import special
 
 import rankci
 from rankci import Scores, UnitScores
+from rankci.certify.holm import simultaneous_ranking
 from rankci.certify.maxt import maxt_ranking
 from rankci.cli import markdown_table
 from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import _resample_counts, pairwise_tests
-from rankci.ranking import simultaneous_ranking
 
 ALPHA = 0.05
 DRAWS = 1000

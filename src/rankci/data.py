@@ -27,9 +27,7 @@ import numpy as np
 import pandas as pd
 
 from rankci._base import check_choice
-
-UNITS = ("observation", "item", "cluster", "prompt")
-MISSING = ("complete", "pairwise")
+from rankci.method import MISSING, UNITS
 
 __all__ = ["Scores", "UnitScores", "UNITS", "MISSING", "InsufficientDataError"]
 

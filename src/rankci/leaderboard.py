@@ -1,64 +1,136 @@
-"""From scores to a Ranking in one call: units -> pairwise tests -> multiplicity -> counting.
+"""Orchestration: from scores to a Ranking in one call, following one method specification.
 
-:func:`rank` is the main entry point; :func:`rank_by_cluster` gives per-cluster rank intervals, and
-``rank(..., filter_uninformative=True)`` drops clusters on which the models cannot be told apart
-(Section 4 and Appendix B.4 of the source), spending part of alpha on that choice.
+The flow (DESIGN.md): scores -> units (:meth:`Scores.units`) -> pairwise evidence
+(:mod:`rankci.evidence`) -> certified dominances (:mod:`rankci.certify`) -> Ranking
+(:mod:`rankci.ranking`). :func:`rank` is the main entry point; :func:`rank_by_cluster` gives
+per-cluster rank intervals, and ``rank(..., filter_uninformative=True)`` drops clusters on which the
+models cannot be told apart (Section 4 and Appendix B.4 of Al Mohamad et al.), spending part of
+alpha on that choice. Every step reads the one validated :class:`~rankci.method.MethodSpec`.
+
+References
+----------
+Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+ranks with application to ranking institutions. Biometrics 78(1), 238-247.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
-from rankci.certify.holm import METHODS
-from rankci.certify.maxt import rank_scores_maxt
-from rankci.data import UNITS, InsufficientDataError, Scores
+from rankci._base import check_positive_int, jsonable
+from rankci.certify.certification import Certification
+from rankci.certify.holm import certify_holm
+from rankci.certify.maxt import certify_maxt
+from rankci.data import InsufficientDataError, Scores
+from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import pairwise_tests
 from rankci.io import as_scores
-from rankci.ranking import COVERAGES, Ranking, marginal_ranking, simultaneous_ranking
+from rankci.method import MethodSpec
+from rankci.ranking import Ranking
 
-__all__ = ["rank", "rank_by_cluster", "ClusterRankings", "informative_clusters"]
+__all__ = ["rank", "rank_by_cluster", "ClusterRankings", "informative_clusters", "certify"]
 
 CLUSTER_UNITS = ("item", "prompt", "observation")
-MULTIPLICITIES = (*METHODS, "max-t")
+
+_DEFAULTS = dict(
+    unit="item",
+    test="t",
+    coverage="simultaneous",
+    alpha=0.05,
+    delta=0.0,
+    missing="complete",
+    multiplicity="holm",
+)
 
 
+def certify(
+    scores: Scores, spec: MethodSpec, rng: int | np.random.Generator | None = None
+) -> Certification:
+    """Units, pairwise evidence and certification, as ``spec`` says (no counting yet).
 
+    Parameters
+    ----------
+    scores : Scores
+    spec : MethodSpec
+    rng : int, Generator or None
+        The random draws; default ``spec.seed``.
 
-def _rank_scores(
-    scores: Scores,
-    *,
-    unit: str,
-    test: str,
-    coverage: str,
-    alpha: float,
-    delta: float,
-    missing: str,
-    multiplicity: str,
-    rng,
-    test_options: dict,
-) -> Ranking:
-    check_choice("multiplicity", multiplicity, MULTIPLICITIES)
-    if multiplicity == "max-t":
-        return rank_scores_maxt(
-            scores,
-            unit=unit,
-            test=test,
-            coverage=coverage,
-            alpha=alpha,
-            delta=delta,
-            missing=missing,
+    Returns
+    -------
+    Certification
+
+    Examples
+    --------
+    >>> import rankci
+    >>> from rankci.method import MethodSpec
+    >>> c = certify(rankci.datasets.load_chembench(), MethodSpec())
+    >>> c.coverage, c.n_units
+    ('simultaneous', 2788)
+    """
+    rng = spec.seed if rng is None else rng
+    units = scores.units(spec.unit, spec.missing)
+    if spec.multiplicity == "max-t":
+        options = dict(spec.multiplicity_options)
+        covariance = options.pop("covariance", "independent")
+        groups = unit_clusters(scores, units) if covariance == "cluster" else None
+        return certify_maxt(
+            units,
+            groups=groups,
+            alpha=spec.alpha,
+            coverage=spec.coverage,
+            delta=spec.delta,
             rng=rng,
-            **test_options,
+            **options,
         )
-    units = scores.units(unit, missing)
-    pairwise = pairwise_tests(units, test, delta=delta, rng=rng, **test_options)
-    build = simultaneous_ranking if coverage == "simultaneous" else marginal_ranking
-    return build(pairwise, alpha, multiplicity)
+    pairwise = pairwise_tests(units, spec.test, delta=spec.delta, rng=rng, **spec.test_options)
+    return certify_holm(pairwise, spec.alpha, spec.coverage, spec.multiplicity)
+
+
+def _method_spec(
+    spec: MethodSpec | None,
+    rng: object,
+    keywords: dict[str, Any],
+    options: dict[str, Any],
+    caller: str,
+) -> tuple[MethodSpec, object]:
+    """The validated specification of a call, and the random source to use with it."""
+    if spec is not None:
+        if not isinstance(spec, MethodSpec):
+            raise ValueError(f"spec must be a rankci.method.MethodSpec, got {type(spec).__name__}")
+        changed = [k for k, v in keywords.items() if v != _DEFAULTS.get(k, v)] + sorted(options)
+        if changed:
+            raise ValueError(
+                f"{caller}() got spec= and also {changed[0]}=; pass the method through one of "
+                "them (spec.replace(...) changes a field)"
+            )
+        if rng is not None:
+            spec = spec.replace(seed=None) if isinstance(rng, np.random.Generator) else spec
+            spec = _with_rng(spec, rng)
+        return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
+    spec = MethodSpec.from_keywords(**keywords, caller=caller, **options)
+    return _with_rng(spec, rng), (rng if isinstance(rng, np.random.Generator) else None)
+
+
+def _with_rng(spec: MethodSpec, rng: object) -> MethodSpec:
+    """Record the seed of ``rng`` (an int), or a fresh one where the method draws numbers."""
+    if isinstance(rng, np.random.Generator):
+        return spec.replace(seed=None)
+    if rng is None:
+        return spec.seeded()
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return spec.replace(seed=int(rng))
+    raise ValueError(
+        f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}"
+    )
+
+
+def _rank_with(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
+    return certify(scores, spec, rng).ranking(spec)
 
 
 def rank(
@@ -75,7 +147,8 @@ def rank(
     filter_uninformative: bool = False,
     alpha_split: tuple[float, float] = (0.3, 0.7),
     top: int = 3,
-    **test_options,
+    spec: MethodSpec | None = None,
+    **options: Any,
 ) -> Ranking:
     """Rank intervals for a leaderboard from paired tests and Holm's procedure.
 
@@ -95,31 +168,43 @@ def rank(
     delta : float, default 0
         Indifference margin: only differences larger than delta are certified.
     missing : {"complete", "pairwise"}
-        Missing (model, item) cells: keep items scored by every model, or compare each pair on the
-        items both have.
+        Missing (model, item) cells: keep items scored by every model (the default everywhere in
+        rankci), or compare each pair on the items both have.
     multiplicity : {"holm", "bonferroni", "max-t"}
         ``holm`` (default) and ``bonferroni`` are valid under any dependence. ``max-t`` is the
         Romano-Wolf step-down on the studentized mean differences with the critical values
-        from their estimated joint law (:func:`rankci.certify.maxt.maxt_ranking`): tighter intervals,
-        asymptotic level; only with ``test="t"``. Its options go in ``**test_options``:
+        from their estimated joint law (:func:`rankci.certify.maxt.maxt_ranking`): tighter
+        intervals, asymptotic level; only with ``test="t"``. Its options go in ``**options``:
         ``resampling`` ("gaussian" or "bootstrap"), ``draws`` (1000), ``covariance``
         ("independent" or "cluster": cluster-robust over the cluster column), ``stepdown``
         (True) and ``small_sample`` (True). See docs/maxt.md.
     rng : int, Generator or None
-        Seed for the bootstrap and permutation tests and for the max-t draws.
+        Seed for the bootstrap and permutation tests and for the max-t draws. With None, a
+        fresh seed is drawn and recorded in ``ranking.spec.seed``.
     filter_uninformative : bool, default False
         First rank the models within every cluster at ``alpha_split[0] * alpha`` and drop the
         clusters where at least M - 1 of the M models have a rank interval reaching rank ``top``;
         then rank on the remaining clusters at ``alpha_split[1] * alpha``.
     alpha_split : (float, float), default (0.3, 0.7)
     top : int, default 3
-    **test_options
-        Passed to :func:`rankci.pairwise_tests` (``trim``, ``reps``, ``zero_method``, ...), or
-        the max-t options above.
+    spec : MethodSpec, optional
+        The whole method at once, for example ``other_ranking.spec``; then pass no other method
+        keyword.
+    **options
+        Options of the test (``trim``, ``reps``, ``zero_method``, ``correction``,
+        ``distribution``) or of max-t (above); an option that neither takes is an error.
 
     Returns
     -------
     Ranking
+        ``ranking.spec`` is the validated :class:`~rankci.method.MethodSpec`, seed included.
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
+    of Statistics 6(2), 65-70.
 
     Examples
     --------
@@ -128,38 +213,45 @@ def rank(
     >>> ranking = rankci.rank(scores)
     >>> ranking.to_frame().iloc[0][["model", "rank_lower", "rank_upper"]].tolist()
     ['gemini-3.1-pro [merged dir]', 1, 1]
+    >>> rankci.rank(scores, spec=ranking.spec).upper.tolist() == ranking.upper.tolist()
+    True
     """
     scores = as_scores(data)
-    check_choice("unit", unit, UNITS)
-    check_choice("coverage", coverage, COVERAGES)
-    alpha = check_alpha(alpha)
-    settings = dict(
+    keywords = dict(
         unit=unit,
         test=test,
         coverage=coverage,
+        alpha=alpha,
         delta=delta,
         missing=missing,
         multiplicity=multiplicity,
-        rng=rng,
-        test_options=test_options,
     )
-    if not filter_uninformative:
-        return _rank_scores(scores, alpha=alpha, **settings)
+    spec, rng = _method_spec(spec, rng, keywords, options, "rank")
+    if filter_uninformative:
+        spec = spec.replace(cluster_filter={"alpha_split": alpha_split, "top": top})
+    if spec.cluster_filter is None:
+        return _rank_with(scores, spec, rng)
+    return _rank_filtered(scores, spec, rng)
 
-    alpha_filter, alpha_rank = _split(alpha, alpha_split)
-    cluster_unit = "item" if unit == "cluster" else unit
+
+def _rank_filtered(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
+    first, second = spec.cluster_filter["alpha_split"]
+    top = spec.cluster_filter["top"]
+    alpha_filter, alpha_rank = first * spec.alpha, second * spec.alpha
+    cluster_unit = "item" if spec.unit == "cluster" else spec.unit
     keep, dropped = informative_clusters(
         scores,
-        alpha=alpha_filter,
+        spec=spec.replace(unit=cluster_unit, alpha=alpha_filter, cluster_filter=None),
         top=top,
-        **{**settings, "unit": cluster_unit},
+        rng=rng,
     )
     if not keep:
         raise ValueError(
             f"every cluster was found non-informative (at least M - 1 models reach rank {top}); "
             "nothing is left to rank"
         )
-    ranking = _rank_scores(scores.subset(clusters=keep), alpha=alpha_rank, **settings)
+    final = spec.replace(alpha=alpha_rank, cluster_filter=None)
+    ranking = certify(scores.subset(clusters=keep), final, rng).ranking(spec)
     details = {
         **ranking.details,
         "filter": {
@@ -184,18 +276,6 @@ def rank(
     return replace(ranking, details=details, excluded=excluded, guarantee=guarantee)
 
 
-def _split(alpha: float, alpha_split) -> tuple[float, float]:
-    try:
-        first, second = (float(a) for a in alpha_split)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha_split must be two fractions, got {alpha_split!r}") from None
-    if first <= 0 or second <= 0 or first + second > 1 + 1e-12:
-        raise ValueError(
-            f"alpha_split must be two positive fractions summing to <= 1, got {alpha_split!r}"
-        )
-    return first * alpha, second * alpha
-
-
 @dataclass(frozen=True, repr=False, eq=False)
 class ClusterRankings:
     """Rank intervals computed separately within each cluster.
@@ -211,6 +291,7 @@ class ClusterRankings:
     rankings: dict
     skipped: dict
     alpha: float
+    spec: MethodSpec | None = None
 
     def to_frame(self, k: int | None = None) -> pd.DataFrame:
         """Long table: cluster, then the columns of :meth:`Ranking.to_frame`."""
@@ -223,11 +304,14 @@ class ClusterRankings:
         return frame[["cluster", *[c for c in frame.columns if c != "cluster"]]]
 
     def to_dict(self, k: int | None = None) -> dict:
-        return {
+        out = {
             "alpha": self.alpha,
             "clusters": {name: r.to_dict(k) for name, r in self.rankings.items()},
             "skipped": jsonable(self.skipped),
         }
+        if self.spec is not None:
+            out["spec"] = self.spec.to_dict()
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -247,7 +331,8 @@ def rank_by_cluster(
     missing: str = "complete",
     multiplicity: str = "holm",
     rng: int | np.random.Generator | None = None,
-    **test_options,
+    spec: MethodSpec | None = None,
+    **options: Any,
 ) -> ClusterRankings:
     """Rank intervals within each cluster (subject), with item or prompt units.
 
@@ -255,15 +340,49 @@ def rank_by_cluster(
     is left out of that cluster's ranking and listed in its ``excluded["models_without_scores"]``;
     a cluster that cannot be ranked at all (fewer than two models with scores, no item scored by
     every model) is listed in ``skipped`` with the reason.
+
+    Parameters
+    ----------
+    data : Scores, DataFrame or path
+        Scores with a cluster column.
+    unit, test, coverage, alpha, delta, missing, multiplicity, rng, spec, **options
+        As in :func:`rank`; ``unit`` is one of "item", "prompt" or "observation" (a cluster
+        cannot be its own unit).
+
+    Returns
+    -------
+    ClusterRankings
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247 (Section 4).
+
+    Examples
+    --------
+    >>> import rankci
+    >>> by = rankci.rank_by_cluster(rankci.datasets.load_chembench())
+    >>> len(by.rankings) + len(by.skipped)
+    9
     """
     scores = as_scores(data)
     if scores.clusters is None:
         raise ValueError(
             "per-cluster rank intervals need a cluster column (subject, category, task)"
         )
-    check_choice("unit", unit, CLUSTER_UNITS)
-    check_choice("coverage", coverage, COVERAGES)
-    alpha = check_alpha(alpha)
+    keywords = dict(
+        unit=unit,
+        test=test,
+        coverage=coverage,
+        alpha=alpha,
+        delta=delta,
+        missing=missing,
+        multiplicity=multiplicity,
+    )
+    spec, rng = _method_spec(spec, rng, keywords, options, "rank_by_cluster")
+    if spec.unit not in CLUSTER_UNITS:
+        listed = ", ".join(repr(u) for u in CLUSTER_UNITS)
+        raise ValueError(f"unknown unit {spec.unit!r}; choose one of {listed}")
     rankings: dict[str, Ranking] = {}
     skipped: dict[str, str] = {}
     for cluster in scores.clusters:
@@ -276,18 +395,7 @@ def rank_by_cluster(
         if absent:
             subset = subset.subset(models=present)
         try:
-            ranking = _rank_scores(
-                subset,
-                unit=unit,
-                test=test,
-                coverage=coverage,
-                alpha=alpha,
-                delta=delta,
-                missing=missing,
-                multiplicity=multiplicity,
-                rng=rng,
-                test_options=test_options,
-            )
+            ranking = _rank_with(subset, spec, rng)
         except InsufficientDataError as error:
             skipped[cluster] = str(error)
             continue
@@ -295,27 +403,53 @@ def rank_by_cluster(
             excluded = {**ranking.excluded, "models_without_scores": absent}
             ranking = replace(ranking, excluded=excluded)
         rankings[cluster] = ranking
-    return ClusterRankings(rankings=rankings, skipped=skipped, alpha=alpha)
+    return ClusterRankings(rankings=rankings, skipped=skipped, alpha=spec.alpha, spec=spec)
 
 
 def informative_clusters(
     scores: Scores,
     *,
-    alpha: float,
+    spec: MethodSpec | None = None,
     top: int = 3,
     min_models: int | None = None,
-    **settings,
+    rng: int | np.random.Generator | None = None,
+    **keywords: Any,
 ) -> tuple[list[str], dict[str, str]]:
     """Split clusters into informative ones and non-informative ones (with the reason).
 
     A cluster is non-informative when at least ``min_models`` (default M - 1) of the M models have a
     per-cluster rank interval reaching rank ``top`` (``L_j <= top``): nearly every model could be
     among the best, so the cluster says little about the differences between models.
+
+    Parameters
+    ----------
+    scores : Scores
+    spec : MethodSpec, optional
+        The method of the per-cluster rankings (its ``alpha`` is the screening level); or give
+        the keywords of :func:`rank_by_cluster` instead.
+    top : int, default 3
+    min_models : int, optional
+    rng : int, Generator or None
+
+    Returns
+    -------
+    (list of str, dict of str to str)
+        The informative clusters, and the others with the reason.
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247 (Appendix B.4).
+
+    Examples
+    --------
+    >>> import rankci
+    >>> keep, dropped = informative_clusters(rankci.datasets.load_chembench(), alpha=0.015)
+    >>> len(keep) + len(dropped)
+    9
     """
     top = check_positive_int(top, "top")
-    settings.pop("alpha", None)
-    test_options = settings.pop("test_options", {})
-    by_cluster = rank_by_cluster(scores, alpha=alpha, **settings, **test_options)
+    by_cluster = rank_by_cluster(scores, spec=spec, rng=rng, **keywords)
     keep: list[str] = []
     dropped: dict[str, str] = {}
     for cluster, reason in by_cluster.skipped.items():

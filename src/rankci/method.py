@@ -159,6 +159,10 @@ class MethodSpec:
         The seed of the random draws (bootstrap or permutation tests, max-t critical values);
         None when the method draws nothing, or when a ``numpy.random.Generator`` was given
         instead of a seed.
+    cluster_filter : mapping or None
+        ``{"alpha_split": (a, b), "top": k}`` to first drop the non-informative clusters at level
+        ``a * alpha`` and rank the rest at ``b * alpha`` (``rank(filter_uninformative=True)``);
+        None (default) ranks on every cluster.
 
     Raises
     ------
@@ -186,6 +190,7 @@ class MethodSpec:
     multiplicity: str = "holm"
     multiplicity_options: Mapping[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    cluster_filter: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         _choice("unit", self.unit, UNITS)
@@ -220,6 +225,8 @@ class MethodSpec:
         if "covariance" in options:
             _choice("covariance", options["covariance"], COVARIANCES)
         object.__setattr__(self, "multiplicity_options", options)
+        if self.cluster_filter is not None:
+            object.__setattr__(self, "cluster_filter", _cluster_filter(self.cluster_filter))
         if self.multiplicity == "max-t" and self.test not in ("t", "z"):
             raise ValueError(
                 f"multiplicity='max-t' uses studentized mean differences (test='t'); it cannot be "
@@ -265,6 +272,8 @@ class MethodSpec:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             out[f.name] = dict(value) if isinstance(value, Mapping) else value
+        if self.cluster_filter is not None:
+            out["cluster_filter"]["alpha_split"] = list(self.cluster_filter["alpha_split"])
         return out
 
     @classmethod
@@ -310,7 +319,7 @@ class MethodSpec:
             accepted = sorted({name for names in TEST_OPTIONS.values() for name in names}
                               | {name for names in MULTIPLICITY_OPTIONS.values() for name in names})
             raise ValueError(
-                f"{caller}() got an unexpected keyword {unknown[0]!r} for test={test!r} and "
+                f"{caller}() got an unknown option {unknown[0]!r} for test={test!r} and "
                 f"multiplicity={multiplicity!r}. Its keywords are data, unit, test, coverage, "
                 f"alpha, delta, missing, multiplicity, rng, filter_uninformative, alpha_split, "
                 f"top, spec, and the options {', '.join(accepted)} (each for its own test or "
@@ -343,6 +352,25 @@ class MethodSpec:
             f"{self.multiplicity} over one-sided paired {self.test} tests on {self.unit} units, "
             f"{self.coverage} coverage, alpha = {self.alpha:g}{margin}{seed}"
         )
+
+
+def _cluster_filter(value: object) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping) or set(value) != {"alpha_split", "top"}:
+        raise ValueError(
+            f"cluster_filter must be a mapping with the keys alpha_split and top, got {value!r}"
+        )
+    try:
+        first, second = (float(a) for a in value["alpha_split"])
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha_split must be two fractions, got {value['alpha_split']!r}") from None
+    if first <= 0 or second <= 0 or first + second > 1 + 1e-12:
+        raise ValueError(
+            f"alpha_split must be two positive fractions summing to <= 1, got {value['alpha_split']!r}"
+        )
+    top = value["top"]
+    if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
+        raise ValueError(f"top must be an integer >= 1, got {top!r}")
+    return MappingProxyType({"alpha_split": (first, second), "top": int(top)})
 
 
 def _known(kind: str, name: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:

@@ -30,35 +30,30 @@ Neuhof, B. and Benjamini, Y. (2024). Confidence intervals for ranks: theory and 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
-from rankci.certify.holm import METHODS, reject, rejections_per_row
-from rankci.evidence.pairwise import Pairwise
+from rankci._base import check_positive_int, jsonable
+from rankci.method import COVERAGES, UNIT_SCOPE, MethodSpec
 
-COVERAGES = ("simultaneous", "marginal")
+if TYPE_CHECKING:
+    from rankci.evidence.pairwise import Pairwise
 
 __all__ = [
     "COVERAGES",
     "DominanceCycleError",
     "Ranking",
-    "marginal_ranking",
+    "UNIT_SCOPE",
+    "observed_ranks",
     "ranking_from_dominance",
-    "simultaneous_ranking",
     "tiers",
     "transitive_closure",
 ]
-
-UNIT_SCOPE = {
-    "observation": "the observed evaluation set only",
-    "item": "new questions like these",
-    "cluster": "new clusters (subjects) like these",
-    "prompt": "new prompt variants like these",
-}
 
 
 class DominanceCycleError(ValueError):
@@ -87,8 +82,9 @@ class Ranking:
     alpha : float
     coverage : str
         ``"simultaneous"``, ``"marginal"`` or ``"anytime"``.
-    method : dict
-        How the evidence was obtained (test, unit, delta, multiplicity, ...).
+    procedure : dict
+        The procedure in brief, as the top of the JSON output shows it (test, unit, delta,
+        multiplicity, ... for fixed-sample rankings; sampling, bet, certifier for the monitor).
     n_units : int
     excluded : dict
         What was left out and why (JSON-safe).
@@ -98,6 +94,10 @@ class Ranking:
         The evidence behind the ranking, when it came from pairwise tests.
     details : dict
         Method-specific extras (JSON-safe), for example dropped clusters or rank sets.
+    spec : MethodSpec or None
+        The validated method specification the ranking was computed with (fixed-sample rankings
+        from :func:`rankci.rank`); ``rankci.rank(data, spec=ranking.spec)`` computes it again.
+        None for rankings made another way (the monitor, the mixed model, given dominances).
     """
 
     models: tuple[str, ...]
@@ -109,12 +109,24 @@ class Ranking:
     tier: np.ndarray | None
     alpha: float
     coverage: str
-    method: dict
+    procedure: dict
     n_units: int
     excluded: dict
     guarantee: str
     pairwise: Pairwise | None = None
     details: dict = field(default_factory=dict)
+    spec: MethodSpec | None = None
+
+    @property
+    def method(self) -> dict:
+        """Deprecated name of :attr:`procedure` ("method" now names one choice of an analysis)."""
+        warnings.warn(
+            "Ranking.method is deprecated; use Ranking.procedure (the summary) or Ranking.spec "
+            "(the full method specification)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.procedure
 
     @property
     def n_models(self) -> int:
@@ -176,7 +188,7 @@ class Ranking:
         out = {
             "alpha": self.alpha,
             "coverage": self.coverage,
-            **{key: jsonable(value) for key, value in self.method.items()},
+            **{key: jsonable(value) for key, value in self.procedure.items()},
             "n_units": int(self.n_units),
             "excluded": jsonable(self.excluded),
             "models": rows,
@@ -191,6 +203,8 @@ class Ranking:
             out["k"] = int(k)
         if self.details:
             out["details"] = jsonable(self.details)
+        if self.spec is not None:
+            out["spec"] = self.spec.to_dict()
         return out
 
     def __repr__(self) -> str:
@@ -276,14 +290,63 @@ def ranking_from_dominance(
     *,
     alpha: float,
     coverage: str,
-    method: dict,
+    procedure: dict | None = None,
     n_units: int,
     excluded: dict,
     guarantee: str,
     pairwise: Pairwise | None = None,
     details: dict | None = None,
+    spec: MethodSpec | None = None,
+    **deprecated,
 ) -> Ranking:
-    """The shared counting step: closure of D, then rank intervals and tiers."""
+    """The shared counting step: closure of D, then rank intervals and tiers.
+
+    Parameters
+    ----------
+    models : sequence of str
+    score : array_like (M,)
+        Observed scores (their order gives the observed ranks).
+    dominance : array_like (M, M) of bool
+        ``dominance[j, l]``: "j is better than l" is certified. It is closed transitively here.
+    alpha, coverage, procedure, n_units, excluded, guarantee, pairwise, details, spec
+        Stored on the :class:`Ranking` as they are.
+
+    Returns
+    -------
+    Ranking
+        ``L_j = 1 + #{l : (l, j) in D}``, ``U_j = M - #{l : (j, l) in D}`` and the tiers.
+
+    Raises
+    ------
+    DominanceCycleError
+        When D holds a cycle.
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals
+    for ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.zeros((3, 3), dtype=bool); d[0, 1] = d[1, 2] = True
+    >>> r = ranking_from_dominance(["a", "b", "c"], [0.9, 0.5, 0.1], d, alpha=0.05,
+    ...                            coverage="simultaneous", procedure={}, n_units=10,
+    ...                            excluded={}, guarantee="")
+    >>> r.lower.tolist(), r.upper.tolist(), r.tier.tolist()
+    ([1, 2, 3], [1, 2, 3], [1, 2, 3])
+    """
+    if "method" in deprecated:
+        warnings.warn(
+            "ranking_from_dominance(method=...) is deprecated; pass procedure=...",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        procedure = deprecated.pop("method")
+    if deprecated:
+        raise TypeError(
+            f"ranking_from_dominance() got an unexpected keyword {next(iter(deprecated))!r}"
+        )
     models = tuple(models)
     closed = transitive_closure(dominance, models)
     m = len(models)
@@ -297,98 +360,11 @@ def ranking_from_dominance(
         tier=tiers(closed),
         alpha=alpha,
         coverage=coverage,
-        method=dict(method),
+        procedure=dict(procedure or {}),
         n_units=n_units,
         excluded=dict(excluded),
         guarantee=guarantee,
         pairwise=pairwise,
         details=dict(details or {}),
-    )
-
-
-# ---------------------------------------------------------------------- builders
-def _method_of(pairwise: Pairwise, multiplicity: str) -> dict:
-    return {
-        "test": pairwise.test,
-        "unit": pairwise.unit,
-        "delta": pairwise.delta,
-        "multiplicity": multiplicity,
-        "missing": pairwise.missing,
-        **({"test_options": dict(pairwise.options)} if pairwise.options else {}),
-    }
-
-
-def _evidence_words(pairwise: Pairwise, multiplicity: str) -> str:
-    margin = f" with indifference margin {pairwise.delta:g}" if pairwise.delta > 0 else ""
-    return (
-        f"{multiplicity.capitalize()} over one-sided paired {pairwise.test} tests{margin} on "
-        f"{pairwise.n_units} {pairwise.unit} units; inference extends to "
-        f"{UNIT_SCOPE[pairwise.unit]}"
-    )
-
-
-def simultaneous_ranking(
-    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
-) -> Ranking:
-    """Simultaneous rank intervals (Algorithm 2): one FWER family of all M(M-1) ordered pairs.
-
-    ``D = {(j, l) : H_jl rejected}`` at family-wise level alpha; with probability >= 1 - alpha
-    every rejection is true, hence so is its transitive closure, and then every interval contains
-    its model's true rank and every tier statement holds (Neuhof and Benjamini 2024, Thm. 1).
-    """
-    alpha = check_alpha(alpha)
-    check_choice("multiplicity", multiplicity, METHODS)
-    dominance = reject(pairwise.pvalue, alpha, multiplicity)
-    guarantee = (
-        f"With probability at least {1 - alpha:.0%}, every rank interval, certified dominance "
-        f"and tier is true simultaneously ({_evidence_words(pairwise, multiplicity)})."
-    )
-    return ranking_from_dominance(
-        pairwise.models,
-        pairwise.score,
-        dominance,
-        alpha=alpha,
-        coverage="simultaneous",
-        method=_method_of(pairwise, multiplicity),
-        n_units=pairwise.n_units,
-        excluded=pairwise.excluded,
-        guarantee=guarantee,
-        pairwise=pairwise,
-    )
-
-
-def marginal_ranking(
-    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
-) -> Ranking:
-    """Marginal rank intervals (Algorithm 1): each model's two families at alpha/2 each.
-
-    ``L_j = 1 + #{l : H_lj rejected in {p_lj : l != j}}``, ``U_j = M - #{l : H_jl rejected in
-    {p_jl : l != j}}``. Each interval covers its model's true rank with probability >= 1 - alpha
-    (Holm 2013); the intervals are not simultaneous, so no dominances or tiers are reported.
-    """
-    alpha = check_alpha(alpha)
-    check_choice("multiplicity", multiplicity, METHODS)
-    m = pairwise.n_models
-    better_than_j = rejections_per_row(pairwise.pvalue.T, alpha / 2, multiplicity)
-    worse_than_j = rejections_per_row(pairwise.pvalue, alpha / 2, multiplicity)
-    guarantee = (
-        f"For each model separately, its rank interval contains its true rank with probability "
-        f"at least {1 - alpha:.0%}; the intervals are not simultaneous, so they certify no "
-        f"joint statements ({_evidence_words(pairwise, multiplicity)})."
-    )
-    return Ranking(
-        models=pairwise.models,
-        score=np.asarray(pairwise.score, dtype=float),
-        rank=observed_ranks(pairwise.score),
-        lower=1 + better_than_j,
-        upper=m - worse_than_j,
-        dominance=None,
-        tier=None,
-        alpha=alpha,
-        coverage="marginal",
-        method=_method_of(pairwise, multiplicity),
-        n_units=pairwise.n_units,
-        excluded=dict(pairwise.excluded),
-        guarantee=guarantee,
-        pairwise=pairwise,
+        spec=spec,
     )

@@ -68,7 +68,7 @@ class TauBest:
             "members": list(self.members),
             "alpha": self.ranking.alpha,
             "coverage": self.ranking.coverage,
-            **{key: jsonable(value) for key, value in self.ranking.method.items()},
+            **{key: jsonable(value) for key, value in self.ranking.procedure.items()},
             "n_units": int(self.ranking.n_units),
             "excluded": jsonable(self.ranking.excluded),
             "models": [

@@ -42,11 +42,12 @@ import pandas as pd
 from scipy import special
 
 from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
-from rankci.certify.holm import METHODS, reject
+from rankci.certify.holm import PROCEDURES, reject
 from rankci.data import UNITS, Scores
 from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
 from rankci.io import read_scores, read_table
-from rankci.ranking import UNIT_SCOPE, Ranking, ranking_from_dominance
+from rankci.method import UNIT_SCOPE
+from rankci.ranking import Ranking, ranking_from_dominance
 
 __all__ = ["rank_benchmarks", "BenchmarkRankings", "ACROSS", "WEIGHTS", "OVERALL"]
 
@@ -198,7 +199,7 @@ def rank_benchmarks(
     [('a', 'c'), ('b', 'c')]
     """
     check_choice("across", across, ACROSS)
-    check_choice("multiplicity", multiplicity, METHODS)
+    check_choice("multiplicity", multiplicity, PROCEDURES)
     check_choice("unit", unit, UNITS)
     alpha = check_alpha(alpha)
     delta = check_nonnegative(delta, "delta")
@@ -243,7 +244,7 @@ def rank_benchmarks(
             else f"paired {test} tests on {pw.n_units} {unit} units"
         )
         guarantee = f"{words} Table {name!r}: {what}; inference extends to {scope}."
-        method = {
+        procedure = {
             "test": pw.test,
             "unit": unit,
             "delta": delta,
@@ -258,7 +259,7 @@ def rank_benchmarks(
             decisions[name],
             alpha=alpha,
             coverage="simultaneous",
-            method=method,
+            procedure=procedure,
             n_units=pw.n_units,
             excluded=pw.excluded,
             guarantee=guarantee,

@@ -32,6 +32,7 @@ Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations in Clinical 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -266,12 +267,13 @@ class Plan:
 def plan(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
-    kind: str = "item",
+    method: str = "item",
     alpha: float = 0.05,
     power: float = 0.8,
     multiplicity: str = "none",
     unit: str = "item",
     missing: str = "pairwise",
+    **deprecated,
 ) -> Plan:
     """Plan the number of items from pilot data (see the module docstring for the formulas).
 
@@ -279,9 +281,10 @@ def plan(
     ----------
     data : Scores, DataFrame or path
         Pilot per-item scores.
-    kind : {"item", "cluster"}
+    method : {"item", "cluster"}
         Items independent, or clustered (needs a cluster column; new items come in clusters like
-        the pilot's).
+        the pilot's). The same choice as ``rankci plan --method``; ``kind=`` before 0.2 (still
+        accepted, with a DeprecationWarning).
     alpha : float, default 0.05
     power : float, default 0.8
         Probability of separating a pair that :meth:`Plan.items_to_separate` aims for.
@@ -301,8 +304,21 @@ def plan(
     >>> bool(p.width(4 * p.n_pilot)[0] < p.width(p.n_pilot)[0])
     True
     """
+    if "kind" in deprecated:
+        warnings.warn(
+            "plan(kind=...) is deprecated; pass method=... (as rankci plan --method)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        method = deprecated.pop("kind")
+    if deprecated:
+        raise ValueError(
+            f"plan() got an unexpected keyword {next(iter(deprecated))!r}; its keywords are "
+            "data, method, alpha, power, multiplicity, unit, missing"
+        )
+    kind = method
     scores = as_scores(data)
-    check_choice("kind", kind, KINDS)
+    check_choice("method", kind, KINDS)
     alpha = check_alpha(alpha)
     power = check_alpha(power, "power")
     check_choice("multiplicity", multiplicity, MULTIPLICITY)

@@ -11,16 +11,52 @@ Statistics 6(2), 65-70.
 
 from __future__ import annotations
 
+import warnings
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from rankci._base import check_alpha, check_choice
+from rankci.certify.certification import Certification
+from rankci.method import COVERAGES, UNIT_SCOPE
 
-METHODS = ("holm", "bonferroni")
+if TYPE_CHECKING:
+    from rankci.evidence.pairwise import Pairwise
+    from rankci.ranking import Ranking
 
-__all__ = ["METHODS", "adjust_pvalues", "reject", "rejections_per_row"]
+#: The procedures of this module (``multiplicity=``).
+PROCEDURES = ("holm", "bonferroni")
+METHODS = PROCEDURES  # the name before 0.2
+
+__all__ = [
+    "PROCEDURES",
+    "adjust_pvalues",
+    "certify_holm",
+    "marginal_ranking",
+    "reject",
+    "rejections_per_row",
+    "simultaneous_ranking",
+]
 
 
-def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
+def _procedure_keyword(multiplicity: str, deprecated: dict, function: str) -> str:
+    """``multiplicity=``, or the deprecated ``method=`` of the same meaning."""
+    if "method" in deprecated:
+        warnings.warn(
+            f"{function}(method=...) is deprecated; pass multiplicity=... (the same name as in "
+            "rankci.rank)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        multiplicity = deprecated.pop("method")
+    if deprecated:
+        raise TypeError(f"{function}() got an unexpected keyword {next(iter(deprecated))!r}")
+    return multiplicity
+
+
+def adjust_pvalues(
+    pvalues: np.ndarray, multiplicity: str = "holm", **deprecated
+) -> np.ndarray:
     """Adjusted p-values, as R's ``p.adjust``; NaN entries are not part of the family.
 
     With K finite p-values sorted as p_(1) <= ... <= p_(K):
@@ -34,14 +70,26 @@ def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
     ----------
     pvalues : array_like
         Any shape (for example M x M with NaN on the diagonal).
-    method : {"holm", "bonferroni"}
+    multiplicity : {"holm", "bonferroni"}
+        (``method=`` before 0.2; still accepted, with a DeprecationWarning.)
+
+    Returns
+    -------
+    ndarray
+        The adjusted p-values, the shape of ``pvalues``; NaN where ``pvalues`` is NaN.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
+    of Statistics 6(2), 65-70. R Core Team, ``stats::p.adjust``.
 
     Examples
     --------
     >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(3).tolist()
     [0.03, 0.06, 0.06]
     """
-    check_choice("method", method, METHODS)
+    method = _procedure_keyword(multiplicity, deprecated, "adjust_pvalues")
+    check_choice("multiplicity", method, PROCEDURES)
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)
     finite = np.isfinite(p)
@@ -60,7 +108,7 @@ def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
     return out
 
 
-def reject(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarray:
+def reject(pvalues: np.ndarray, alpha: float, multiplicity: str = "holm") -> np.ndarray:
     """Which hypotheses the procedure rejects at family-wise level ``alpha``.
 
     Holm rejects ``H_(1), ..., H_(r)`` where r is the largest index with
@@ -68,11 +116,28 @@ def reject(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarra
     so only those are sorted (the family size K still counts every finite p-value); the result is
     the set ``{p <= p_(r)}``.
 
+    Parameters
+    ----------
+    pvalues : array_like
+    alpha : float
+    multiplicity : {"holm", "bonferroni"}
+
     Returns
     -------
     ndarray of bool, the shape of ``pvalues``; False where the p-value is NaN.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
+    of Statistics 6(2), 65-70.
+
+    Examples
+    --------
+    >>> reject([0.01, 0.04, 0.03], 0.05).tolist()
+    [True, False, False]
     """
-    check_choice("method", method, METHODS)
+    method = multiplicity
+    check_choice("multiplicity", method, PROCEDURES)
     alpha = check_alpha(alpha)
     p = np.asarray(pvalues, dtype=float)
     finite = np.isfinite(p)
@@ -91,14 +156,39 @@ def reject(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarra
     return finite & (p <= candidates[n_rejected - 1])
 
 
-def rejections_per_row(pvalues: np.ndarray, alpha: float, method: str = "holm") -> np.ndarray:
+def rejections_per_row(
+    pvalues: np.ndarray, alpha: float, multiplicity: str = "holm"
+) -> np.ndarray:
     """Number of rejections when each row of ``pvalues`` is its own family (NaN excluded).
 
     Used by the marginal rank intervals, where each model's comparisons form one family. Holm's
     step-down runs on all rows at once: rows are sorted, and the count is the length of the leading
     run of ``p_(i) <= alpha / (K_row - i + 1)``.
+
+    Parameters
+    ----------
+    pvalues : array_like (R, K)
+        One family per row; NaN entries are not part of their row's family.
+    alpha : float
+    multiplicity : {"holm", "bonferroni"}
+
+    Returns
+    -------
+    ndarray (R,) of int
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
+    of Statistics 6(2), 65-70.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rejections_per_row(np.array([[0.001, 0.02], [0.2, np.nan]]), 0.05).tolist()
+    [2, 0]
     """
-    check_choice("method", method, METHODS)
+    method = multiplicity
+    check_choice("multiplicity", method, PROCEDURES)
     alpha = check_alpha(alpha)
     p = np.atleast_2d(np.asarray(pvalues, dtype=float))
     sizes = np.isfinite(p).sum(axis=1)
@@ -112,3 +202,154 @@ def rejections_per_row(pvalues: np.ndarray, alpha: float, method: str = "holm") 
     failed = ~passes
     first_failure = np.where(failed.any(axis=1), failed.argmax(axis=1), p.shape[1])
     return first_failure
+
+
+# ---------------------------------------------------------------------- rank intervals
+def _procedure_of(pairwise: Pairwise, multiplicity: str) -> dict:
+    return {
+        "test": pairwise.test,
+        "unit": pairwise.unit,
+        "delta": pairwise.delta,
+        "multiplicity": multiplicity,
+        "missing": pairwise.missing,
+        **({"test_options": dict(pairwise.options)} if pairwise.options else {}),
+    }
+
+
+def _evidence_words(pairwise: Pairwise, multiplicity: str) -> str:
+    margin = f" with indifference margin {pairwise.delta:g}" if pairwise.delta > 0 else ""
+    return (
+        f"{multiplicity.capitalize()} over one-sided paired {pairwise.test} tests{margin} on "
+        f"{pairwise.n_units} {pairwise.unit} units; inference extends to "
+        f"{UNIT_SCOPE[pairwise.unit]}"
+    )
+
+
+def certify_holm(
+    pairwise: Pairwise,
+    alpha: float = 0.05,
+    coverage: str = "simultaneous",
+    multiplicity: str = "holm",
+) -> Certification:
+    """Certified dominances (simultaneous) or per-model bounds (marginal) from paired p-values.
+
+    * Simultaneous (Algorithm 2 of Al Mohamad et al.): one family of all M(M-1) ordered pairs at
+      family-wise level alpha, ``D = {(j, l) : H_jl rejected}``. With probability >= 1 - alpha
+      every rejection is true, hence so is its transitive closure, and then every interval
+      contains its model's true rank and every tier statement holds (Neuhof and Benjamini 2024,
+      Thm. 1).
+    * Marginal (Algorithm 1): for each model j, the family ``{H_lj : l != j}`` at alpha/2 gives
+      ``L_j = 1 + #rejections`` and ``{H_jl : l != j}`` at alpha/2 gives
+      ``U_j = M - #rejections``; each interval covers its model's true rank with probability
+      >= 1 - alpha (Holm 2013), not jointly.
+
+    Parameters
+    ----------
+    pairwise : Pairwise
+        One-sided p-values for every ordered pair (:func:`rankci.pairwise_tests`).
+    alpha : float, default 0.05
+    coverage : {"simultaneous", "marginal"}
+    multiplicity : {"holm", "bonferroni"}
+
+    Returns
+    -------
+    Certification
+
+    References
+    ----------
+    Holm, S. (2013). Confidence intervals for ranks. Unpublished manuscript.
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+    Neuhof, B. and Benjamini, Y. (2024). Confidence intervals for ranks: theory and practice.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> units = rankci.datasets.load_chembench().units("item", "complete")
+    >>> c = certify_holm(rankci.pairwise_tests(units), 0.05)
+    >>> int(c.dominance.sum()) > 0
+    True
+    """
+    alpha = check_alpha(alpha)
+    check_choice("coverage", coverage, COVERAGES)
+    check_choice("multiplicity", multiplicity, PROCEDURES)
+    common = dict(
+        models=pairwise.models,
+        score=np.asarray(pairwise.score, dtype=float),
+        coverage=coverage,
+        alpha=alpha,
+        evidence=_evidence_words(pairwise, multiplicity),
+        procedure=_procedure_of(pairwise, multiplicity),
+        n_units=pairwise.n_units,
+        excluded=dict(pairwise.excluded),
+        pairwise=pairwise,
+    )
+    if coverage == "simultaneous":
+        dominance = reject(pairwise.pvalue, alpha, multiplicity)
+        return Certification(dominance=dominance, lower=None, upper=None, **common)
+    m = pairwise.n_models
+    better_than_j = rejections_per_row(pairwise.pvalue.T, alpha / 2, multiplicity)
+    worse_than_j = rejections_per_row(pairwise.pvalue, alpha / 2, multiplicity)
+    return Certification(
+        dominance=None, lower=1 + better_than_j, upper=m - worse_than_j, **common
+    )
+
+
+def simultaneous_ranking(
+    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
+) -> Ranking:
+    """Simultaneous rank intervals (Algorithm 2): :func:`certify_holm`, then counting.
+
+    Parameters
+    ----------
+    pairwise : Pairwise
+    alpha : float, default 0.05
+    multiplicity : {"holm", "bonferroni"}
+
+    Returns
+    -------
+    Ranking
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> units = rankci.datasets.load_chembench().units("item", "complete")
+    >>> simultaneous_ranking(rankci.pairwise_tests(units)).coverage
+    'simultaneous'
+    """
+    return certify_holm(pairwise, alpha, "simultaneous", multiplicity).ranking()
+
+
+def marginal_ranking(
+    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
+) -> Ranking:
+    """Marginal rank intervals (Algorithm 1): :func:`certify_holm` with each model's families.
+
+    Parameters
+    ----------
+    pairwise : Pairwise
+    alpha : float, default 0.05
+    multiplicity : {"holm", "bonferroni"}
+
+    Returns
+    -------
+    Ranking
+        With ``dominance`` and ``tier`` None: marginal intervals make no joint statement.
+
+    References
+    ----------
+    Holm, S. (2013). Confidence intervals for ranks. Unpublished manuscript.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> units = rankci.datasets.load_chembench().units("item", "complete")
+    >>> marginal_ranking(rankci.pairwise_tests(units)).dominance is None
+    True
+    """
+    return certify_holm(pairwise, alpha, "marginal", multiplicity).ranking()

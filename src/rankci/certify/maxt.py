@@ -60,6 +60,7 @@ from rankci._base import (
     check_nonnegative,
     check_positive_int,
 )
+from rankci.certify.certification import Certification
 from rankci.certify.stepdown import (
     bootstrap_draws,
     check_covariance,
@@ -68,17 +69,15 @@ from rankci.certify.stepdown import (
     stepdown_maxt,
 )
 from rankci.data import UnitScores
-from rankci.evidence.covariance import MeansCovariance, unit_clusters, units_covariance
-from rankci.ranking import UNIT_SCOPE, Ranking, observed_ranks, ranking_from_dominance
-
-RESAMPLINGS = ("gaussian", "bootstrap")
-COVARIANCES = ("independent", "cluster")
-COVERAGES = ("simultaneous", "marginal")
+from rankci.evidence.covariance import MeansCovariance, units_covariance
+from rankci.method import COVARIANCES, COVERAGES, RESAMPLINGS, UNIT_SCOPE
+from rankci.ranking import Ranking
 
 __all__ = [
     "COVARIANCES",
     "RESAMPLINGS",
     "bootstrap_draws",
+    "certify_maxt",
     "critical_value",
     "gaussian_draws",
     "maxt_ranking",
@@ -174,7 +173,7 @@ def _marginal(stat, scale, null, alpha, stepdown):
     return lower, upper, crits
 
 
-def _build(
+def _certify(
     estimates: MeansCovariance,
     null: np.ndarray,
     *,
@@ -182,12 +181,12 @@ def _build(
     coverage: str,
     delta: float,
     stepdown: bool,
-    method: dict,
+    procedure: dict,
     details: dict,
-) -> Ranking:
+) -> Certification:
     n_independent = estimates.n_groups if estimates.small_sample != "none" else None
     stat, scale = _pair_statistics(estimates.mean, estimates.cov, delta, n_independent)
-    procedure = "step-down" if stepdown else "single-step"
+    name = "step-down" if stepdown else "single-step"
     where = f"{estimates.n_units} {estimates.unit} units" if estimates.unit else "the given means"
     scope = f"; inference extends to {UNIT_SCOPE[estimates.unit]}" if estimates.unit else ""
     if estimates.kind == "cluster":
@@ -196,46 +195,36 @@ def _build(
         )
     margin = f" with indifference margin {delta:g}" if delta > 0 else ""
     words = (
-        f"max-t {procedure} over studentized mean differences{margin} on {where}, critical "
-        f"values from {details['draws']} {method['resampling']} draws{scope}; the level is "
+        f"max-t {name} over studentized mean differences{margin} on {where}, critical "
+        f"values from {details['draws']} {procedure['resampling']} draws{scope}; the level is "
         "asymptotic"
     )
     common = dict(
-        alpha=alpha, method=method, n_units=estimates.n_units, excluded=estimates.excluded
+        models=estimates.models,
+        score=np.asarray(estimates.mean, dtype=float),
+        coverage=coverage,
+        alpha=alpha,
+        evidence=words,
+        procedure=procedure,
+        n_units=estimates.n_units,
+        excluded=dict(estimates.excluded),
     )
     if coverage == "simultaneous":
         dominance, crits = _simultaneous(stat, scale, null, alpha, stepdown)
-        guarantee = (
-            f"With probability at least {1 - alpha:.0%}, every rank interval, certified dominance "
-            f"and tier is true simultaneously ({words})."
-        )
-        return ranking_from_dominance(
-            estimates.models,
-            estimates.mean,
-            dominance,
-            coverage="simultaneous",
-            guarantee=guarantee,
+        return Certification(
+            dominance=dominance,
+            lower=None,
+            upper=None,
             details={**details, "critical_values": crits},
             **common,
         )
     lower, upper, crits = _marginal(stat, scale, null, alpha, stepdown)
-    guarantee = (
-        f"For each model separately, its rank interval contains its true rank with probability "
-        f"at least {1 - alpha:.0%}; the intervals are not simultaneous, so they certify no joint "
-        f"statements ({words})."
-    )
-    return Ranking(
-        models=estimates.models,
-        score=np.asarray(estimates.mean, dtype=float),
-        rank=observed_ranks(estimates.mean),
+    return Certification(
+        dominance=None,
         lower=lower,
         upper=upper,
-        dominance=None,
-        tier=None,
-        coverage="marginal",
-        guarantee=guarantee,
         details={**details, "critical_values": dict(zip(estimates.models, crits, strict=True))},
-        **{**common, "excluded": dict(estimates.excluded)},
+        **common,
     )
 
 
@@ -256,7 +245,7 @@ def _warn_few_units(estimates: MeansCovariance) -> None:
     )
 
 
-def _method(unit, missing, delta, stepdown, resampling, covariance, draws, small_sample) -> dict:
+def _procedure(unit, missing, delta, stepdown, resampling, covariance, draws, small_sample) -> dict:
     return {
         "test": "t",
         "unit": unit,
@@ -346,20 +335,20 @@ def maxt_ranking_from_cov(
         missing=None,
     )
     null = gaussian_draws(cov, draws, rng)
-    method = _method(None, None, delta, bool(stepdown), "gaussian", "given", draws, None)
-    return _build(
+    procedure = _procedure(None, None, delta, bool(stepdown), "gaussian", "given", draws, None)
+    return _certify(
         estimates,
         null,
         alpha=alpha,
         coverage=coverage,
         delta=delta,
         stepdown=bool(stepdown),
-        method=method,
+        procedure=procedure,
         details={"draws": draws},
-    )
+    ).ranking()
 
 
-def maxt_ranking(
+def certify_maxt(
     units: UnitScores,
     *,
     groups: Sequence | np.ndarray | None = None,
@@ -371,8 +360,8 @@ def maxt_ranking(
     stepdown: bool = True,
     small_sample: bool = True,
     rng: int | np.random.Generator | None = None,
-) -> Ranking:
-    """Max-t step-down rank intervals from a units x models matrix.
+) -> Certification:
+    """Max-t step-down certification from a units x models matrix (see :func:`maxt_ranking`).
 
     Parameters
     ----------
@@ -397,8 +386,13 @@ def maxt_ranking(
 
     Returns
     -------
-    Ranking
+    Certification
         ``details`` holds the critical values of the steps (per model for marginal coverage).
+
+    References
+    ----------
+    Romano, J. P. and Wolf, M. (2005). Exact and approximate stepdown methods for multiple
+    hypothesis testing. Journal of the American Statistical Association 100(469), 94-108.
     """
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)
@@ -417,7 +411,7 @@ def maxt_ranking(
         null, empty = bootstrap_draws(units, groups, draws, rng)
         if empty:
             details["bootstrap_empty_cells"] = empty
-    method = _method(
+    procedure = _procedure(
         units.unit,
         units.missing,
         delta,
@@ -427,54 +421,66 @@ def maxt_ranking(
         draws,
         bool(small_sample),
     )
-    return _build(
+    return _certify(
         estimates,
         null,
         alpha=alpha,
         coverage=coverage,
         delta=delta,
         stepdown=bool(stepdown),
-        method=method,
+        procedure=procedure,
         details=details,
     )
 
 
-# ---------------------------------------------------------------------- one-call entry
-MAXT_OPTIONS = ("resampling", "draws", "covariance", "stepdown", "small_sample")
-
-
-def rank_scores_maxt(
-    scores,
+def maxt_ranking(
+    units: UnitScores,
     *,
-    unit: str,
-    test: str,
-    coverage: str,
-    alpha: float,
-    delta: float,
-    missing: str,
-    rng,
-    **options,
+    groups: Sequence | np.ndarray | None = None,
+    alpha: float = 0.05,
+    coverage: str = "simultaneous",
+    delta: float = 0.0,
+    resampling: str = "gaussian",
+    draws: int = 1000,
+    stepdown: bool = True,
+    small_sample: bool = True,
+    rng: int | np.random.Generator | None = None,
 ) -> Ranking:
-    """``rankci.rank(..., multiplicity="max-t")``: aggregate, estimate Sigma, run max-t.
+    """Max-t step-down rank intervals from a units x models matrix.
 
-    ``options`` are ``resampling`` ({"gaussian", "bootstrap"}), ``draws`` (1000), ``covariance``
-    ({"independent", "cluster"}: cluster-robust over the scores' cluster column), ``stepdown``
-    (True) and ``small_sample`` (True).
+    :func:`certify_maxt`, then counting (:meth:`Certification.ranking`); the parameters are
+    those of :func:`certify_maxt`.
+
+    Returns
+    -------
+    Ranking
+        ``details`` holds the critical values of the steps (per model for marginal coverage).
+
+    References
+    ----------
+    Romano, J. P. and Wolf, M. (2005). Exact and approximate stepdown methods for multiple
+    hypothesis testing. Journal of the American Statistical Association 100(469), 94-108.
+    Mogstad, M., Romano, J. P., Shaikh, A. M. and Wilhelm, D. (2024). Inference for ranks with
+    applications to mobility across neighbourhoods and academic achievement across countries.
+    Review of Economic Studies 91(1), 476-518.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> units = rankci.datasets.load_chembench().units("item", "complete")
+    >>> r = maxt_ranking(units, rng=1)
+    >>> r.procedure["multiplicity"], r.n_models
+    ('max-t', 35)
     """
-    unknown = sorted(set(options) - set(MAXT_OPTIONS))
-    if unknown:
-        raise ValueError(
-            f"unknown option {unknown[0]!r} for multiplicity='max-t'; its options are "
-            + ", ".join(MAXT_OPTIONS)
-        )
-    if test not in ("t", "z"):
-        raise ValueError(
-            f"multiplicity='max-t' uses studentized mean differences (test='t'); it cannot be "
-            f"combined with test={test!r}. Use multiplicity='holm' for that test"
-        )
-    covariance = check_choice("covariance", options.pop("covariance", "independent"), COVARIANCES)
-    units = scores.units(unit, missing)
-    groups = unit_clusters(scores, units) if covariance == "cluster" else None
-    return maxt_ranking(
-        units, groups=groups, alpha=alpha, coverage=coverage, delta=delta, rng=rng, **options
-    )
+    return certify_maxt(
+        units,
+        groups=groups,
+        alpha=alpha,
+        coverage=coverage,
+        delta=delta,
+        resampling=resampling,
+        draws=draws,
+        stepdown=stepdown,
+        small_sample=small_sample,
+        rng=rng,
+    ).ranking()

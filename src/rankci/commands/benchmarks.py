@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rankci.adapters import BENCHMARK_CLUSTER, LOG_FORMATS
 from rankci.analyses.multibench import ACROSS, OVERALL, WEIGHTS, BenchmarkRankings, rank_benchmarks
-from rankci.certify.holm import METHODS
+from rankci.certify.holm import PROCEDURES
 from rankci.cli import (
     add_data_arguments,
     add_output_arguments,
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     method.add_argument("--alpha", type=float, default=0.05, help="level of the whole family")
     method.add_argument("--delta", type=float, default=0.0, help="indifference margin")
     method.add_argument("--missing", default="complete", choices=("complete", "pairwise"))
-    method.add_argument("--multiplicity", default="holm", choices=METHODS)
+    method.add_argument("--multiplicity", default="holm", choices=PROCEDURES)
     method.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
     method.add_argument("--seed", type=int, help="seed for the bootstrap and permutation tests")
     add_output_arguments(parser, OUTPUT_FORMATS)

@@ -16,7 +16,7 @@ from rankci._base import check_alpha
 from rankci.analyses.omnibus import friedman, rm_anova
 from rankci.analyses.posthoc import nemenyi, tukey_hsd
 from rankci.analyses.sidebyside import side_by_side
-from rankci.certify.holm import METHODS
+from rankci.certify.holm import PROCEDURES
 from rankci.cli import (
     add_data_arguments,
     add_output_arguments,
@@ -25,8 +25,8 @@ from rankci.cli import (
     text_table,
     to_json,
 )
+from rankci.method import COVERAGES
 from rankci.mixed import DF_METHODS, mixed_model, mixed_ranking
-from rankci.ranking import COVERAGES
 
 NAME = "omnibus"
 HELP = "omnibus test that all models are equal (RM-ANOVA, Friedman or linear mixed model)"
@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--multiplicity",
         default="holm",
-        choices=METHODS,
+        choices=PROCEDURES,
         help="mixed: correction for the rank intervals",
     )
     group.add_argument(

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     scores = load_data(args)
     pilot = plan(
         scores,
-        kind="cluster" if args.method == "cluster" else "item",
+        method="cluster" if args.method == "cluster" else "item",
         alpha=args.alpha,
         power=args.power,
         multiplicity=args.multiplicity,

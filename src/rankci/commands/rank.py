@@ -18,8 +18,9 @@ from rankci.cli import (
 )
 from rankci.data import UNITS
 from rankci.evidence.pairwise import TESTS
-from rankci.leaderboard import MULTIPLICITIES, ClusterRankings, rank, rank_by_cluster
-from rankci.ranking import COVERAGES, Ranking
+from rankci.leaderboard import ClusterRankings, rank, rank_by_cluster
+from rankci.method import COVERAGES, MULTIPLICITIES
+from rankci.ranking import Ranking
 
 NAME = "rank"
 HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
@@ -182,21 +183,21 @@ def display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
 
 
 def summary_lines(ranking: Ranking) -> list[str]:
-    method = ranking.method
+    procedure = ranking.procedure
     excluded = ranking.excluded
-    multiplicity = method.get("multiplicity", "")
+    multiplicity = procedure.get("multiplicity", "")
     if multiplicity.startswith("max-t"):
         multiplicity += (
-            f" ({method.get('resampling')}, {method.get('draws')} draws, "
-            f"{method.get('covariance')} covariance)"
+            f" ({procedure.get('resampling')}, {procedure.get('draws')} draws, "
+            f"{procedure.get('covariance')} covariance)"
         )
     head = (
-        f"{ranking.n_models} models, {ranking.n_units} {method.get('unit', '')} units; "
-        f"{method.get('test', '')} test, {multiplicity}, "
+        f"{ranking.n_models} models, {ranking.n_units} {procedure.get('unit', '')} units; "
+        f"{procedure.get('test', '')} test, {multiplicity}, "
         f"{ranking.coverage} coverage, alpha = {ranking.alpha:g}"
     )
-    if method.get("delta"):
-        head += f", delta = {method['delta']:g}"
+    if procedure.get("delta"):
+        head += f", delta = {procedure['delta']:g}"
     lines = [head]
     if excluded.get("observations_excluded"):
         lines.append(

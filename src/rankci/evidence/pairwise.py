@@ -50,8 +50,8 @@ from rankci._base import (
 from rankci._progress import Progress
 from rankci.data import UnitScores
 from rankci.evidence.bootstrap import resample_counts
+from rankci.method import TESTS
 
-TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
 ZERO_METHODS = ("wilcox", "pratt")
 WILCOXON_METHODS = ("auto", "exact", "approx")
 
@@ -155,9 +155,10 @@ def pairwise_tests(
     trim: float = 0.2,
     zero_method: str = "wilcox",
     correction: bool = False,
-    method: str = "auto",
+    distribution: str = "auto",
     reps: int = 9999,
     rng: int | np.random.Generator | None = None,
+    **deprecated,
 ) -> Pairwise:
     """Test ``H_jl: theta_j - theta_l <= delta`` for every ordered pair of models.
 
@@ -175,8 +176,10 @@ def pairwise_tests(
         Wilcoxon: drop zero differences (``"wilcox"``, as R) or rank them and drop their ranks.
     correction : bool, default False
         Wilcoxon normal approximation with continuity correction (R's ``correct=TRUE``).
-    method : {"auto", "exact", "approx"}
-        Wilcoxon: ``auto`` is exact when n <= 50 and no ties or zeros, otherwise normal.
+    distribution : {"auto", "exact", "approx"}
+        Wilcoxon: the null distribution of the statistic. ``auto`` is exact when n <= 50 and no
+        ties or zeros, otherwise normal (scipy calls this ``method``; rankci keeps "method" for
+        the choice of an analysis, and accepts ``method=`` here with a DeprecationWarning).
     reps : int, default 9999
         Resamples for ``bootstrap`` and ``permutation``; the p-value is (1 + #exceed)/(reps + 1).
     rng : int, Generator or None
@@ -199,6 +202,19 @@ def pairwise_tests(
         raise ValueError(
             f"pairwise_tests expects UnitScores (Scores.units(...)), got {type(units).__name__}"
         )
+    if "method" in deprecated:
+        warnings.warn(
+            "pairwise_tests(method=...) is deprecated; the Wilcoxon null distribution is "
+            "distribution=...",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        distribution = deprecated.pop("method")
+    if deprecated:
+        raise ValueError(
+            f"pairwise_tests() got an unexpected keyword {next(iter(deprecated))!r}; its keywords "
+            "are units, test, delta, trim, zero_method, correction, distribution, reps, rng"
+        )
     check_choice("test", test, TESTS)
     delta = check_nonnegative(delta, "delta")
     x = units.values
@@ -207,9 +223,13 @@ def pairwise_tests(
         out = _t_or_z(x, delta, normal=test == "z")
     elif test == "wilcoxon":
         check_choice("zero_method", zero_method, ZERO_METHODS)
-        check_choice("method", method, WILCOXON_METHODS)
-        options = {"zero_method": zero_method, "correction": bool(correction), "method": method}
-        out = _wilcoxon(x, delta, zero_method, bool(correction), method)
+        check_choice("distribution", distribution, WILCOXON_METHODS)
+        options = {
+            "zero_method": zero_method,
+            "correction": bool(correction),
+            "distribution": distribution,
+        }
+        out = _wilcoxon(x, delta, zero_method, bool(correction), distribution)
     elif test == "yuen":
         if not 0.0 <= trim < 0.5:
             raise ValueError(f"trim must be in [0, 0.5), got {trim!r}")

@@ -49,13 +49,14 @@ from scipy import sparse, special
 
 from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
 from rankci.analyses.posthoc import tukey_pvalues
-from rankci.certify.holm import METHODS, adjust_pvalues
+from rankci.certify.holm import PROCEDURES, adjust_pvalues, marginal_ranking, simultaneous_ranking
 from rankci.data import Scores
 from rankci.evidence.pairwise import Pairwise
 from rankci.io import as_scores
+from rankci.method import COVERAGES
 from rankci.mixed import reml
 from rankci.mixed.satterthwaite import satterthwaite_df, type3_test
-from rankci.ranking import COVERAGES, Ranking, marginal_ranking, simultaneous_ranking
+from rankci.ranking import Ranking
 
 DF_METHODS = ("satterthwaite", "asymptotic")
 
@@ -503,7 +504,7 @@ def mixed_ranking(
     """
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)
-    check_choice("multiplicity", multiplicity, METHODS)
+    check_choice("multiplicity", multiplicity, PROCEDURES)
     model = data if isinstance(data, MixedModel) else mixed_model(data, **fit_options)
     pairwise = model.pairwise(delta)
     build = simultaneous_ranking if coverage == "simultaneous" else marginal_ranking
@@ -529,7 +530,7 @@ def mixed_ranking(
             f"probability at least {1 - alpha:.0%}; the intervals are not simultaneous "
             f"({evidence})."
         )
-    method = dict(ranking.method)
-    method["model"] = model.formula
-    method["df"] = model.df_method
-    return replace(ranking, guarantee=words, method=method)
+    procedure = dict(ranking.procedure)
+    procedure["model"] = model.formula
+    procedure["df"] = model.df_method
+    return replace(ranking, guarantee=words, procedure=procedure)

@@ -145,17 +145,17 @@ def leaderboard_section(ranking: Ranking, k: int | None = None, score_intervals=
 
 
 def _method_section(ranking: Ranking, scores: Scores) -> Section:
-    method = ranking.method
+    procedure = ranking.procedure
     excluded = ranking.excluded
     items = [
         f"<li><b>Data</b>: {scores.n_models} models, {scores.n_items} items"
         + (f", {len(scores.clusters)} clusters" if scores.clusters else "")
         + (f", {len(scores.prompts)} prompt variants" if scores.prompts else "")
-        + f"; {ranking.n_units} {html.escape(str(method.get('unit', '')))} units analysed.</li>",
-        f"<li><b>Evidence</b>: one-sided paired {html.escape(str(method.get('test', '')))} tests "
+        + f"; {ranking.n_units} {html.escape(str(procedure.get('unit', '')))} units analysed.</li>",
+        f"<li><b>Evidence</b>: one-sided paired {html.escape(str(procedure.get('test', '')))} tests "
         "for every ordered pair of models, indifference margin "
-        f"δ = {method.get('delta', 0):g}.</li>",
-        f"<li><b>Error control</b>: {html.escape(str(method.get('multiplicity', '')).title())}, "
+        f"δ = {procedure.get('delta', 0):g}.</li>",
+        f"<li><b>Error control</b>: {html.escape(str(procedure.get('multiplicity', '')).title())}, "
         f"{ranking.coverage} coverage at α = {ranking.alpha:g}.</li>",
     ]
     if excluded.get("observations_excluded"):
@@ -301,8 +301,8 @@ def _asset(name: str) -> str:
 
 def _cluster_options(ranking: Ranking, rng) -> dict:
     """Per-cluster rankings made the way the main ranking was (units nested in a cluster)."""
-    method = ranking.method
-    unit = method.get("unit", "item")
+    procedure = ranking.procedure
+    unit = procedure.get("unit", "item")
     options = {
         "unit": unit if unit in ("item", "prompt", "observation") else "item",
         "coverage": ranking.coverage
@@ -310,11 +310,11 @@ def _cluster_options(ranking: Ranking, rng) -> dict:
         else ("simultaneous"),
         "alpha": ranking.alpha,
         "rng": rng,
-        **dict(method.get("test_options", {})),
+        **dict(procedure.get("test_options", {})),
     }
     for key in ("test", "delta", "missing", "multiplicity"):
-        if key in method:
-            options[key] = method[key]
+        if key in procedure:
+            options[key] = procedure[key]
     return options
 
 
@@ -368,8 +368,8 @@ def build_report(
             score_intervals,
             alpha=ranking.alpha,
             rng=rng,
-            unit=ranking.method.get("unit", "item"),
-            missing=ranking.method.get("missing", "complete"),
+            unit=ranking.procedure.get("unit", "item"),
+            missing=ranking.procedure.get("missing", "complete"),
             verdict=False,
         )
     blocks = [leaderboard_section(ranking, k, score_intervals)]

@@ -415,7 +415,7 @@ class Monitor:
             self._dominance if dominance is None else dominance,
             alpha=self.alpha,
             coverage="anytime",
-            method={
+            procedure={
                 "evidence": "betting e-processes",
                 "unit": "item",
                 "sampling": self.sampling,

@@ -13,7 +13,7 @@ from rankci.certify.maxt import bootstrap_draws, gaussian_draws, maxt_ranking, m
 from rankci.cli import main
 from rankci.evidence.covariance import unit_clusters, units_covariance
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 
 
 def literal_stepdown(stat, null_stat, alpha, stepdown=True):

@@ -13,7 +13,7 @@ import rankci
 from rankci.analyses.omnibus import friedman, rm_anova
 from rankci.analyses.posthoc import nemenyi, tukey_hsd
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
 
 

@@ -12,7 +12,7 @@ import rankci
 from rankci.analyses.sidebyside import mean_covariances, side_by_side
 from rankci.cli import main
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 
 
 def load(name: str) -> rankci.Scores:

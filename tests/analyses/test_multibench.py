@@ -112,7 +112,7 @@ def test_split_and_separate_families_rank_each_benchmark_at_its_share(frame, acr
         alone = rankci.rank(part, alpha=0.1 / share)
         assert alone.models == ranking.models
         np.testing.assert_array_equal(alone.dominance, ranking.dominance)
-        assert ranking.method["alpha_table"] == pytest.approx(0.1 / share)
+        assert ranking.procedure["alpha_table"] == pytest.approx(0.1 / share)
     if across == "separate":
         assert "not protected jointly" in result.guarantee
 

@@ -16,7 +16,7 @@ import rankci
 from rankci.certify.maxt import maxt_ranking_from_cov
 from rankci.evidence.covariance import unit_clusters, units_covariance
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
 SIGMAS = ("item_HC0", "cluster_HC0")
 BORDER = 0.05

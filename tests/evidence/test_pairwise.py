@@ -46,7 +46,7 @@ def test_wilcoxon_normal_approximation_matches_scipy(continuous, zero_method, co
     pw = rankci.pairwise_tests(
         _units(continuous),
         "wilcoxon",
-        method="approx",
+        distribution="approx",
         zero_method=zero_method,
         correction=correction,
         delta=0.02,
@@ -83,7 +83,7 @@ def test_wilcoxon_every_ordered_pair_matches_scipy_on_partial_credit(
         "wilcoxon",
         delta=delta,
         zero_method=zero_method,
-        method="approx",
+        distribution="approx",
     )
     m = partial_credit.shape[1]
     for j in range(m):

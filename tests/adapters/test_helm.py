@@ -14,7 +14,7 @@ import pytest
 import rankci
 from rankci.adapters import read_helm
 
-RUNS = Path(__file__).parent / "fixtures" / "helm" / "runs"
+RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "helm" / "runs"
 MODELS = ("mock/medium", "mock/strong", "mock/weak")
 
 

@@ -16,7 +16,7 @@ from rcs_reference import EXAMPLE_A, PAIRS_A
 import rankci
 from rankci.sequential import Monitor
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import monitor_baseline as mb  # noqa: E402
 
 REL = 1e-9

@@ -27,8 +27,8 @@ def test_paired_t_matches_r(oracle):
 def test_wilcoxon_matches_r_with_and_without_continuity_correction(oracle):
     name, scores = oracle
     units = scores.units("item", "complete")
-    corrected = rankci.pairwise_tests(units, "wilcoxon", correction=True, method="approx")
-    plain = rankci.pairwise_tests(units, "wilcoxon", correction=False, method="approx")
+    corrected = rankci.pairwise_tests(units, "wilcoxon", correction=True, distribution="approx")
+    plain = rankci.pairwise_tests(units, "wilcoxon", correction=False, distribution="approx")
     raw = oracle_table(name, "pairwise_raw_stats")
     for row in raw.itertuples():
         p_cc, j, l = _two_sided(corrected, row.group1, row.group2)
@@ -54,7 +54,7 @@ def test_sign_test_matches_r_binom_test(oracle):
 @pytest.mark.parametrize("method", ["holm", "bonferroni"])
 def test_adjusted_pairwise_pvalues_match_r(oracle, table, test, method):
     name, scores = oracle
-    options = {"correction": True, "method": "approx"} if test == "wilcoxon" else {}
+    options = {"correction": True, "distribution": "approx"} if test == "wilcoxon" else {}
     pw = rankci.pairwise_tests(scores.units("item", "complete"), test, **options)
     reference = oracle_table(name, table)
     reference = reference[reference.p_adjust_method == method]

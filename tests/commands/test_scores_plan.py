@@ -9,7 +9,7 @@ import rankci
 from rankci.analyses.intervals import score_intervals
 from rankci.cli import main
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 SMALL = str(ORACLES / "small.csv.gz")
 
 

@@ -12,7 +12,7 @@ import rankci
 from rankci.analyses.intervals import ScoreIntervals, interval_arrays, score_intervals
 from rankci.evidence import bootstrap as boot
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 
 
 @pytest.fixture(scope="module")

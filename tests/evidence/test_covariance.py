@@ -10,7 +10,7 @@ from scipy import stats
 import rankci
 from rankci.analyses.intervals import means_covariance, score_intervals
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
 FILES = {
     ("item", False): "means_cov_item_HC0.csv",

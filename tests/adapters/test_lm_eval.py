@@ -15,8 +15,8 @@ import pytest
 import rankci
 from rankci.adapters import read_lm_eval
 
-LOGS = Path(__file__).parent / "fixtures" / "lm_eval" / "logs"
-TASKS = Path(__file__).parent / "fixtures" / "lm_eval" / "tasks"
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "lm_eval" / "logs"
+TASKS = Path(__file__).resolve().parents[1] / "fixtures" / "lm_eval" / "tasks"
 MODELS = ("model-a", "model-b", "model-c")
 
 

@@ -10,7 +10,7 @@ from scipy import stats
 import rankci
 from rankci.analyses.planning import plan
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_predicted_separation_matches_the_paired_t_on_subsamples(medium):
 
 
 def test_clustered_prediction_matches_resampled_clusters(medium):
-    pilot = plan(medium, kind="cluster")
+    pilot = plan(medium, method="cluster")
     units = medium.units()
     cluster = np.asarray(medium.item_cluster)[[medium.items.index(i) for i in units.labels]]
     by_cluster = [units.values[cluster == c] for c in np.unique(cluster)]

@@ -12,7 +12,7 @@ import rankci
 from rankci.analyses.composite import composite_scores
 from rankci.analyses.subscores import subscores
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 
 
 # ---------------------------------------------------------------------- subscores

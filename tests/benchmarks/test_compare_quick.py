@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 #: every peer the `bench` extra and rankci's own dependencies provide; R peers may be absent
 PEERS = (

@@ -13,7 +13,7 @@ from scipy import optimize, stats
 import rankci
 from rankci.mixed import mixed_model, mixed_ranking, reml
 
-ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 DATASETS = ("small", "medium", "unbalanced")
 
 
@@ -391,7 +391,7 @@ def test_mixed_pairwise_and_ranking_use_the_contrasts():
         assert pw.pvalue[better, worse] == pytest.approx(row.p_value / 2, rel=1e-6)
         assert pw.pvalue[worse, better] == pytest.approx(1 - row.p_value / 2, rel=1e-6)
     ranking = mixed_ranking(model)
-    assert ranking.method["test"] == "lmm" and "mixed model" in ranking.guarantee
+    assert ranking.procedure["test"] == "lmm" and "mixed model" in ranking.guarantee
     # m05 is certified first: each of its four one-sided p-values survives Holm over 20
     assert ranking.lower[index["m05"]] == ranking.upper[index["m05"]] == 1
     marginal = mixed_ranking(model, coverage="marginal")

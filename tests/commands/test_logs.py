@@ -10,7 +10,7 @@ import rankci
 from rankci.adapters import detect_format, read_helm, read_lm_eval
 from rankci.cli import build_parser, main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LM_EVAL = FIXTURES / "lm_eval" / "logs"
 HELM = FIXTURES / "helm" / "runs"
 

@@ -1,0 +1,38 @@
+"""Certify: the third stage of the flow (pairwise evidence -> certified dominances).
+
+Every fixed-sample certifier returns a :class:`Certification` (certified dominances D, or each
+model's marginal bounds), and :meth:`Certification.ranking` counts them into a Ranking:
+
+* :mod:`rankci.certify.holm`: Holm and Bonferroni over one-sided paired p-values
+  (:func:`certify_holm`; :func:`adjust_pvalues`, :func:`reject`);
+* :mod:`rankci.certify.maxt`: the max-t step-down over studentized mean differences
+  (:func:`certify_maxt`, :func:`maxt_ranking`, :func:`maxt_ranking_from_cov`);
+* :mod:`rankci.certify.stepdown`: the Romano-Wolf machinery behind max-t (null draws, the
+  step-down, critical values).
+
+The anytime-valid certifiers (e-values, weak orders) are in :mod:`rankci.sequential.certify`.
+"""
+
+from rankci.certify.certification import Certification
+from rankci.certify.holm import (
+    PROCEDURES,
+    adjust_pvalues,
+    certify_holm,
+    marginal_ranking,
+    reject,
+    simultaneous_ranking,
+)
+from rankci.certify.maxt import certify_maxt, maxt_ranking, maxt_ranking_from_cov
+
+__all__ = [
+    "PROCEDURES",
+    "Certification",
+    "adjust_pvalues",
+    "certify_holm",
+    "certify_maxt",
+    "marginal_ranking",
+    "maxt_ranking",
+    "maxt_ranking_from_cov",
+    "reject",
+    "simultaneous_ranking",
+]
