@@ -30,7 +30,7 @@ from power_maxt import Design, simulate, units_of  # noqa: E402
 
 from rankci.certify.holm import simultaneous_ranking  # noqa: E402
 from rankci.certify.maxt import maxt_ranking  # noqa: E402
-from rankci.cli import markdown_table  # noqa: E402
+from rankci.commands.options import markdown_table  # noqa: E402
 from rankci.evidence.pairwise import pairwise_tests  # noqa: E402
 
 THETA = np.full(10, 0.6)

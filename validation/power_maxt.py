@@ -45,7 +45,7 @@ import rankci
 from rankci import Scores, UnitScores
 from rankci.certify.holm import simultaneous_ranking
 from rankci.certify.maxt import maxt_ranking
-from rankci.cli import markdown_table
+from rankci.commands.options import markdown_table
 from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import _resample_counts, pairwise_tests
 

@@ -19,8 +19,7 @@ from rankci.data import Scores
 
 __all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
 
-FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
-LAYOUTS = ("auto", "long", "wide")
+from rankci.formats import FORMATS, LAYOUTS  # noqa: E402
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "model": ("model", "model_name", "system", "llm", "model_id"),
@@ -83,6 +82,11 @@ def read_scores(
     ValueError
         For an unknown option, an unreadable file, a missing or ambiguous column, or any of the
         validation errors of :meth:`Scores.from_frame` (which name the row, model or item).
+
+    References
+    ----------
+    Wickham, H. (2014). Tidy data. Journal of Statistical Software 59(10), 1-23 (long and wide
+    layouts).
 
     Examples
     --------
@@ -237,6 +241,20 @@ def as_scores(data: Scores | pd.DataFrame | str | os.PathLike) -> Scores:
 
     Every analysis that takes "Scores, a DataFrame or a path" calls this, so the three kinds of
     input are read by one rule.
+
+    Parameters
+    ----------
+    data : Scores, DataFrame, str or path-like
+        Returned unchanged when already :class:`~rankci.Scores`; otherwise read by
+        :func:`read_scores` with its defaults.
+
+    Returns
+    -------
+    Scores
+
+    References
+    ----------
+    Wickham, H. (2014). Tidy data. Journal of Statistical Software 59(10), 1-23.
 
     Examples
     --------

@@ -109,7 +109,6 @@ def _method_spec(
                 "them (spec.replace(...) changes a field)"
             )
         if rng is not None:
-            spec = spec.replace(seed=None) if isinstance(rng, np.random.Generator) else spec
             spec = _with_rng(spec, rng)
         return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
     spec = MethodSpec.from_keywords(**keywords, caller=caller, **options)
@@ -117,8 +116,16 @@ def _method_spec(
 
 
 def _with_rng(spec: MethodSpec, rng: object) -> MethodSpec:
-    """Record the seed of ``rng`` (an int), or a fresh one where the method draws numbers."""
-    if isinstance(rng, np.random.Generator):
+    """Record the seed of ``rng`` (an int), or a fresh one where the method draws numbers.
+
+    A method that draws nothing records no seed, whatever ``rng`` is.
+    """
+    if isinstance(rng, np.random.Generator) or not spec.draws_random:
+        if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator)):
+            raise ValueError(
+                "rng must be None, an int seed or a numpy.random.Generator, got "
+                f"{type(rng).__name__}"
+            )
         return spec.replace(seed=None)
     if rng is None:
         return spec.seeded()
@@ -211,8 +218,9 @@ def rank(
     >>> import rankci
     >>> scores = rankci.datasets.load_mmlu_pro()
     >>> ranking = rankci.rank(scores)
-    >>> ranking.to_frame().iloc[0][["model", "rank_lower", "rank_upper"]].tolist()
-    ['gemini-3.1-pro [merged dir]', 1, 1]
+    >>> best = ranking.to_frame().iloc[0]
+    >>> best["model"], int(best["rank_lower"]), int(best["rank_upper"])
+    ('gemini-3.1-pro [merged dir]', 1, 1)
     >>> rankci.rank(scores, spec=ranking.spec).upper.tolist() == ranking.upper.tolist()
     True
     """

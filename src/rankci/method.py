@@ -301,14 +301,19 @@ class MethodSpec:
         delta: float = 0.0,
         missing: str = "complete",
         multiplicity: str = "holm",
-        seed: int | None = None,
         caller: str = "rank",
         **options: Any,
     ) -> MethodSpec:
         """The specification of ``rankci.rank``'s keywords: options go to the test or to max-t.
 
         ``options`` that neither the test nor the multiplicity procedure takes are an error that
-        lists the keywords of ``caller``.
+        lists the keywords of ``caller``. The seed is not a keyword here: the caller records the
+        seed of its ``rng`` (scipy's convention) with :meth:`replace`.
+
+        Examples
+        --------
+        >>> MethodSpec.from_keywords(test="yuen", trim=0.1).test_options["trim"]
+        0.1
         """
         test_names = TEST_OPTIONS.get(test, ())
         procedure_names = MULTIPLICITY_OPTIONS.get(multiplicity, ())
@@ -335,7 +340,6 @@ class MethodSpec:
             missing=missing,
             multiplicity=multiplicity,
             multiplicity_options=procedure_options,
-            seed=seed,
         )
 
     def describe(self) -> str:

@@ -94,6 +94,24 @@ def simulate_scores(
     missing_rate : float
         Probability that a (model, observation) cell is missing (MCAR).
     rng : int, Generator or None
+
+    Returns
+    -------
+    Simulation
+        The scores, the items x models matrix, and the truth (``theta``, ``true_rank``).
+
+    References
+    ----------
+    De Boeck, P. and Wilson, M. (eds.) (2004). Explanatory Item Response Models: A Generalized
+    Linear and Nonlinear Approach. Springer, New York.
+
+    Examples
+    --------
+    >>> sim = simulate_scores([0.0, 0.5, 1.0], 200, rng=1)
+    >>> sim.matrix.shape
+    (200, 3)
+    >>> sim.true_rank.tolist()
+    [3, 2, 1]
     """
     generator = as_generator(rng)
     ability = np.asarray(ability, dtype=float)

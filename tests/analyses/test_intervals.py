@@ -43,7 +43,7 @@ def _skewed(n=40, seed=11) -> rankci.Scores:
 
 # ---------------------------------------------------------------------- normal
 def test_normal_interval_is_scipys_normal_interval_around_the_sem(unbalanced):
-    result = score_intervals(unbalanced, "normal", alpha=0.1, verdict=False)
+    result = score_intervals(unbalanced, "normal", alpha=0.1, verdict=False, missing="pairwise")
     for j, model in enumerate(result.models):
         x = _columns(unbalanced)[model]
         lo, hi = stats.norm.interval(0.9, loc=x.mean(), scale=stats.sem(x))
@@ -190,7 +190,7 @@ def test_same_seed_same_answer_and_the_seed_matters(small):
 
 
 def test_overlap_flags_follow_the_sources_rule(unbalanced):
-    result = score_intervals(unbalanced, "normal")
+    result = score_intervals(unbalanced, "normal", missing="pairwise")
     names = list(result.models)
     flagged = {frozenset(p) for p in result.indistinguishable()}
     for j in range(len(names)):
@@ -246,7 +246,7 @@ def test_overlap_is_more_conservative_than_the_paired_verdict(small):
 
 
 def test_to_dict_follows_the_issue_schema_and_is_json_safe(unbalanced):
-    result = score_intervals(unbalanced, "cluster-bootstrap", reps=200, rng=1)
+    result = score_intervals(unbalanced, "cluster-bootstrap", reps=200, rng=1, missing="pairwise")
     payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert payload["method"] == "cluster-bootstrap" and payload["alpha"] == 0.05
     assert set(payload["models"][0]) >= {"model", "score", "lower", "upper", "se"}

@@ -18,7 +18,7 @@ ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 # ---------------------------------------------------------------------- subscores
 def test_subscores_are_each_clusters_mean_and_normal_interval():
     scores = rankci.read_scores(ORACLES / "unbalanced.csv.gz")
-    result = subscores(scores, "normal", verdict=False)
+    result = subscores(scores, "normal", verdict=False, missing="pairwise")
     table = pd.read_csv(ORACLES / "unbalanced.csv.gz")
     grouped = table.groupby(["cluster", "model"])["score"]
     expected = grouped.mean()

@@ -27,7 +27,7 @@ def _scores(name: str) -> rankci.Scores:
 @pytest.mark.parametrize("kind,small_sample", list(FILES))
 def test_means_and_covariance_match_sandwich_vcovCL(name, kind, small_sample):
     oracle = pd.read_csv(ORACLES / name / FILES[(kind, small_sample)], index_col="model")
-    result = means_covariance(_scores(name), kind=kind, small_sample=small_sample)
+    result = means_covariance(_scores(name), kind=kind, small_sample=small_sample, missing="pairwise")
     assert list(result.models) == list(oracle.index)
     expected = oracle[list(result.models)].to_numpy()
     np.testing.assert_allclose(result.mean, oracle["mean"].to_numpy(), rtol=1e-10, atol=1e-12)
@@ -39,7 +39,7 @@ def test_means_and_covariance_match_sandwich_vcovCL(name, kind, small_sample):
 
 def test_available_cases_counts_match_descriptives():
     descriptives = pd.read_csv(ORACLES / "unbalanced" / "descriptives.csv", index_col="model")
-    result = means_covariance(_scores("unbalanced"))
+    result = means_covariance(_scores("unbalanced"), missing="pairwise")
     np.testing.assert_array_equal(result.n, descriptives.loc[list(result.models), "n"].to_numpy())
     assert result.missing == "pairwise"
 
@@ -47,7 +47,7 @@ def test_available_cases_counts_match_descriptives():
 @pytest.mark.parametrize("name", DATASETS)
 def test_normal_standard_error_is_the_iid_se_of_the_descriptives(name):
     descriptives = pd.read_csv(ORACLES / name / "descriptives.csv", index_col="model")
-    result = score_intervals(_scores(name), "normal", verdict=False)
+    result = score_intervals(_scores(name), "normal", verdict=False, missing="pairwise")
     expected = descriptives.loc[list(result.models)]
     np.testing.assert_allclose(result.score, expected["mean"], rtol=1e-10)
     np.testing.assert_allclose(result.se, expected["se_iid"], rtol=1e-8)
@@ -57,7 +57,7 @@ def test_normal_standard_error_is_the_iid_se_of_the_descriptives(name):
 def test_cluster_standard_error_is_the_root_of_the_oracle_diagonal(name):
     for small_sample in (False, True):
         oracle = pd.read_csv(ORACLES / name / FILES[("cluster", small_sample)], index_col="model")
-        result = score_intervals(_scores(name), "cluster", small_sample=small_sample, verdict=False)
+        result = score_intervals(_scores(name), "cluster", small_sample=small_sample, verdict=False, missing="pairwise")
         diag = np.diag(oracle[list(result.models)].to_numpy())
         np.testing.assert_allclose(result.se, np.sqrt(diag), rtol=1e-8)
 

@@ -36,7 +36,7 @@ __all__ = [
     "read_log",
 ]
 
-LOG_FORMATS = ("lm-eval", "inspect", "helm")
+from rankci.formats import LOG_FORMATS  # noqa: E402
 
 #: the natural "benchmark" level of each format's clusters (used by ``rankci benchmarks``)
 BENCHMARK_CLUSTER = {"lm-eval": "benchmark", "inspect": "task", "helm": "benchmark"}

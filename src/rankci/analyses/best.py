@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from rankci._base import check_positive_int, jsonable
+from rankci.leaderboard import rank
 from rankci.ranking import Ranking
 
 __all__ = ["TauBest", "tau_best"]
@@ -77,6 +78,8 @@ class TauBest:
             ],
             "guarantee": self.guarantee,
         }
+        if self.ranking.spec is not None:
+            out["spec"] = self.ranking.spec.to_dict()
         return out
 
     def __repr__(self) -> str:
@@ -104,6 +107,12 @@ def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
     -------
     TauBest
 
+    References
+    ----------
+    Mogstad, M., Romano, J. P., Shaikh, A. M. and Wilhelm, D. (2024). Inference for ranks with
+    applications to mobility across neighbourhoods and academic achievement across countries.
+    Review of Economic Studies 91(1), 476-518.
+
     Examples
     --------
     >>> import numpy as np
@@ -117,9 +126,11 @@ def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
         if rank_options:
             raise ValueError("rank options are only used when data (not a Ranking) are given")
         ranking = ranking_or_data
+    elif rank_options.get("spec") is not None:
+        if rank_options["spec"].coverage != "simultaneous":
+            raise ValueError("tau-best sets need coverage='simultaneous'")
+        ranking = rank(ranking_or_data, **rank_options)
     else:
-        from rankci.leaderboard import rank
-
         if rank_options.get("coverage", "simultaneous") != "simultaneous":
             raise ValueError("tau-best sets need coverage='simultaneous'")
         ranking = rank(ranking_or_data, **{**rank_options, "coverage": "simultaneous"})

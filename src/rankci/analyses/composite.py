@@ -246,7 +246,7 @@ def composite_scores(
     reps: int = 1000,
     rng: int | np.random.Generator | None = None,
     small_sample: bool | str = False,
-    missing: str = "pairwise",
+    missing: str = "complete",
     bounds: tuple[float, float] | None = None,
     verdict: bool = True,
 ) -> CompositeScores:
@@ -267,14 +267,19 @@ def composite_scores(
     model, item, score, cluster : str, optional
         Column names (found by alias when not given, as :func:`rankci.read_scores`).
     method, alpha, reps, rng, small_sample, missing, verdict
-        As :func:`rankci.analyses.intervals.score_intervals`. Items are resampled jointly across models and
-        dimensions; the cluster methods need a cluster column.
+        As :func:`rankci.analyses.intervals.score_intervals`. Items are resampled jointly across
+        models and dimensions; the cluster methods need a cluster column.
     bounds : (float, float) or None, default None
         Allowed range of every dimension's scores (None: any finite score).
 
     Returns
     -------
     CompositeScores
+
+    References
+    ----------
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall,
+    New York (Ch. 6 and 13).
 
     Examples
     --------

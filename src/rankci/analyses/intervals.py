@@ -352,7 +352,7 @@ def score_intervals(
     rng: int | np.random.Generator | None = None,
     small_sample: bool | str = False,
     unit: str = "item",
-    missing: str = "pairwise",
+    missing: str = "complete",
     verdict: bool = True,
 ) -> ScoreIntervals:
     """Each model's score with a confidence interval, plus overlap flags and the paired verdict.
@@ -377,15 +377,26 @@ def score_intervals(
         both cluster methods uses the same correction.
     unit : {"item", "observation", "cluster", "prompt"}
         Units of analysis; the cluster methods need item or observation units.
-    missing : {"pairwise", "complete"}
-        ``"pairwise"`` (default): each model's score uses every unit it has, each pair of the
-        paired verdict the units both have. ``"complete"``: only units scored by every model.
+    missing : {"complete", "pairwise"}, default "complete"
+        ``"complete"``: only units scored by every model (the default everywhere in rankci, as
+        in :func:`rankci.rank`, so every interval is about the same items as the ranking).
+        ``"pairwise"``: each model's score uses every unit it has, each pair of the paired
+        verdict the units both have. The units left out are counted in ``excluded``.
     verdict : bool, default True
         Also run the paired verdict (paired tests + Holm).
 
     Returns
     -------
     ScoreIntervals
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall,
+    New York.
+    Cameron, A. C. and Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
+    Journal of Human Resources 50(2), 317-372.
 
     Examples
     --------

@@ -184,6 +184,15 @@ def rank_benchmarks(
     -------
     BenchmarkRankings
 
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
+    of Statistics 6(2), 65-70.
+    Satterthwaite, F. E. (1946). An approximate distribution of estimates of variance components.
+    Biometrics Bulletin 2(6), 110-114.
+    Cochran, W. G. (1977). Sampling Techniques, 3rd ed., Ch. 5 (stratified random sampling). Wiley,
+    New York.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd

@@ -202,6 +202,24 @@ def rm_anova(data: Data) -> RMAnova:
     data : Scores, UnitScores, DataFrame or path
         Items scored by every model are used; the others are counted in ``excluded``.
 
+    Returns
+    -------
+    RMAnova
+        The F test with uncorrected, Greenhouse-Geisser and Huynh-Feldt degrees of freedom,
+        Mauchly's sphericity test and the effect sizes.
+
+    References
+    ----------
+    Greenhouse, S. W. and Geisser, S. (1959). On methods in the analysis of profile data.
+    Psychometrika 24(2), 95-112.
+    Huynh, H. and Feldt, L. S. (1976). Estimation of the Box correction for degrees of freedom from
+    sample data in randomized block and split-plot designs. Journal of Educational Statistics 1(1),
+    69-82.
+    Mauchly, J. W. (1940). Significance test for sphericity of a normal n-variate distribution.
+    Annals of Mathematical Statistics 11(2), 204-209.
+    Olejnik, S. and Algina, J. (2003). Generalized eta and omega squared statistics: measures of
+    effect size for some common research designs. Psychological Methods 8(4), 434-447.
+
     Examples
     --------
     >>> import numpy as np
@@ -408,6 +426,19 @@ def friedman(data: Data) -> Friedman:
     ----------
     data : Scores, UnitScores, DataFrame or path
         Items scored by every model are used; the others are counted in ``excluded``.
+
+    Returns
+    -------
+    Friedman
+        The chi-square statistic (tie-corrected, as ``scipy.stats.friedmanchisquare``), its p-value,
+        the mean ranks, Kendall's W and the Iman-Davenport F.
+
+    References
+    ----------
+    Friedman, M. (1937). The use of ranks to avoid the assumption of normality implicit in the
+    analysis of variance. Journal of the American Statistical Association 32(200), 675-701.
+    Iman, R. L. and Davenport, J. M. (1980). Approximations of the critical region of the Friedman
+    statistic. Communications in Statistics - Theory and Methods A 9(6), 571-595.
 
     Examples
     --------

@@ -90,7 +90,7 @@ class Plan:
     n_groups: int
     mean_cluster_size: float | None = None
     unit: str = "item"
-    missing: str = "pairwise"
+    missing: str = "complete"
     excluded: dict = field(default_factory=dict)
 
     @property
@@ -272,7 +272,7 @@ def plan(
     power: float = 0.8,
     multiplicity: str = "none",
     unit: str = "item",
-    missing: str = "pairwise",
+    missing: str = "complete",
     **deprecated,
 ) -> Plan:
     """Plan the number of items from pilot data (see the module docstring for the formulas).
@@ -296,6 +296,13 @@ def plan(
     Returns
     -------
     Plan
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640, Sec. 5 (power analysis).
+    Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations in Clinical Research, 2nd
+    ed., Ch. 3. Chapman & Hall/CRC, Boca Raton.
 
     Examples
     --------

@@ -127,6 +127,35 @@ def tukey_hsd(data: Data, alpha: float = 0.05) -> PostHoc:
     The family-wise error rate is exactly alpha for a balanced design with i.i.d. errors
     (sphericity); otherwise it is an approximation -- for clustered or unbalanced data prefer
     mixed-model contrasts with Holm or Bonferroni (:func:`rankci.mixed_model`).
+
+    Parameters
+    ----------
+    data : Scores, UnitScores, DataFrame or path
+        Items scored by every model are used (as in :func:`rankci.rm_anova`).
+    alpha : float, default 0.05
+        One minus the simultaneous coverage of the intervals.
+
+    Returns
+    -------
+    PostHoc
+        ``table`` has one row per unordered pair: estimate ``m_first - m_second``, its standard
+        error, the statistic ``q``, the Tukey-adjusted p-value and the simultaneous interval.
+
+    References
+    ----------
+    Tukey, J. W. (1953). The Problem of Multiple Comparisons. Unpublished manuscript, Princeton
+    University. Reprinted in The Collected Works of John W. Tukey, Vol. VIII (1994), Chapman & Hall.
+    Kirk, R. E. (2013). Experimental Design: Procedures for the Behavioral Sciences, 4th ed.,
+    Ch. 8 (randomized block designs). SAGE, Thousand Oaks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> y = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> result = tukey_hsd(Scores.from_matrix(y))
+    >>> [round(float(p), 6) for p in result.table["p_adjusted"]]
+    [0.835661, 0.252095, 0.510161]
     """
     alpha = check_alpha(alpha)
     anova = rm_anova(data)
@@ -165,6 +194,35 @@ def nemenyi(data: Data, alpha: float = 0.05) -> PostHoc:
     ``p = P(Q_{k, inf} >= sqrt(2) |z|)`` and critical difference
     ``CD = q_{1-alpha; k, inf} / sqrt(2) * sqrt(k (k + 1) / (6 n))`` (Demsar 2006, Sec. 3.2.2).
     Asymptotic in the number of items; ties are not corrected for.
+
+    Parameters
+    ----------
+    data : Scores, UnitScores, DataFrame or path
+        Items scored by every model are used (as in :func:`rankci.friedman`).
+    alpha : float, default 0.05
+        Level of the critical difference.
+
+    Returns
+    -------
+    PostHoc
+        ``table`` has one row per unordered pair: the difference of mean ranks, its standard
+        error, ``z``, the adjusted p-value and the interval; ``critical_value`` is the critical
+        difference in units of the standard error.
+
+    References
+    ----------
+    Nemenyi, P. B. (1963). Distribution-free Multiple Comparisons. PhD thesis, Princeton University.
+    Demsar, J. (2006). Statistical comparisons of classifiers over multiple data sets. Journal of
+    Machine Learning Research 7, 1-30.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> y = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    >>> result = nemenyi(Scores.from_matrix(y))
+    >>> [round(float(p), 6) for p in result.table["p_adjusted"]]
+    [0.883389, 0.328971, 0.609411]
     """
     alpha = check_alpha(alpha)
     result = friedman(data)

@@ -152,6 +152,19 @@ def side_by_side(
     cluster_adjust : bool, default True
         Multiply the clustered covariance by G/(G-1) (G = clusters), as is usual with few clusters.
 
+    Returns
+    -------
+    SideBySide
+        One row per pair: the naive, paired, clustered and mixed-model standard errors and tests,
+        and their ratios (``to_frame()``).
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640 (Eqs. 4, 7 and 8).
+    Cameron, A. C. and Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
+    Journal of Human Resources 50(2), 317-372 (G/(G-1) and G - 1 df).
+
     Examples
     --------
     >>> import rankci

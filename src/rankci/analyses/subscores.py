@@ -102,18 +102,45 @@ def subscores(
     reps: int = 1000,
     rng: int | np.random.Generator | None = None,
     unit: str = "item",
-    missing: str = "pairwise",
+    missing: str = "complete",
     verdict: bool = True,
 ) -> SubScores:
     """Every model's score interval within each cluster (category subscores).
 
-    Parameters are those of :func:`rankci.analyses.intervals.score_intervals`; the data need a cluster
-    column and item or observation units. The random generator is shared across clusters in
-    cluster order, so one seed gives one answer.
+    The options are those of :func:`rankci.analyses.intervals.score_intervals`; the data need a
+    cluster column and item or observation units. The random generator is shared across clusters
+    in cluster order, so one seed gives one answer.
+
+    Parameters
+    ----------
+    data : Scores, DataFrame or path
+        Scores with a cluster column.
+    method : {"bootstrap", "bca", "normal", "cluster", "cluster-bootstrap"}
+        As in :func:`score_intervals`; within a cluster ``cluster`` falls back to ``normal`` and
+        ``cluster-bootstrap`` to ``bootstrap``.
+    alpha : float, default 0.05
+        Each interval (and each cluster's paired verdict) holds at level ``alpha`` for its cluster.
+    reps : int, default 1000
+        Resamples for the bootstrap methods.
+    rng : int, Generator or None
+        Seed, shared across clusters in cluster order.
+    unit : {"item", "observation"}
+        Units of analysis within a cluster.
+    missing : {"pairwise", "complete"}
+        As in :func:`score_intervals`.
+    verdict : bool, default True
+        Also run each cluster's paired verdict (paired tests + Holm).
 
     Returns
     -------
     SubScores
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall,
+    New York.
 
     Examples
     --------

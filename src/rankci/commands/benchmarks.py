@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rankci.adapters import BENCHMARK_CLUSTER, LOG_FORMATS
-from rankci.analyses.multibench import ACROSS, OVERALL, WEIGHTS, BenchmarkRankings, rank_benchmarks
-from rankci.certify.holm import PROCEDURES
-from rankci.cli import (
+from rankci.commands.options import (
+    add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
     data_format,
@@ -19,12 +17,20 @@ from rankci.cli import (
     to_json,
 )
 from rankci.commands.rank import display_frame, summary_lines
-from rankci.data import UNITS
-from rankci.evidence.pairwise import TESTS
+from rankci.formats import LOG_FORMATS
+from rankci.method import TESTS, UNITS
+
+if TYPE_CHECKING:
+    from rankci.analyses.multibench import BenchmarkRankings
 
 NAME = "benchmarks"
 HELP = "rank intervals on several benchmarks and overall, with the multiplicity across them handled"
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
+# the libraries' tuples, repeated so that building the parser imports no statistics
+# (tests/commands/test_startup.py checks that they agree)
+ACROSS = ("joint", "split", "separate")  # rankci.analyses.multibench.ACROSS
+WEIGHTS = ("equal", "items")  # rankci.analyses.multibench.WEIGHTS
+PROCEDURES = ("holm", "bonferroni")  # rankci.certify.holm.PROCEDURES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     method = parser.add_argument_group("method")
     method.add_argument("--unit", default="item", choices=UNITS, help="unit of analysis")
     method.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
-    method.add_argument("--alpha", type=float, default=0.05, help="level of the whole family")
+    add_alpha_argument(
+        method, "the whole family's statements hold", note="--across separate: each table's"
+    )
     method.add_argument("--delta", type=float, default=0.0, help="indifference margin")
     method.add_argument("--missing", default="complete", choices=("complete", "pairwise"))
     method.add_argument("--multiplicity", default="holm", choices=PROCEDURES)
@@ -64,6 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _named(entry: str) -> tuple[str | None, str]:
+    from pathlib import Path
+
     name, sep, path = entry.partition("=")
     if sep and name and not Path(entry).exists():
         return name, path
@@ -72,6 +82,8 @@ def _named(entry: str) -> tuple[str | None, str]:
 
 def load_benchmarks(args: argparse.Namespace):
     """The data argument of rank_benchmarks and its ``benchmark`` option."""
+    from pathlib import Path
+
     if len(args.data) > 1:
         parts = {}
         for entry in args.data:
@@ -84,6 +96,8 @@ def load_benchmarks(args: argparse.Namespace):
     (entry,) = args.data
     fmt = data_format(args, entry)
     if fmt in LOG_FORMATS:
+        from rankci.adapters import BENCHMARK_CLUSTER
+
         return load_data(args, entry, cluster=BENCHMARK_CLUSTER[fmt]), "cluster"
     if args.benchmark_col == "cluster":
         return load_data(args, entry), "cluster"
@@ -99,6 +113,8 @@ def load_benchmarks(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.analyses.multibench import rank_benchmarks
+
     data, benchmark = load_benchmarks(args)
     options = {"reps": 9999} if args.test in ("bootstrap", "permutation") else {}
     result = rank_benchmarks(
@@ -121,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(result: BenchmarkRankings, fmt: str, k: int | None = None) -> str:
+    from rankci.analyses.multibench import OVERALL
+
     if fmt == "json":
         return to_json(result.to_dict(k))
     if fmt == "csv":

@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rankci import datasets
 from rankci.commands.rank import render_ranking
-from rankci.leaderboard import rank
-from rankci.report import write_report
 
 NAME = "demo"
 HELP = "rank the 32 models of the bundled MMLU-Pro data (real per-question results)"
@@ -32,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci import datasets
+    from rankci.leaderboard import rank
+
     load = datasets.load_mmlu_pro if args.dataset == "mmlu-pro" else datasets.load_chembench
     scores = load()
     ranking = rank(scores)
@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"rankci demo: {source}, {scores!r}\n")
     print(render_ranking(ranking, args.format))
     if not args.no_report:
+        from rankci.report import write_report
+
         path = write_report(
             scores,
             args.report,

@@ -9,11 +9,19 @@ every K-th item (``--look-every K`` or ``P%`` of n, rounded up) and on the last 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from rankci.commands.options import (
+    add_alpha_argument,
+    add_data_arguments,
+    emit,
+    load_data,
+    text_table,
+    to_json,
+)
 
-from rankci.cli import add_data_arguments, emit, load_data, text_table, to_json
-from rankci.sequential import BETS, CERTIFIERS, RETIRE_RULES, SAMPLINGS, MonitorRun, replay
+if TYPE_CHECKING:
+    from rankci.sequential import MonitorRun
 
 NAME = "monitor"
 HELP = (
@@ -21,6 +29,12 @@ HELP = (
     "order, certify at every look, retire models early"
 )
 OUTPUT_FORMATS = ("table", "json")
+# the libraries' tuples, repeated so that building the parser imports no statistics
+# (tests/commands/test_startup.py checks that they agree with rankci.sequential's)
+SAMPLINGS = ("finite", "iid")
+BETS = ("mixture", "agrapa", "ons", "fixed")
+CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
+RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="retire models early: " + ", ".join(RETIRE_RULES) + " (width:T for U - L <= T)",
     )
     group.add_argument("--k", type=int, metavar="K", help="the top-K question (top-k rules)")
-    group.add_argument("--alpha", type=float, default=0.05, help="error level (default 0.05)")
+    add_alpha_argument(group, note="anytime-valid: at every look at once")
     output = parser.add_argument_group("output")
     output.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
     output.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -81,6 +95,8 @@ def parse_retire(value: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.sequential import replay
+
     rule, width = parse_retire(args.retire)
     scores = load_data(args)
     result = replay(
@@ -100,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(result: MonitorRun, fmt: str) -> str:
+    import pandas as pd
+
     if fmt == "json":
         return to_json(result.to_dict())
     config = result.config

@@ -8,16 +8,11 @@ by REML, with estimated marginal means, contrasts and mixed-model rank intervals
 from __future__ import annotations
 
 import argparse
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from rankci._base import check_alpha
-from rankci.analyses.omnibus import friedman, rm_anova
-from rankci.analyses.posthoc import nemenyi, tukey_hsd
-from rankci.analyses.sidebyside import side_by_side
-from rankci.certify.holm import PROCEDURES
-from rankci.cli import (
+from rankci.commands.options import (
+    add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -26,12 +21,18 @@ from rankci.cli import (
     to_json,
 )
 from rankci.method import COVERAGES
-from rankci.mixed import DF_METHODS, mixed_model, mixed_ranking
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NAME = "omnibus"
 HELP = "omnibus test that all models are equal (RM-ANOVA, Friedman or linear mixed model)"
 OUTPUT_FORMATS = ("table", "json")
 OMNIBUS_METHODS = ("anova", "friedman", "mixed")
+# the libraries' tuples, repeated so that building the parser imports no statistics
+# (tests/commands/test_startup.py checks that they agree)
+DF_METHODS = ("satterthwaite", "asymptotic")  # rankci.mixed.DF_METHODS
+PROCEDURES = ("holm", "bonferroni")  # rankci.certify.holm.PROCEDURES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="anova (repeated measures), friedman (ranks) or mixed (linear mixed "
         "model with cluster and question random effects); default anova",
     )
-    group.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    add_alpha_argument(group)
     group.add_argument(
         "--posthoc", action="store_true", help="anova: Tukey HSD; friedman: Nemenyi (all pairs)"
     )
@@ -84,6 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.analyses.omnibus import friedman, rm_anova
+    from rankci.analyses.posthoc import nemenyi, tukey_hsd
+    from rankci.analyses.sidebyside import side_by_side
+    from rankci.mixed import mixed_model, mixed_ranking
+
     check_alpha(args.alpha)
     scores = load_data(args)
     if args.method == "anova":
@@ -137,6 +143,8 @@ def _excluded_line(excluded: dict, n_items: int, prompts: bool) -> str:
 
 
 def _anova_text(r, prompts: bool) -> str:
+    import pandas as pd
+
     lines = [
         "Repeated-measures ANOVA (items = subjects, model = within factor)",
         _excluded_line(r.excluded, r.n_items, prompts),
@@ -206,6 +214,8 @@ def _rank_frame(ranking) -> pd.DataFrame:
 
 
 def _side_by_side_text(table) -> str:
+    import numpy as np
+
     frame = table.to_frame()
     keep = [c for c in frame.columns if c.startswith(("se_", "ratio_"))]
     shown = frame[["first", "second", "estimate", *keep, "disagree"]].copy()

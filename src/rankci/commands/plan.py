@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from rankci._base import jsonable
-from rankci.analyses.planning import MULTIPLICITY, Plan, plan
-from rankci.cli import (
+from rankci.commands.options import (
+    add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -19,9 +17,14 @@ from rankci.cli import (
     to_json,
 )
 
+if TYPE_CHECKING:
+    from rankci.analyses.planning import Plan
+
 NAME = "plan"
 HELP = "how many items are enough: expected interval width and pairwise resolution against n"
 OUTPUT_FORMATS = ("table", "json")
+#: rankci.analyses.planning.MULTIPLICITY (tests/commands/test_startup.py checks that they agree)
+MULTIPLICITY = ("none", "bonferroni")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("normal", "cluster"),
         help="items independent (normal) or clustered like the pilot's (cluster)",
     )
-    group.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    add_alpha_argument(group, "planned intervals and pair tests hold")
     group.add_argument(
         "--power",
         type=float,
@@ -68,11 +71,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=MULTIPLICITY,
         help="test each pair at alpha (none) or at alpha over all pairs (bonferroni)",
     )
-    group.add_argument("--missing", default="pairwise", choices=("pairwise", "complete"))
+    group.add_argument(
+        "--missing",
+        default="complete",
+        choices=("complete", "pairwise"),
+        help="only the items every model has (default, as in rankci rank) or each model on the "
+        "items it has",
+    )
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.analyses.planning import plan
+
     scores = load_data(args)
     pilot = plan(
         scores,
@@ -109,6 +120,8 @@ def _payload(pilot: Plan, sizes: list[int], args: argparse.Namespace) -> dict:
         a, b = args.pair
         n_needed = pilot.items_to_separate(a, b, difference=args.difference)
         j, l = pilot.models.index(a), pilot.models.index(b)
+        import numpy as np
+
         prob = pilot.separation_probability(np.asarray(sizes, dtype=float), args.difference)
         out["pair"] = {
             "first": a,
@@ -126,6 +139,8 @@ def _payload(pilot: Plan, sizes: list[int], args: argparse.Namespace) -> dict:
 
 
 def _text(pilot: Plan, payload: dict) -> str:
+    import pandas as pd
+
     kind = "clustered like the pilot's" if pilot.kind == "cluster" else "independent"
     level = "each pair at alpha" if pilot.multiplicity == "none" else "Bonferroni over all pairs"
     lines = [

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from rankci.certify.maxt import COVARIANCES, RESAMPLINGS
-from rankci.cli import (
+from rankci.commands.options import (
+    add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -16,11 +15,13 @@ from rankci.cli import (
     text_table,
     to_json,
 )
-from rankci.data import UNITS
-from rankci.evidence.pairwise import TESTS
-from rankci.leaderboard import ClusterRankings, rank, rank_by_cluster
-from rankci.method import COVERAGES, MULTIPLICITIES
-from rankci.ranking import Ranking
+from rankci.method import COVARIANCES, COVERAGES, MULTIPLICITIES, RESAMPLINGS, TESTS, UNITS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rankci.leaderboard import ClusterRankings
+    from rankci.ranking import Ranking
 
 NAME = "rank"
 HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
@@ -73,7 +74,7 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._Argumen
         help="unit of analysis: what the inference extends to (default: item)",
     )
     group.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
-    group.add_argument("--alpha", type=float, default=0.05, help="miscoverage level (default 0.05)")
+    add_alpha_argument(group)
     group.add_argument(
         "--delta",
         type=float,
@@ -156,6 +157,8 @@ def method_options(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.leaderboard import rank, rank_by_cluster
+
     scores = load_data(args)
     common = method_options(args)
     if args.by_cluster:

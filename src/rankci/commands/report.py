@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rankci.cli import add_data_arguments, load_data
+from rankci.commands.options import add_data_arguments, load_data
 from rankci.commands.rank import add_method_arguments, method_options
-from rankci.report import write_report
 
 NAME = "report"
 HELP = "write a self-contained HTML report: leaderboard, rank intervals, tiers, plots, method"
@@ -54,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.report import write_report
+
     scores = load_data(args)
     path = write_report(
         scores,

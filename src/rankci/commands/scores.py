@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from rankci.analyses.intervals import METHODS, ScoreIntervals, score_intervals
-from rankci.analyses.subscores import SubScores, subscores
-from rankci.cli import (
+from rankci.commands.options import (
+    add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -17,11 +14,20 @@ from rankci.cli import (
     text_table,
     to_json,
 )
-from rankci.data import UNITS
+from rankci.method import UNITS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rankci.analyses.intervals import ScoreIntervals
+    from rankci.analyses.subscores import SubScores
 
 NAME = "scores"
 HELP = "each model's score with a confidence interval, overlap flags and the paired verdict"
 OUTPUT_FORMATS = ("table", "json", "csv")
+#: the interval methods (rankci.analyses.intervals.METHODS; tests/commands/test_startup.py
+#: checks that the two agree)
+METHODS = ("normal", "cluster", "bootstrap", "bca", "cluster-bootstrap")
 LIST_LIMIT = 12  # list the flagged pairs by name up to this many models
 
 _METHOD_WORDS = {
@@ -44,12 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--reps", type=int, default=1000, help="bootstrap resamples (default 1000)")
     group.add_argument("--seed", type=int, help="seed for the bootstrap methods")
-    group.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="each interval covers with probability 1 - alpha (default 0.05)",
-    )
+    add_alpha_argument(group, "each interval covers")
     group.add_argument(
         "--small-sample",
         action="store_true",
@@ -72,9 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--missing",
-        default="pairwise",
-        choices=("pairwise", "complete"),
-        help="each model on the items it has (default) or only items every model has",
+        default="complete",
+        choices=("complete", "pairwise"),
+        help="only the items every model has (default, as in rankci rank) or each model on the "
+        "items it has",
     )
     group.add_argument(
         "--no-verdict", action="store_true", help="skip the paired verdict (paired tests + Holm)"
@@ -83,6 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.analyses.intervals import score_intervals
+    from rankci.analyses.subscores import subscores
+
     scores = load_data(args)
     common = dict(
         alpha=args.alpha,
@@ -110,6 +115,8 @@ def render(result: ScoreIntervals, by_cluster: SubScores | None, fmt: str) -> st
     if fmt == "csv":
         frame = result.to_frame().assign(cluster=None)
         if by_cluster is not None:
+            import pandas as pd
+
             frame = pd.concat([frame, by_cluster.to_frame()], ignore_index=True)
         return frame[["cluster", *[c for c in frame.columns if c != "cluster"]]].to_csv(index=False)
     blocks = [_block(result, title=None)]
@@ -137,6 +144,8 @@ def _summary(result: ScoreIntervals) -> str:
 
 
 def _display(result: ScoreIntervals) -> pd.DataFrame:
+    import numpy as np
+
     frame = result.to_frame()
     index = {m: k for k, m in enumerate(result.models)}
     rows = np.array([index[m] for m in frame["model"]], dtype=int)

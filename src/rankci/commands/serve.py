@@ -9,7 +9,6 @@ comes from the environment (``RANKCI_CREATE_TOKEN``), never from the command lin
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 
 NAME = "serve"
@@ -66,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
     if not args.max_body_mb > 0:
         raise ValueError(f"--max-body-mb must be positive, got {args.max_body_mb}")
+    import logging
+
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s: %(message)s")
     app = create_app(
         args.db,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from rankci.analyses.best import TauBest, tau_best
-from rankci.cli import (
+from rankci.commands.options import (
     add_data_arguments,
     add_output_arguments,
     emit,
@@ -15,6 +15,9 @@ from rankci.cli import (
     to_json,
 )
 from rankci.commands.rank import add_evidence_arguments, summary_lines, test_options
+
+if TYPE_CHECKING:
+    from rankci.analyses.best import TauBest
 
 NAME = "taubest"
 HELP = "confidence set for the tau best models (tau = 1: the best model), simultaneous coverage"
@@ -34,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rankci.analyses.best import tau_best
+
     scores = load_data(args)
     result = tau_best(
         scores,

@@ -247,7 +247,7 @@ def means_covariance(
     kind: str = "item",
     small_sample: bool | str = False,
     unit: str = "item",
-    missing: str = "pairwise",
+    missing: str = "complete",
 ) -> MeansCovariance:
     """Covariance matrix of the model means, item-level or cluster-robust.
 
@@ -268,12 +268,22 @@ def means_covariance(
         Bell-McCaffrey bias-reduced variance (see the module docstring).
     unit : {"item", "observation", "cluster", "prompt"}
         Units of analysis (``kind="cluster"`` needs item or observation units).
-    missing : {"pairwise", "complete"}
-        ``"pairwise"`` (available cases, default) or only the units scored by every model.
+    missing : {"complete", "pairwise"}, default "complete"
+        Only the units scored by every model (the default everywhere in rankci), or
+        ``"pairwise"``: available cases.
 
     Returns
     -------
     MeansCovariance
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640.
+    Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances: an object-oriented
+    implementation of clustered covariances in R. Journal of Statistical Software 95(1), 1-36.
+    Bell, R. M. and McCaffrey, D. F. (2002). Bias reduction in standard errors for linear regression
+    with multi-stage samples. Survey Methodology 28(2), 169-181.
 
     Examples
     --------

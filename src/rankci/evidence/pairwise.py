@@ -189,14 +189,27 @@ def pairwise_tests(
     -------
     Pairwise
 
+    References
+    ----------
+    Student (1908). The probable error of a mean. Biometrika 6(1), 1-25.
+    Wilcoxon, F. (1945). Individual comparisons by ranking methods. Biometrics Bulletin 1(6), 80-83.
+    Yuen, K. K. (1974). The two-sample trimmed t for unequal population variances. Biometrika
+    61(1), 165-170.
+    Wilcox, R. R. (2022). Introduction to Robust Estimation and Hypothesis Testing, 5th ed.,
+    Sec. 5.9. Academic Press, London.
+    McNemar, Q. (1947). Note on the sampling error of the difference between correlated proportions
+    or percentages. Psychometrika 12(2), 153-157.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall,
+    New York.
+
     Examples
     --------
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.array([[1, 0], [1, 0], [1, 1], [0, 0], [1, 0], [1, 0]])
     >>> pw = pairwise_tests(Scores.from_matrix(x).units())
-    >>> round(float(pw.pvalue[0, 1]), 4)  # evidence that model 0 beats model 1
-    0.0127
+    >>> round(float(pw.pvalue[0, 1]), 6)  # evidence that model 0 beats model 1
+    0.012516
     """
     if not isinstance(units, UnitScores):
         raise ValueError(

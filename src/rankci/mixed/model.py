@@ -291,6 +291,15 @@ def mixed_model(
     -------
     MixedModel
 
+    References
+    ----------
+    Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear mixed-effects models
+    using lme4. Journal of Statistical Software 67(1), 1-48.
+    Kuznetsova, A., Brockhoff, P. B. and Christensen, R. H. B. (2017). lmerTest package: tests in
+    linear mixed effects models. Journal of Statistical Software 82(13), 1-26.
+    Satterthwaite, F. E. (1946). An approximate distribution of estimates of variance components.
+    Biometrics Bulletin 2(6), 110-114.
+
     Examples
     --------
     >>> import rankci
@@ -501,6 +510,28 @@ def mixed_ranking(
         Indifference margin on the score scale.
     **fit_options
         Passed to :func:`mixed_model` when ``data`` is not already a fitted model.
+
+    Returns
+    -------
+    Ranking
+        Rank intervals with the mixed model's contrasts as the evidence.
+
+    References
+    ----------
+    Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear mixed-effects models
+    using lme4. Journal of Statistical Software 67(1), 1-48.
+    Kuznetsova, A., Brockhoff, P. B. and Christensen, R. H. B. (2017). lmerTest package: tests in
+    linear mixed effects models. Journal of Statistical Software 82(13), 1-26.
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
+    of Statistics 6(2), 65-70.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> ranking = rankci.mixed_ranking(rankci.datasets.load_mmlu_pro())
+    >>> frame = ranking.to_frame()
+    >>> bool((frame["rank_lower"] <= frame["rank_upper"]).all())
+    True
     """
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)

@@ -21,7 +21,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from rankci.data import Scores
-from rankci.leaderboard import ClusterRankings, rank, rank_by_cluster
+from rankci.leaderboard import CLUSTER_UNITS, ClusterRankings, rank, rank_by_cluster
+from rankci.method import MethodSpec
 from rankci.ranking import Ranking
 from rankci.report import plots
 
@@ -299,23 +300,12 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def _cluster_options(ranking: Ranking, rng) -> dict:
-    """Per-cluster rankings made the way the main ranking was (units nested in a cluster)."""
-    procedure = ranking.procedure
-    unit = procedure.get("unit", "item")
-    options = {
-        "unit": unit if unit in ("item", "prompt", "observation") else "item",
-        "coverage": ranking.coverage
-        if ranking.coverage in ("simultaneous", "marginal")
-        else ("simultaneous"),
-        "alpha": ranking.alpha,
-        "rng": rng,
-        **dict(procedure.get("test_options", {})),
-    }
-    for key in ("test", "delta", "missing", "multiplicity"):
-        if key in procedure:
-            options[key] = procedure[key]
-    return options
+def _cluster_spec(ranking: Ranking) -> MethodSpec | None:
+    """The main ranking's method for the per-cluster rankings (units nested in a cluster)."""
+    if ranking.spec is None:  # a ranking made another way (monitor, mixed model): the defaults
+        return None
+    unit = ranking.spec.unit if ranking.spec.unit in CLUSTER_UNITS else "item"
+    return ranking.spec.replace(unit=unit, alpha=ranking.alpha, cluster_filter=None)
 
 
 def build_report(
@@ -385,7 +375,13 @@ def build_report(
         )
     blocks.append(_plots_section(ranking))
     if by_cluster and scores.clusters is not None and len(scores.clusters) > 1:
-        blocks.append(_cluster_section(rank_by_cluster(scores, **_cluster_options(ranking, rng))))
+        spec = _cluster_spec(ranking)
+        by_cluster = (
+            rank_by_cluster(scores, alpha=ranking.alpha, rng=rng)
+            if spec is None
+            else rank_by_cluster(scores, spec=spec, rng=rng)
+        )
+        blocks.append(_cluster_section(by_cluster))
     if omnibus:
         blocks.append(omnibus_section(scores, ranking.alpha))
     if monitor is not None:

@@ -5,7 +5,8 @@
   retirement rules; save / restore.
 * :func:`replay` - a finished evaluation replayed in a seeded random order (:class:`MonitorRun`).
 * :class:`PairWealth` - the pairwise betting e-processes (:mod:`.wealth`).
-* Certifiers (:mod:`.certify`, :mod:`.ilp`) and weak orders (:mod:`.orders`).
+* Certifiers (:mod:`.certify`, on the base class in :mod:`.certifier`; :mod:`.ilp`) and weak
+  orders (:mod:`.orders`).
 
 See ``docs/monitor.md`` for the guarantee in plain words.
 """

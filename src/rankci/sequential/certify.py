@@ -14,6 +14,9 @@ weakest to strongest on the same wealths (Propositions B.7 and B.8 of the source
   surviving orders. Enumerates the ordered-Bell-many weak orders, so M <= 8.
 * **ilp** (Algorithm 3, :mod:`.ilp`): the exact certified set by integer programming, any M.
 
+The base class :class:`Certifier`, the capped wealths and the shortcut statistic are in
+:mod:`.certifier` (shared with :mod:`.ilp`) and re-exported here.
+
 ``auto`` is exact for M <= 8 and the shortcut above (never the integer program silently).
 
 Wealths are capped at ``M(M-1)/alpha`` before they are added up: a capped term alone reaches
@@ -33,7 +36,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankci._base import check_alpha, check_choice, check_positive_int
+from rankci._base import check_choice
+from rankci.sequential.certifier import (
+    Certifier,
+    capped_wealth,
+    certify_shortcut,
+    shortcut_statistic,
+)
+from rankci.sequential.ilp import IntegerProgram
 from rankci.sequential.orders import MAX_EXACT_MODELS, order_table
 
 __all__ = [
@@ -43,13 +53,13 @@ __all__ = [
     "Exact",
     "Shortcut",
     "capped_wealth",
+    "certify_shortcut",
     "make_certifier",
     "resolve_certifier",
     "shortcut_statistic",
 ]
 
 CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
-_SMALL = 48  # up to this M the shortcut's min-plus sum is one (M, M, M) array operation
 
 
 def resolve_certifier(name: str, n_models: int) -> str:
@@ -69,76 +79,8 @@ def make_certifier(name: str, n_models: int, alpha: float) -> Certifier:
     """A fresh certifier of the given name (after :func:`resolve_certifier`)."""
     name = resolve_certifier(name, n_models)
     if name == "ilp":
-        from rankci.sequential.ilp import IntegerProgram
-
         return IntegerProgram(n_models, alpha)
     return {"exact": Exact, "shortcut": Shortcut, "bonferroni": Bonferroni}[name](n_models, alpha)
-
-
-def capped_wealth(log_wealth: np.ndarray, cap: float) -> np.ndarray:
-    """``min(E, cap)`` from log-wealths, exactly ``cap`` where ``log E >= log cap``; diagonal 0."""
-    log_wealth = np.asarray(log_wealth, dtype=float)
-    log_cap = np.log(cap)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.where(log_wealth >= log_cap, cap, np.exp(np.minimum(log_wealth, log_cap)))
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-def shortcut_statistic(capped: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
-    """``B^{jl} = E^{jl} + sum_{m != j,l} min(E^{jm}, E^{ml})`` (the pooled statistic).
-
-    ``capped`` has a zero diagonal, which makes the terms m = j and m = l vanish. With ``pairs``
-    (boolean M x M) only those entries are computed (the others are NaN): the min-plus sum is
-    an O(M^3) reduction done row by row for large M.
-    """
-    e = np.asarray(capped, dtype=float)
-    m = e.shape[0]
-    if pairs is None and m <= _SMALL:
-        return e + np.minimum(e[:, :, None], e[None, :, :]).sum(axis=1)
-    if pairs is None:
-        pairs = np.ones((m, m), dtype=bool)
-        np.fill_diagonal(pairs, False)
-    out = np.full((m, m), np.nan)
-    rows = np.flatnonzero(pairs.any(axis=1))
-    if m <= _SMALL and rows.size:
-        full = np.minimum(e[rows][:, :, None], e[None, :, :]).sum(axis=1)
-        out[rows] = np.where(pairs[rows], e[rows] + full, np.nan)
-        return out
-    for j in rows:  # a loop over models; each step is vectorised over m and l
-        cols = np.flatnonzero(pairs[j])
-        out[j, cols] = e[j, cols] + np.minimum(e[j][:, None], e[:, cols]).sum(axis=0)
-    return out
-
-
-class Certifier:
-    """Base class: ``look(log_wealth, known)`` returns the pairs certified at this look."""
-
-    name = "base"
-
-    def __init__(self, n_models: int, alpha: float) -> None:
-        self.n_models = check_positive_int(n_models, "n_models", minimum=2)
-        self.alpha = check_alpha(alpha)
-        self.threshold = n_models * (n_models - 1) / self.alpha
-        self.n_looks = 0
-
-    def look(self, log_wealth: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
-        """Certified pairs (M x M bool) at this look; ``known`` are pairs certified before."""
-        self.n_looks += 1
-        return self._look(np.asarray(log_wealth, dtype=float), _known(known, self.n_models))
-
-    def _look(self, log_wealth: np.ndarray, known: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    def details(self) -> dict:
-        """Certifier-specific facts for ``Ranking.details`` (JSON-safe)."""
-        return {}
-
-    def state(self) -> dict:
-        return {"n_looks": np.array([self.n_looks])}
-
-    def load_state(self, arrays: dict) -> None:
-        self.n_looks = int(np.asarray(arrays["n_looks"])[0])
 
 
 class Bonferroni(Certifier):
@@ -164,22 +106,6 @@ class Shortcut(Certifier):
 
     def _look(self, log_wealth, known):
         return certify_shortcut(log_wealth, self.threshold, known)
-
-
-def certify_shortcut(log_wealth: np.ndarray, threshold: float, known: np.ndarray) -> np.ndarray:
-    """Pairs certified by the shortcut (or e-Bonferroni, or known) at one look."""
-    capped = capped_wealth(log_wealth, threshold)
-    with np.errstate(invalid="ignore"):
-        out = log_wealth >= np.log(threshold)
-    np.fill_diagonal(out, False)
-    out |= known
-    bound = capped + np.minimum(capped.sum(axis=1)[:, None], capped.sum(axis=0)[None, :])
-    todo = ~out & (bound >= threshold * (1.0 - 1e-12))
-    np.fill_diagonal(todo, False)
-    if todo.any():
-        stat = shortcut_statistic(capped, todo)
-        out |= todo & (stat >= threshold)
-    return out
 
 
 class Exact(Certifier):
@@ -267,12 +193,3 @@ class Exact(Certifier):
         if alive.size and (alive.min() < 0 or alive.max() >= self.table.n_orders):
             raise ValueError("saved surviving orders do not fit the order table")
         self._reset(alive)
-
-
-def _known(known: np.ndarray | None, m: int) -> np.ndarray:
-    if known is None:
-        return np.zeros((m, m), dtype=bool)
-    known = np.asarray(known, dtype=bool)
-    if known.shape != (m, m):
-        raise ValueError(f"known must be a {m} x {m} boolean matrix, got shape {known.shape}")
-    return known

@@ -34,7 +34,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from rankci._base import RankciWarning
-from rankci.sequential.certify import Certifier, capped_wealth, certify_shortcut
+from rankci.sequential.certifier import Certifier, capped_wealth, certify_shortcut
 
 __all__ = ["IntegerProgram"]
 

@@ -262,6 +262,13 @@ def mean_confidence_sequence(
     lower, upper : arrays (K,) (or (T, K) with ``path=True``)
         The interval after each column's ``counts`` rows ([0, 1] when the count is 0).
 
+    References
+    ----------
+    Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by
+    betting. Journal of the Royal Statistical Society Series B 86(1), 1-27.
+    Howard, S. R., Ramdas, A., McAuliffe, J. and Sekhon, J. (2021). Time-uniform, nonparametric,
+    nonasymptotic confidence sequences. Annals of Statistics 49(2), 1055-1080.
+
     Examples
     --------
     >>> x = np.array([[1.0], [0.0], [1.0], [1.0]])

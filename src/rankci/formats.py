@@ -1,0 +1,11 @@
+"""The input formats ``rankci`` reads, as plain tuples (no imports, so the command line is fast).
+
+:mod:`rankci.io` and :mod:`rankci.adapters` take their lists from here.
+"""
+
+#: table formats of :func:`rankci.io.read_scores` ("auto": from the file extension)
+FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
+#: table layouts: one row per model and item (long) or one column per model (wide)
+LAYOUTS = ("auto", "long", "wide")
+#: evaluation-log formats of :func:`rankci.adapters.read_log`
+LOG_FORMATS = ("lm-eval", "inspect", "helm")

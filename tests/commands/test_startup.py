@@ -1,0 +1,81 @@
+"""Start-up cost of the command line: building the parser imports no numpy, pandas or scipy, and
+``rankci rank`` imports only what it uses. Checked in subprocesses (a fresh ``sys.modules``); no
+timed assertions (the times are in BENCHMARKS.md, from ``benchmarks/bench_startup.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("numpy", "pandas", "scipy", "matplotlib")
+
+
+def _python(code: str, cwd) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, check=True
+    )
+    return done.stdout
+
+
+def test_building_the_parser_imports_nothing_heavy(tmp_path):
+    code = (
+        "import sys, rankci.cli; rankci.cli.build_parser(); "
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"
+    )
+    assert _python(code, tmp_path).strip() == "[]"
+
+
+def test_rank_imports_only_what_it_uses(tmp_path):
+    path = tmp_path / "small.csv"
+    rows = ["model,item,score"]
+    rows += [f"{m},q{i},{(i * (k + 2)) % 3 == 0:d}" for k, m in enumerate("abc") for i in range(20)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code = (
+        "import json, sys, rankci.cli\n"
+        f"status = rankci.cli.main(['rank', {str(path)!r}, '--format', 'json', '-o', 'out.json'])\n"
+        "print(json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    status, modules = json.loads(_python(code, tmp_path))
+    assert status == 0
+    assert len(json.loads((tmp_path / "out.json").read_text())["models"]) == 3
+    loaded = set(modules)
+    for unused in ("matplotlib", "rankci.service", "rankci.report", "rankci.adapters"):
+        assert not {m for m in loaded if m == unused or m.startswith(unused + ".")}, unused
+
+
+def _pairs():
+    """The choice tuples a command repeats (to keep its parser light) and the library's."""
+    from rankci import sequential
+    from rankci.analyses import intervals, multibench, planning
+    from rankci.certify import holm
+    from rankci.commands import benchmarks, monitor, omnibus, plan, scores
+    from rankci.mixed import model as mixed
+
+    return {
+        "scores.METHODS": (scores.METHODS, intervals.METHODS),
+        "plan.MULTIPLICITY": (plan.MULTIPLICITY, planning.MULTIPLICITY),
+        "omnibus.DF_METHODS": (omnibus.DF_METHODS, mixed.DF_METHODS),
+        "omnibus.PROCEDURES": (omnibus.PROCEDURES, holm.PROCEDURES),
+        "benchmarks.ACROSS": (benchmarks.ACROSS, multibench.ACROSS),
+        "benchmarks.WEIGHTS": (benchmarks.WEIGHTS, multibench.WEIGHTS),
+        "benchmarks.PROCEDURES": (benchmarks.PROCEDURES, holm.PROCEDURES),
+        "monitor.SAMPLINGS": (monitor.SAMPLINGS, sequential.SAMPLINGS),
+        "monitor.BETS": (monitor.BETS, sequential.BETS),
+        "monitor.CERTIFIERS": (monitor.CERTIFIERS, sequential.CERTIFIERS),
+        "monitor.RETIRE_RULES": (monitor.RETIRE_RULES, sequential.RETIRE_RULES),
+    }
+
+
+def test_repeated_choices_equal_the_librarys():
+    for name, (command, library) in _pairs().items():
+        assert tuple(command) == tuple(library), name
+
+
+def test_input_formats_come_from_rankci_formats():
+    from rankci import adapters, formats, io
+
+    assert io.FORMATS is formats.FORMATS
+    assert io.LAYOUTS is formats.LAYOUTS
+    assert adapters.LOG_FORMATS is formats.LOG_FORMATS

@@ -1,0 +1,173 @@
+"""The method specification: validated once, stored on every ranking, JSON round trip, re-run."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import rankci
+from rankci.method import MULTIPLICITY_OPTIONS, TEST_OPTIONS, MethodSpec
+
+
+@pytest.fixture(scope="module")
+def chembench():
+    return rankci.datasets.load_chembench()
+
+
+def test_defaults_are_the_documented_ones():
+    spec = MethodSpec()
+    assert (spec.unit, spec.test, spec.coverage, spec.alpha, spec.delta, spec.missing,
+            spec.multiplicity, spec.seed) == ("item", "t", "simultaneous", 0.05, 0.0, "complete",
+                                              "holm", None)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"unit": "subject"}, "unknown unit 'subject'"),
+        ({"test": "ttest"}, "unknown test 'ttest'"),
+        ({"alpha": 1.5}, "alpha must be a number strictly between 0 and 1"),
+        ({"alpha": True}, "alpha must be a number"),
+        ({"delta": -0.1}, "delta must be a finite number >= 0"),
+        ({"delta": float("nan")}, "delta must be a finite number >= 0"),
+        ({"missing": "drop"}, "unknown missing 'drop'"),
+        ({"multiplicity": "fdr"}, "unknown multiplicity 'fdr'"),
+        ({"seed": -1}, "seed must be None or an integer >= 0"),
+        ({"test": "yuen", "test_options": {"reps": 10}}, "test='yuen' takes the options trim"),
+        ({"multiplicity": "max-t", "test": "wilcoxon"}, "cannot be combined with test='wilcoxon'"),
+        ({"multiplicity": "max-t", "multiplicity_options": {"resampling": "jackknife"}},
+         "unknown resampling 'jackknife'"),
+        ({"cluster_filter": {"alpha_split": (0.9, 0.9), "top": 3}}, "summing to <= 1"),
+    ],
+)
+def test_bad_fields_are_refused_when_the_spec_is_made(fields, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        MethodSpec(**fields)
+
+
+def test_the_spec_is_frozen_and_replace_validates_again():
+    spec = MethodSpec()
+    with pytest.raises(AttributeError):
+        spec.alpha = 0.1  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        spec.test_options["trim"] = 0.1  # type: ignore[index]
+    assert spec.replace(alpha=0.1).alpha == 0.1
+    with pytest.raises(ValueError, match="alpha must be"):
+        spec.replace(alpha=2.0)
+    with pytest.raises(ValueError, match="has no field 'level'"):
+        spec.replace(level=0.1)
+
+
+def test_every_option_name_belongs_to_one_test_or_procedure():
+    names = [n for group in (*TEST_OPTIONS.values(), *MULTIPLICITY_OPTIONS.values()) for n in group]
+    for test, options in TEST_OPTIONS.items():
+        assert len(set(options)) == len(options), test
+    # reps is shared by the two resampling tests; nothing else is shared
+    assert {n for n in names if names.count(n) > 1} == {"reps"}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        MethodSpec(),
+        MethodSpec(test="wilcoxon", test_options={"zero_method": "pratt"}, coverage="marginal"),
+        MethodSpec(multiplicity="max-t", multiplicity_options={"draws": 200, "stepdown": False},
+                   seed=7),
+        MethodSpec(cluster_filter={"alpha_split": (0.3, 0.7), "top": 2}),
+    ],
+)
+def test_json_round_trip(spec):
+    text = json.dumps(spec.to_dict(), allow_nan=False)
+    assert MethodSpec.from_dict(json.loads(text)) == spec
+
+
+def test_from_dict_names_an_unknown_field():
+    with pytest.raises(ValueError, match="unknown field 'level'"):
+        MethodSpec.from_dict({"level": 0.1})
+
+
+def test_every_ranking_records_its_spec_and_reruns_from_it(chembench):
+    ranking = rankci.rank(chembench, test="yuen", trim=0.1, alpha=0.1)
+    assert ranking.spec == MethodSpec(test="yuen", test_options={"trim": 0.1}, alpha=0.1)
+    assert ranking.to_dict()["spec"] == ranking.spec.to_dict()
+    again = rankci.rank(chembench, spec=MethodSpec.from_dict(ranking.to_dict()["spec"]))
+    assert again.lower.tolist() == ranking.lower.tolist()
+    assert again.upper.tolist() == ranking.upper.tolist()
+
+
+def test_a_random_method_records_the_seed_it_used_and_reproduces(chembench):
+    small = chembench.subset(models=list(chembench.models[:6]))
+    first = rankci.rank(small, multiplicity="max-t", draws=300)
+    assert first.spec.seed is not None  # drawn fresh, and recorded
+    again = rankci.rank(small, spec=first.spec)
+    assert again.details["critical_values"] == first.details["critical_values"]
+    seeded = rankci.rank(small, multiplicity="max-t", draws=300, rng=first.spec.seed)
+    assert seeded.details["critical_values"] == first.details["critical_values"]
+    assert rankci.rank(small).spec.seed is None  # the t test with Holm draws nothing
+
+
+def test_a_generator_is_used_as_given_and_recorded_as_no_seed(chembench):
+    small = chembench.subset(models=list(chembench.models[:5]))
+    a = rankci.rank(small, test="bootstrap", reps=999, rng=np.random.default_rng(3))
+    b = rankci.rank(small, test="bootstrap", reps=999, rng=np.random.default_rng(3))
+    assert a.spec.seed is None
+    np.testing.assert_array_equal(a.pairwise.pvalue, b.pairwise.pvalue)
+
+
+def test_spec_and_keywords_together_are_an_error(chembench):
+    with pytest.raises(ValueError, match="got spec= and also alpha="):
+        rankci.rank(chembench, spec=MethodSpec(), alpha=0.1)
+
+
+def test_an_unknown_keyword_lists_the_keywords_of_rank(chembench):
+    with pytest.raises(ValueError, match="rank\\(\\) got an unknown option 'seed'") as error:
+        rankci.rank(chembench, seed=1)
+    assert "rng" in str(error.value) and "multiplicity" in str(error.value)
+    with pytest.raises(ValueError, match="unknown option 'alternative'"):
+        rankci.rank(chembench, alternative="greater")
+
+
+def test_the_cluster_filter_is_part_of_the_spec(chembench):
+    filtered = rankci.rank(chembench, filter_uninformative=True)
+    assert filtered.spec.cluster_filter == {"alpha_split": (0.3, 0.7), "top": 3}
+    again = rankci.rank(chembench, spec=filtered.spec)
+    assert again.details["filter"] == filtered.details["filter"]
+    assert again.upper.tolist() == filtered.upper.tolist()
+
+
+def test_per_cluster_rankings_share_one_spec(chembench):
+    by = rankci.rank_by_cluster(chembench, unit="item")
+    assert all(r.spec == by.spec for r in by.rankings.values())
+
+
+@pytest.mark.parametrize(
+    ("call", "old", "new"),
+    [
+        (lambda: rankci.adjust_pvalues([0.01, 0.2], method="holm"), "method", "multiplicity"),
+        (lambda: rankci.plan(rankci.datasets.load_chembench(), kind="item"), "kind", "method"),
+    ],
+)
+def test_renamed_keywords_still_work_with_a_deprecation_warning(call, old, new):
+    with pytest.warns(DeprecationWarning, match=f"{old}=.*deprecated.*{new}="):
+        call()
+
+
+def test_renamed_wilcoxon_option_and_ranking_attribute_warn(chembench):
+    units = chembench.subset(models=list(chembench.models[:3])).units("item", "complete")
+    with pytest.warns(DeprecationWarning, match="distribution="):
+        old = rankci.pairwise_tests(units, "wilcoxon", method="approx")
+    new = rankci.pairwise_tests(units, "wilcoxon", distribution="approx")
+    np.testing.assert_array_equal(old.pvalue, new.pvalue)
+    ranking = rankci.rank(chembench)
+    with pytest.warns(DeprecationWarning, match="Ranking.procedure"):
+        assert ranking.method == ranking.procedure
+
+
+def test_every_name_in_all_resolves_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in rankci.__all__:
+            assert getattr(rankci, name) is not None, name
