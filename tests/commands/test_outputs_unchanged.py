@@ -75,3 +75,16 @@ def test_json_output_is_unchanged(name, tmp_path):
     after = _run(name, tmp_path)
     assert set(after) - set(before) <= ADDED, f"new keys: {sorted(set(after) - set(before))}"
     assert {k: after[k] for k in before} == before
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_records_how_it_was_made(name, tmp_path):
+    spec = _run(name, tmp_path)["spec"]
+    command = COMMANDS[name][0]
+    if command in ("rank", "taubest"):  # the MethodSpec of the ranking
+        assert spec["multiplicity"] in ("holm", "max-t") and "seed" in spec
+        if "--seed" in COMMANDS[name]:
+            assert spec["seed"] == int(COMMANDS[name][COMMANDS[name].index("--seed") + 1])
+    else:  # the command's own options
+        assert spec["command"] == command
+        assert "alpha" in spec

@@ -132,15 +132,20 @@ def run(args: argparse.Namespace) -> int:
         rng=args.seed,
         **options,
     )
-    emit(render(result, args.format, args.top_k), args)
+    emit(render(result, args.format, args.top_k, args), args)
     return 0
 
 
-def render(result: BenchmarkRankings, fmt: str, k: int | None = None) -> str:
+def render(
+    result: BenchmarkRankings,
+    fmt: str,
+    k: int | None = None,
+    args: argparse.Namespace | None = None,
+) -> str:
     from rankci.analyses.multibench import OVERALL
 
     if fmt == "json":
-        return to_json(result.to_dict(k))
+        return to_json(result.to_dict(k), args)
     if fmt == "csv":
         return result.to_frame(k).to_csv(index=False)
     table = markdown_table if fmt == "markdown" else text_table

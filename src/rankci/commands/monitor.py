@@ -111,15 +111,15 @@ def run(args: argparse.Namespace) -> int:
         k=args.k,
         width=width,
     )
-    emit(render(result, args.format), args)
+    emit(render(result, args.format, args), args)
     return 0
 
 
-def render(result: MonitorRun, fmt: str) -> str:
+def render(result: MonitorRun, fmt: str, args: argparse.Namespace | None = None) -> str:
     import pandas as pd
 
     if fmt == "json":
-        return to_json(result.to_dict())
+        return to_json(result.to_dict(), args)
     config = result.config
     frame = result.to_frame()
     frame.insert(

@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if posthoc is not None:
         payload["posthoc"] = posthoc.to_dict()
         text += "\n\n" + _posthoc_text(posthoc)
-    emit(to_json(payload) if args.format == "json" else text, args)
+    emit(to_json(payload, args) if args.format == "json" else text, args)
     return 0
 
 

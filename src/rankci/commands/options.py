@@ -200,7 +200,27 @@ def emit(text: str, args: argparse.Namespace) -> None:
         sys.stdout.write(text)
 
 
-def to_json(payload: dict) -> str:
+def command_spec(args: argparse.Namespace) -> dict:
+    """The command's own specification: every option as given or defaulted (JSON-safe).
+
+    Recorded as ``"spec"`` in the JSON output of the commands whose result carries no
+    :class:`rankci.method.MethodSpec` (scores, plan, omnibus, monitor, benchmarks), so that every
+    output says how it was made and can be made again.
+    """
+    skip = {"run", "data", "output", "format", "command"}
+    return {
+        key: (list(value) if isinstance(value, tuple) else value)
+        for key, value in sorted(vars(args).items())
+        if key not in skip
+        and (value is None or isinstance(value, (str, int, float, bool, list, tuple)))
+    }
+
+
+def to_json(payload: dict, args: argparse.Namespace | None = None) -> str:
+    """The JSON text of a payload; with ``args``, the command's spec is recorded unless present."""
+    if args is not None and "spec" not in payload:
+        spec = {"command": getattr(args, "command", None), **command_spec(args)}
+        payload = {**payload, "spec": spec}
     return json.dumps(payload, indent=2, allow_nan=False)
 
 

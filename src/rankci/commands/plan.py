@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     )
     sizes = args.items or sorted({max(2, round(pilot.n_pilot * f)) for f in (0.5, 1, 2, 4)})
     payload = _payload(pilot, sizes, args)
-    emit(to_json(payload) if args.format == "json" else _text(pilot, payload), args)
+    emit(to_json(payload, args) if args.format == "json" else _text(pilot, payload), args)
     return 0
 
 

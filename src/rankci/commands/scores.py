@@ -100,18 +100,23 @@ def run(args: argparse.Namespace) -> int:
     small_sample = "cr2" if args.cr2 else ("cadjust" if args.small_sample else False)
     result = score_intervals(scores, args.method, small_sample=small_sample, **common)
     by_cluster = subscores(scores, args.method, **common) if args.by_cluster else None
-    emit(render(result, by_cluster, args.format), args)
+    emit(render(result, by_cluster, args.format, args), args)
     return 0
 
 
-def render(result: ScoreIntervals, by_cluster: SubScores | None, fmt: str) -> str:
+def render(
+    result: ScoreIntervals,
+    by_cluster: SubScores | None,
+    fmt: str,
+    args: argparse.Namespace | None = None,
+) -> str:
     if fmt == "json":
         payload = result.to_dict()
         if by_cluster is not None:
             sub = by_cluster.to_dict()
             payload["within_cluster_method"] = sub["within_cluster_method"]
             payload["clusters"] = sub["clusters"]
-        return to_json(payload)
+        return to_json(payload, args)
     if fmt == "csv":
         frame = result.to_frame().assign(cluster=None)
         if by_cluster is not None:
