@@ -198,6 +198,8 @@ def test_cli_benchmarks(frame, tmp_path, capsys):
     frame.to_parquet(path)
     assert main(["benchmarks", str(path), "--format", "json", "--top-k", "1"]) == 0
     payload = json.loads(capsys.readouterr().out)
+    spec = payload.pop("spec")  # how the output was made: the command's own options
+    assert spec["command"] == "benchmarks" and spec["top_k"] == 1
     assert payload == json.loads(json.dumps(rankci.rank_benchmarks(frame).to_dict(1)))
     files = []
     for name, group in frame.groupby("benchmark", sort=False):
