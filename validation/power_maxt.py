@@ -47,7 +47,8 @@ from rankci.certify.holm import simultaneous_ranking
 from rankci.certify.maxt import maxt_ranking
 from rankci.commands.options import markdown_table
 from rankci.evidence.covariance import unit_clusters
-from rankci.evidence.pairwise import _resample_counts, pairwise_tests
+from rankci.evidence.bootstrap import resample_counts
+from rankci.evidence.pairwise import pairwise_tests
 
 ALPHA = 0.05
 DRAWS = 1000
@@ -119,7 +120,7 @@ def percentile_bootstrap(x: np.ndarray, groups, rng) -> tuple[np.ndarray, np.nda
         sums = np.zeros((codes.max() + 1, x.shape[1]))
         np.add.at(sums, codes, x)
         counts = np.bincount(codes)[:, None].astype(float)
-    w = _resample_counts(rng, DRAWS, sums.shape[0]).astype(float)
+    w = resample_counts(rng, DRAWS, sums.shape[0]).astype(float)
     means = (w @ sums) / (w @ counts)
     ranks = 1 + (means[:, None, :] > means[:, :, None]).sum(axis=2)
     lower = np.floor(np.quantile(ranks, ALPHA / 2, axis=0)).astype(int)
