@@ -15,6 +15,7 @@ ranks with application to ranking institutions. Biometrics 78(1), 238-247.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,15 +38,8 @@ __all__ = ["rank", "rank_by_cluster", "ClusterRankings", "informative_clusters",
 
 CLUSTER_UNITS = ("item", "prompt", "observation")
 
-_DEFAULTS = dict(
-    unit="item",
-    test="t",
-    coverage="simultaneous",
-    alpha=0.05,
-    delta=0.0,
-    missing="complete",
-    multiplicity="holm",
-)
+#: The defaults of the method keywords of rank() and rank_by_cluster(): those of MethodSpec.
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(MethodSpec)}
 
 
 def certify(
@@ -110,30 +104,26 @@ def _method_spec(
             )
         if rng is not None:
             spec = _with_rng(spec, rng)
-        return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
-    spec = MethodSpec.from_keywords(**keywords, caller=caller, **options)
-    return _with_rng(spec, rng), (rng if isinstance(rng, np.random.Generator) else None)
+    else:
+        spec = _with_rng(MethodSpec.from_keywords(**keywords, caller=caller, **options), rng)
+    return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
 
 
 def _with_rng(spec: MethodSpec, rng: object) -> MethodSpec:
     """Record the seed of ``rng`` (an int), or a fresh one where the method draws numbers.
 
-    A method that draws nothing records no seed, whatever ``rng`` is.
+    A method that draws nothing records no seed, whatever ``rng`` is; a Generator is used as it
+    is and recorded as no seed.
     """
+    if isinstance(rng, bool) or (
+        rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator))
+    ):
+        raise ValueError(
+            f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}"
+        )
     if isinstance(rng, np.random.Generator) or not spec.draws_random:
-        if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator)):
-            raise ValueError(
-                "rng must be None, an int seed or a numpy.random.Generator, got "
-                f"{type(rng).__name__}"
-            )
         return spec.replace(seed=None)
-    if rng is None:
-        return spec.seeded()
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return spec.replace(seed=int(rng))
-    raise ValueError(
-        f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}"
-    )
+    return spec.seeded() if rng is None else spec.replace(seed=int(rng))
 
 
 def _rank_with(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:

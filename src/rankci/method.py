@@ -14,8 +14,8 @@ with (``ranking.spec``), JSON output records it (``spec.to_dict()``), and it re-
 tau-best and the cluster filter change one field with :meth:`MethodSpec.replace` instead of
 passing keyword bundles along.
 
-This module imports nothing heavy (no numpy), so the command line can offer its choices without
-loading the statistics.
+This module imports nothing heavy (no numpy; :mod:`rankci._base` neither), so the command line can
+offer its choices without loading the statistics.
 
 References
 ----------
@@ -35,13 +35,14 @@ True
 from __future__ import annotations
 
 import dataclasses
-import math
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Integral
 from types import MappingProxyType
 from typing import Any
+
+from rankci._base import check_alpha, check_choice, check_nonnegative, check_positive_int
 
 __all__ = [
     "COVARIANCES",
@@ -115,13 +116,6 @@ def fresh_seed() -> int:
     return secrets.randbits(64)
 
 
-def _choice(name: str, value: object, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"unknown {name} {value!r}; choose one of {listed}")
-    return value
-
-
 def _frozen(options: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
     if options is None:
         return MappingProxyType({})
@@ -193,27 +187,18 @@ class MethodSpec:
     cluster_filter: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        _choice("unit", self.unit, UNITS)
-        _choice("test", self.test, TESTS)
-        _choice("coverage", self.coverage, COVERAGES)
-        _choice("missing", self.missing, MISSING)
-        _choice("multiplicity", self.multiplicity, MULTIPLICITIES)
-        alpha = self.alpha
-        if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0.0 < float(alpha) < 1.0:
-            raise ValueError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}")
-        delta = self.delta
-        if (
-            isinstance(delta, bool)
-            or not isinstance(delta, Real)
-            or not math.isfinite(delta)
-            or delta < 0
-        ):
-            raise ValueError(f"delta must be a finite number >= 0, got {delta!r}")
+        check_choice("unit", self.unit, UNITS)
+        check_choice("test", self.test, TESTS)
+        check_choice("coverage", self.coverage, COVERAGES)
+        check_choice("missing", self.missing, MISSING)
+        check_choice("multiplicity", self.multiplicity, MULTIPLICITIES)
+        object.__setattr__(self, "alpha", check_alpha(self.alpha))
+        object.__setattr__(self, "delta", check_nonnegative(self.delta, "delta"))
         seed = self.seed
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0
+        ):
             raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
-        object.__setattr__(self, "alpha", float(alpha))
-        object.__setattr__(self, "delta", float(delta))
         object.__setattr__(self, "seed", None if seed is None else int(seed))
         test_options = _frozen(self.test_options, "test_options")
         _known("test", self.test, test_options, TEST_OPTIONS[self.test])
@@ -221,9 +206,9 @@ class MethodSpec:
         options = _frozen(self.multiplicity_options, "multiplicity_options")
         _known("multiplicity", self.multiplicity, options, MULTIPLICITY_OPTIONS[self.multiplicity])
         if "resampling" in options:
-            _choice("resampling", options["resampling"], RESAMPLINGS)
+            check_choice("resampling", options["resampling"], RESAMPLINGS)
         if "covariance" in options:
-            _choice("covariance", options["covariance"], COVARIANCES)
+            check_choice("covariance", options["covariance"], COVARIANCES)
         object.__setattr__(self, "multiplicity_options", options)
         if self.cluster_filter is not None:
             object.__setattr__(self, "cluster_filter", _cluster_filter(self.cluster_filter))
@@ -363,18 +348,17 @@ def _cluster_filter(value: object) -> Mapping[str, Any]:
         raise ValueError(
             f"cluster_filter must be a mapping with the keys alpha_split and top, got {value!r}"
         )
+    split = value["alpha_split"]
     try:
-        first, second = (float(a) for a in value["alpha_split"])
+        first, second = (float(a) for a in split)
     except (TypeError, ValueError):
-        raise ValueError(f"alpha_split must be two fractions, got {value['alpha_split']!r}") from None
+        raise ValueError(f"alpha_split must be two fractions, got {split!r}") from None
     if first <= 0 or second <= 0 or first + second > 1 + 1e-12:
         raise ValueError(
-            f"alpha_split must be two positive fractions summing to <= 1, got {value['alpha_split']!r}"
+            f"alpha_split must be two positive fractions summing to <= 1, got {split!r}"
         )
-    top = value["top"]
-    if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
-        raise ValueError(f"top must be an integer >= 1, got {top!r}")
-    return MappingProxyType({"alpha_split": (first, second), "top": int(top)})
+    top = check_positive_int(value["top"], "top")
+    return MappingProxyType({"alpha_split": (first, second), "top": top})
 
 
 def _known(kind: str, name: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:

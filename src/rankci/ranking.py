@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from rankci._base import check_positive_int, jsonable
+from rankci._base import check_positive_int, jsonable, renamed_keyword
 from rankci.method import COVERAGES, UNIT_SCOPE, MethodSpec
 
 if TYPE_CHECKING:
@@ -336,17 +336,9 @@ def ranking_from_dominance(
     >>> r.lower.tolist(), r.upper.tolist(), r.tier.tolist()
     ([1, 2, 3], [1, 2, 3], [1, 2, 3])
     """
-    if "method" in deprecated:
-        warnings.warn(
-            "ranking_from_dominance(method=...) is deprecated; pass procedure=...",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        procedure = deprecated.pop("method")
-    if deprecated:
-        raise TypeError(
-            f"ranking_from_dominance() got an unexpected keyword {next(iter(deprecated))!r}"
-        )
+    procedure = renamed_keyword(
+        "ranking_from_dominance", procedure, deprecated, "method", "procedure"
+    )
     models = tuple(models)
     closed = transitive_closure(dominance, models)
     m = len(models)

@@ -32,7 +32,6 @@ Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations in Clinical 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -40,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
+from rankci._base import check_alpha, check_choice, check_positive_int, jsonable, renamed_keyword
 from rankci.data import MISSING, UNITS, Scores
 from rankci.evidence.covariance import KINDS, covariance_of_means, unit_clusters
 from rankci.io import as_scores
@@ -311,19 +310,14 @@ def plan(
     >>> bool(p.width(4 * p.n_pilot)[0] < p.width(p.n_pilot)[0])
     True
     """
-    if "kind" in deprecated:
-        warnings.warn(
-            "plan(kind=...) is deprecated; pass method=... (as rankci plan --method)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        method = deprecated.pop("kind")
-    if deprecated:
-        raise ValueError(
-            f"plan() got an unexpected keyword {next(iter(deprecated))!r}; its keywords are "
-            "data, method, alpha, power, multiplicity, unit, missing"
-        )
-    kind = method
+    kind = renamed_keyword(
+        "plan",
+        method,
+        deprecated,
+        "kind",
+        "method",
+        accepted="data, method, alpha, power, multiplicity, unit, missing",
+    )
     scores = as_scores(data)
     check_choice("method", kind, KINDS)
     alpha = check_alpha(alpha)

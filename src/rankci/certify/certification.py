@@ -109,12 +109,12 @@ class Certification:
         """The :class:`~rankci.Ranking`: counting from D, or the marginal bounds as they are."""
         common = dict(
             alpha=self.alpha,
-            procedure=self.procedure,
+            procedure=dict(self.procedure),
             n_units=self.n_units,
-            excluded=self.excluded,
+            excluded=dict(self.excluded),
             guarantee=self.guarantee(),
             pairwise=self.pairwise,
-            details=self.details,
+            details=dict(self.details),
             spec=spec,
         )
         if self.dominance is not None:
@@ -131,6 +131,5 @@ class Certification:
             dominance=None,
             tier=None,
             coverage="marginal",
-            **{**common, "procedure": dict(self.procedure), "excluded": dict(self.excluded),
-               "details": dict(self.details)},
+            **common,
         )

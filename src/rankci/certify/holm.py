@@ -11,12 +11,11 @@ Statistics 6(2), 65-70.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankci._base import check_alpha, check_choice
+from rankci._base import check_alpha, check_choice, renamed_keyword
 from rankci.certify.certification import Certification
 from rankci.method import COVERAGES, UNIT_SCOPE
 
@@ -37,21 +36,6 @@ __all__ = [
     "rejections_per_row",
     "simultaneous_ranking",
 ]
-
-
-def _procedure_keyword(multiplicity: str, deprecated: dict, function: str) -> str:
-    """``multiplicity=``, or the deprecated ``method=`` of the same meaning."""
-    if "method" in deprecated:
-        warnings.warn(
-            f"{function}(method=...) is deprecated; pass multiplicity=... (the same name as in "
-            "rankci.rank)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        multiplicity = deprecated.pop("method")
-    if deprecated:
-        raise TypeError(f"{function}() got an unexpected keyword {next(iter(deprecated))!r}")
-    return multiplicity
 
 
 def adjust_pvalues(
@@ -88,7 +72,7 @@ def adjust_pvalues(
     >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(3).tolist()
     [0.03, 0.06, 0.06]
     """
-    method = _procedure_keyword(multiplicity, deprecated, "adjust_pvalues")
+    method = renamed_keyword("adjust_pvalues", multiplicity, deprecated, "method", "multiplicity")
     check_choice("multiplicity", method, PROCEDURES)
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)

@@ -46,6 +46,7 @@ from rankci._base import (
     check_choice,
     check_nonnegative,
     check_positive_int,
+    renamed_keyword,
 )
 from rankci._progress import Progress
 from rankci.data import UnitScores
@@ -215,19 +216,14 @@ def pairwise_tests(
         raise ValueError(
             f"pairwise_tests expects UnitScores (Scores.units(...)), got {type(units).__name__}"
         )
-    if "method" in deprecated:
-        warnings.warn(
-            "pairwise_tests(method=...) is deprecated; the Wilcoxon null distribution is "
-            "distribution=...",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        distribution = deprecated.pop("method")
-    if deprecated:
-        raise ValueError(
-            f"pairwise_tests() got an unexpected keyword {next(iter(deprecated))!r}; its keywords "
-            "are units, test, delta, trim, zero_method, correction, distribution, reps, rng"
-        )
+    distribution = renamed_keyword(
+        "pairwise_tests",
+        distribution,
+        deprecated,
+        "method",
+        "distribution",
+        accepted="units, test, delta, trim, zero_method, correction, distribution, reps, rng",
+    )
     check_choice("test", test, TESTS)
     delta = check_nonnegative(delta, "delta")
     x = units.values
