@@ -57,7 +57,14 @@ __all__ = [
 
 
 class DominanceCycleError(ValueError):
-    """The certified statements contradict each other (j above l above ... above j)."""
+    """The certified statements contradict each other (j above l above ... above j).
+
+    ``models`` names the models on the cycle.
+    """
+
+    def __init__(self, message: str, models: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.models = tuple(models)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -254,7 +261,8 @@ def transitive_closure(dominance: np.ndarray, models: Sequence[str] | None = Non
             "the certified statements form a cycle among models "
             + ", ".join(repr(m) for m in members)
             + "; at least one of them is false (this happens with probability at most alpha), "
-            "so no ranking can be reported from them"
+            "so no ranking can be reported from them",
+            members,
         )
     return closed
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from rankci._base import RankciWarning, check_alpha, check_choice, check_positive_int
 from rankci._progress import Progress
-from rankci.ranking import Ranking, ranking_from_dominance
+from rankci.ranking import DominanceCycleError, Ranking, ranking_from_dominance
 from rankci.sequential.certify import make_certifier, resolve_certifier
 from rankci.sequential.persistence import restore_monitor, save_monitor
 from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
@@ -131,6 +131,9 @@ class Monitor:
         self._missing_by_model = np.zeros(m, dtype=np.int64)
         self._ranking: Ranking | None = None
         self._warned_exclusion = False
+        #: Where the <= alpha event happened (None while it has not): every weak order
+        #: eliminated, or a cycle among the certified pairs. See :meth:`look`.
+        self.alpha_event: dict | None = None
 
     # ------------------------------------------------------------------ facts
     @property
@@ -357,11 +360,31 @@ class Monitor:
             self.retired[self.models[last]] = {"t": self.t, "reason": "no model left to compare"}
 
     def look(self) -> Ranking:
-        """Certify at the current item count, apply the retirement rule, return the Ranking."""
+        """Certify at the current item count, apply the retirement rule, return the Ranking.
+
+        The <= alpha event. With probability at most alpha a look eliminates every weak order
+        (the exact certifiers), or the certified pairs contain a cycle. The source's rule is then
+        ``D_t = all pairs`` from that look on, a set that contradicts itself, so that no statement
+        keeps any content. The monitor never raises here: it records the event in
+        :attr:`alpha_event` (the look, the reason, the models on the cycle), keeps everything
+        computed before, keeps consuming items, and from then on reports the only statements a
+        vacuous D allows one to rely on: none (every rank interval [1, M], no dominance, every
+        model in tier 1, no retirement), with the event in the ranking's ``details`` and
+        guarantee.
+        """
         certified = self._certifier.look(self._wealth.log_wealth(), known=self._dominance)
-        ranking = self._build_ranking(self._dominance | certified)  # closes the union
-        self._dominance = ranking.dominance
-        newly = self._apply_rule(ranking)
+        if self.alpha_event is None:
+            try:
+                ranking = self._build_ranking(self._dominance | certified)  # closes the union
+            except DominanceCycleError as error:
+                self._record_alpha_event(error)
+        if self.alpha_event is not None:
+            ranking = self._build_ranking(np.zeros_like(self._dominance))
+            self._dominance = ranking.dominance
+            newly: list[str] = []
+        else:
+            self._dominance = ranking.dominance
+            newly = self._apply_rule(ranking)
         if newly:  # the same statements; details now say who was retired at this look
             ranking = self._build_ranking()
         record = {
@@ -376,9 +399,33 @@ class Monitor:
             record["n_surviving_orders"] = self._certifier.n_surviving
         if newly:
             record["retired"] = newly
+        if self.alpha_event is not None:
+            record["alpha_event"] = True
         self.looks.append(record)
         self._ranking = ranking
         return ranking
+
+    def _record_alpha_event(self, error: DominanceCycleError) -> None:
+        gone = self.certifier == "exact" and self._certifier.n_surviving == 0
+        self.alpha_event = {
+            "t": int(self.t),
+            "look": len(self.looks) + 1,
+            "reason": (
+                "every weak order was eliminated"
+                if gone
+                else "the certified pairs contain a cycle"
+            ),
+            "cycle": list(error.models),
+        }
+        warnings.warn(
+            f"the <= alpha event happened at item {self.t}: {self.alpha_event['reason']} "
+            f"({', '.join(error.models)}). This happens with probability at most "
+            f"{self.alpha:g} when the sampling model holds (items in one uniformly random order, "
+            "or i.i.d.); every statement is vacuous from this look on (D = all pairs), and the "
+            "monitor goes on recording the data",
+            RankciWarning,
+            stacklevel=3,
+        )
 
     def ranking(self) -> Ranking:
         """The Ranking now: a look if items arrived since the last one, else the last result."""
@@ -409,6 +456,8 @@ class Monitor:
             details["rank_sets"] = {name: s for name, s in zip(self.models, sets)}
         if self.k is not None:
             details["k"] = self.k
+        if self.alpha_event is not None:
+            details["alpha_event"] = dict(self.alpha_event)
         return ranking_from_dominance(
             self.models,
             self._scores(),
@@ -437,6 +486,16 @@ class Monitor:
         else:
             scope = "sampling model S: items are i.i.d., and abilities are expected scores"
         sets = ", rank set" if self.certifier == "exact" else ""
+        if self.alpha_event is not None:
+            event = self.alpha_event
+            return (
+                f"The <= {self.alpha:g} event happened at item {event['t']} ({event['reason']}): "
+                "from that look on the certified set is all pairs, which contradicts itself, so "
+                "no statement is reported (every rank interval is [1, M]). The statements "
+                "reported before it were made under the guarantee: with probability at least "
+                f"{1 - self.alpha:.0%} this event does not happen at all "
+                f"(anytime-valid; {scope})."
+            )
         return (
             f"With probability at least {1 - self.alpha:.0%}, every certified dominance, rank "
             f"interval{sets}, top-k statement and tier reported at any look is true, at all "

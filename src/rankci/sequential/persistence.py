@@ -45,6 +45,7 @@ def save_monitor(monitor, path: str | os.PathLike) -> None:
         "retired": monitor.retired,
         "excluded_items": int(monitor._excluded_items),
         "warned_exclusion": monitor._warned_exclusion,
+        "alpha_event": monitor.alpha_event,
     }
     arrays = {
         "meta": np.array(json.dumps(meta)),
@@ -96,4 +97,5 @@ def restore_monitor(cls, path: str | os.PathLike):
     monitor.retired = dict(meta["retired"])
     monitor._excluded_items = int(meta["excluded_items"])
     monitor._warned_exclusion = bool(meta["warned_exclusion"])
+    monitor.alpha_event = meta.get("alpha_event")  # absent in files written before 0.2
     return monitor

@@ -131,7 +131,14 @@ class MonitorRun:
         }
         if "n_surviving_orders" in self.ranking.details:
             out["final"]["n_surviving_orders"] = int(self.ranking.details["n_surviving_orders"])
+        if self.alpha_event is not None:
+            out["alpha_event"] = jsonable(self.alpha_event)
         return out
+
+    @property
+    def alpha_event(self) -> dict | None:
+        """Where the <= alpha event happened (see :meth:`Monitor.look`), or None."""
+        return self.ranking.details.get("alpha_event")
 
     def __repr__(self) -> str:
         c = self.config
