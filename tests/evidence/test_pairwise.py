@@ -248,12 +248,56 @@ def test_too_few_resamples_for_holm_is_announced():
         rankci.pairwise_tests(_units(x[:, :2]), "permutation", reps=99, rng=0)
 
 
-def test_constant_differences_give_certain_verdicts():
+def test_constant_differences_take_the_exact_bound_not_certainty():
+    # d = 0.5 on each of 3 items: sd = 0, t = inf. Issue 16: a zero variance is no evidence.
+    # The p-value is Hoeffding's exact bound, computed here by hand:
+    # u = (d + 1) / 2 = 0.75 against u0 = 0.5, p = exp(-n KL(0.75 || 0.5)).
     x = np.array([[1.0, 0.5, 0.5], [0.8, 0.3, 0.3], [0.6, 0.1, 0.1]])
     pw = rankci.pairwise_tests(_units(x), "t")
-    assert pw.pvalue[0, 1] == 0.0 and pw.pvalue[1, 0] == 1.0  # d = 0.5 on every item
-    assert pw.pvalue[1, 2] == pytest.approx(0.5)  # identical models: no evidence either way
+    kl = 0.75 * np.log(0.75 / 0.5) + 0.25 * np.log(0.25 / 0.5)
+    assert pw.pvalue[0, 1] == pytest.approx(np.exp(-3 * kl), rel=1e-12)
+    assert pw.pvalue[0, 1] > 0.5 and pw.pvalue[1, 0] == 1.0
+    # identical models: no evidence either way (p = 1 from the bound; it was 0.5 = P(t > 0))
+    assert pw.pvalue[1, 2] == 1.0
     assert np.isnan(np.diag(pw.pvalue)).all()
+
+
+def test_two_items_won_twice_certify_nothing_and_say_why():
+    # the issue's case: two items, one model beats the other on both
+    scores = rankci.Scores.from_matrix(np.array([[1.0, 0.0], [1.0, 0.0]]))
+    with pytest.warns(RankciWarning, match="nothing is certified: with 2 item units"):
+        ranking = rankci.rank(scores)
+    assert ranking.upper.tolist() == [2, 2] and not ranking.dominance.any()
+    assert rankci.pairwise_tests(scores.units(), "t").pvalue[0, 1] == pytest.approx(0.25)
+
+
+def test_one_item_says_that_two_are_needed():
+    scores = rankci.Scores.from_matrix(np.array([[1.0, 0.0, 0.5]]))
+    with pytest.warns(RankciWarning, match="at least 2 units scored by both models"):
+        rankci.rank(scores)
+
+
+def test_a_sign_test_that_cannot_reach_holm_says_how_many_units_it_needs():
+    x = (np.random.default_rng(2).random((14, 32)) < np.linspace(0.2, 0.9, 32)).astype(float)
+    scores = rankci.Scores.from_matrix(x)
+    with pytest.warns(RankciWarning, match=r"smallest attainable p-value of the sign test is "
+                      r"6.1e-05.*at least 15 item units"):
+        ranking = rankci.rank(scores, test="sign")
+    assert not ranking.dominance.any()
+
+
+def test_above_small_n_the_t_test_is_used_as_it_is():
+    rng = np.random.default_rng(4)
+    x = np.clip(rng.normal([0.6, 0.5], 0.2, size=(200, 2)), 0, 1)
+    pw = rankci.pairwise_tests(_units(x), "t")
+    d = x[:, 0] - x[:, 1]
+    assert pw.pvalue[0, 1] == pytest.approx(stats.ttest_1samp(d, 0, alternative="greater").pvalue)
+
+
+def test_zero_variance_outside_0_1_gives_no_certainty():
+    x = np.array([[5.0, 2.0]] * 100)  # bounds=None data: no exact bound, sd = 0
+    scores = rankci.Scores.from_matrix(x, bounds=None)
+    assert rankci.pairwise_tests(scores.units(), "t").pvalue[0, 1] == 1.0
 
 
 def test_result_object_tables(continuous):

@@ -11,12 +11,14 @@ Statistics 6(2), 65-70.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankci._base import check_alpha, check_choice, renamed_keyword
+from rankci._base import RankciWarning, check_alpha, check_choice, renamed_keyword
 from rankci.certify.certification import Certification
+from rankci.evidence.pairwise import SMALL_N
 from rankci.method import COVERAGES, UNIT_SCOPE
 
 if TYPE_CHECKING:
@@ -209,6 +211,70 @@ def _evidence_words(pairwise: Pairwise, multiplicity: str) -> str:
     )
 
 
+def first_threshold(n_hypotheses: int, alpha: float, coverage: str = "simultaneous") -> float:
+    """The smallest p-value threshold Holm (and Bonferroni) use: ``alpha / K``.
+
+    Simultaneous coverage: K = M(M - 1) ordered pairs at level alpha. Marginal: each model's
+    family of M - 1 hypotheses at alpha / 2. A p-value above it can never be rejected.
+
+    Examples
+    --------
+    >>> first_threshold(6, 0.05)
+    0.008333333333333333
+    """
+    if coverage == "marginal":
+        m = (1 + int(np.sqrt(1 + 4 * n_hypotheses))) // 2
+        return alpha / 2 / max(m - 1, 1)
+    return alpha / max(n_hypotheses, 1)
+
+
+def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> None:
+    """Warn when no p-value of this test can pass Holm's first threshold on this board.
+
+    Resampling tests announce their own resolution (:func:`rankci.pairwise_tests`).
+    """
+    if pairwise.test in ("bootstrap", "permutation"):
+        return
+    k = int(np.isfinite(pairwise.pvalue).sum())
+    threshold = first_threshold(k, alpha, coverage)
+    smallest = float(pairwise.smallest_pvalue)
+    if k == 0 or smallest <= threshold:
+        return
+    n = int(np.max(pairwise.n, initial=0))
+    if n < 2:
+        need = "at least 2 units scored by both models of a pair"
+    else:  # sign and exact signed-rank tests: 2^-n
+        need = f"at least {int(np.ceil(np.log2(1 / threshold)))} {pairwise.unit} units"
+    warnings.warn(
+        f"with {n} {pairwise.unit} units the smallest attainable p-value of the "
+        f"{pairwise.test} test is {smallest:.3g}, above {threshold:.3g}, the first Holm "
+        f"threshold for {k} hypotheses at alpha = {alpha:g} ({coverage} coverage): nothing can "
+        f"be certified. That needs {need} for this alpha, or a larger alpha.",
+        RankciWarning,
+        stacklevel=3,
+    )
+
+
+def _explain_nothing_certified(pairwise: Pairwise, alpha: float, coverage: str) -> None:
+    """On a small design that certified nothing, say why (the evidence, against the bar)."""
+    n = int(np.max(pairwise.n, initial=0))
+    p = pairwise.pvalue[np.isfinite(pairwise.pvalue)]
+    if n > SMALL_N or p.size == 0 or float(pairwise.smallest_pvalue) > first_threshold(
+        p.size, alpha, coverage
+    ):
+        return  # a large design, or already explained by _warn_if_unreachable
+    threshold = first_threshold(p.size, alpha, coverage)
+    if float(p.min()) > threshold:
+        warnings.warn(
+            f"nothing is certified: with {n} {pairwise.unit} units the smallest p-value of the "
+            f"{pairwise.test} tests is {float(p.min()):.3g}, above {threshold:.3g}, the first "
+            f"Holm threshold for {p.size} hypotheses at alpha = {alpha:g}; more units (or "
+            "larger differences) are needed",
+            RankciWarning,
+            stacklevel=3,
+        )
+
+
 def certify_holm(
     pairwise: Pairwise,
     alpha: float = 0.05,
@@ -257,6 +323,7 @@ def certify_holm(
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)
     check_choice("multiplicity", multiplicity, PROCEDURES)
+    _warn_if_unreachable(pairwise, alpha, coverage)
     common = dict(
         models=pairwise.models,
         score=np.asarray(pairwise.score, dtype=float),
@@ -270,6 +337,8 @@ def certify_holm(
     )
     if coverage == "simultaneous":
         dominance = reject(pairwise.pvalue, alpha, multiplicity)
+        if not dominance.any():
+            _explain_nothing_certified(pairwise, alpha, coverage)
         return Certification(dominance=dominance, lower=None, upper=None, **common)
     m = pairwise.n_models
     better_than_j = rejections_per_row(pairwise.pvalue.T, alpha / 2, multiplicity)

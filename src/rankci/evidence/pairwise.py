@@ -56,7 +56,7 @@ from rankci.method import TESTS
 ZERO_METHODS = ("wilcox", "pratt")
 WILCOXON_METHODS = ("auto", "exact", "approx")
 
-__all__ = ["Pairwise", "pairwise_tests", "TESTS", "RankciWarning"]
+__all__ = ["Pairwise", "pairwise_tests", "bounded_pvalue", "SMALL_N", "TESTS", "RankciWarning"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -88,6 +88,11 @@ class Pairwise:
         Units in the analysis.
     options : dict
         Test options actually used (trim, reps, zero_method, ...).
+    smallest_pvalue : float
+        The smallest p-value this test can give on these units (or resamples): ``2^-n`` for
+        the sign and exact signed-rank tests, ``1 / (reps + 1)`` for resampling, 1 with fewer
+        than 2 units, 0 where it is not bounded (t, z, Yuen). The certifiers warn when it cannot
+        pass the first Holm threshold.
     excluded : dict
         What was left out before testing, and why.
     """
@@ -107,6 +112,7 @@ class Pairwise:
     excluded: dict = field(default_factory=dict)
     score: np.ndarray | None = None
     n_units: int = 0
+    smallest_pvalue: float = 0.0
 
     @property
     def n_models(self) -> int:
@@ -279,6 +285,7 @@ def pairwise_tests(
         excluded=dict(units.excluded),
         score=units.model_scores(),
         n_units=units.n_units,
+        smallest_pvalue=_smallest_pvalue(test, int(np.max(n, initial=0)), options),
     )
 
 
@@ -333,6 +340,58 @@ def studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndar
     return np.where(zero, infinite, stat)
 
 
+#: Designs with at most this many units get an explanation when nothing is certified.
+SMALL_N = 30
+
+
+def bounded_pvalue(mean: np.ndarray, delta: float, n: np.ndarray) -> np.ndarray:
+    """Exact p-value for ``H: E[d] <= delta`` from the mean of n i.i.d. differences in [-1, 1].
+
+    With ``u = (d + 1) / 2`` in [0, 1], ``ubar = (dbar + 1) / 2`` and ``u0 = (1 + delta) / 2``,
+
+    ``p = exp(-n KL(ubar || u0))`` when ``ubar > u0``, else 1,
+
+    where ``KL(a || b) = a log(a / b) + (1 - a) log((1 - a) / (1 - b))``. Hoeffding's (1963,
+    Theorem 1) bound ``P(ubar >= u0 + s) <= exp(-n KL(u0 + s || u0))`` holds for any law on
+    [0, 1] with mean ``u0``, and the right side only grows as the mean moves below ``u0``; p is
+    decreasing in ``ubar``, so ``P(p <= a) <= a`` under H: a valid p-value for every n, with no
+    variance estimate. Its smallest value, at ``dbar = 1``, is ``u0^n``.
+
+    Parameters
+    ----------
+    mean : array_like
+        Mean differences ``dbar`` (any shape).
+    delta : float
+        The margin of the null hypothesis, ``0 <= delta < 1``.
+    n : array_like of int
+        Number of differences behind each mean (broadcast against ``mean``).
+
+    Returns
+    -------
+    ndarray
+        The p-values, the shape of ``mean``.
+
+    References
+    ----------
+    Hoeffding, W. (1963). Probability inequalities for sums of bounded random variables.
+    Journal of the American Statistical Association 58(301), 13-30.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(bounded_pvalue(np.array(1.0), 0.0, np.array(2)))  # two wins out of two: 1/4
+    0.25
+    >>> float(bounded_pvalue(np.array(-0.2), 0.0, np.array(50)))
+    1.0
+    """
+    u = (np.asarray(mean, dtype=float) + 1.0) / 2.0
+    u0 = (1.0 + float(delta)) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kl = special.xlogy(u, u / u0) + special.xlogy(1.0 - u, (1.0 - u) / (1.0 - u0))
+        p = np.exp(-np.asarray(n, dtype=float) * kl)
+    return np.where(u > u0, np.minimum(p, 1.0), 1.0)
+
+
 def _t_or_z(x: np.ndarray, delta: float, normal: bool):
     n, mean, var, scale = _paired_moments(x)
     zero = var <= 1e-12 * scale
@@ -346,9 +405,44 @@ def _t_or_z(x: np.ndarray, delta: float, normal: bool):
     else:
         pvalue = special.stdtr(np.maximum(df, 1.0), -stat)
         df_out = df
+    pvalue = _zero_variance_floor(x, pvalue, mean, delta, n, zero)
     pvalue = np.where(n >= 2, pvalue, 1.0)
     stat = np.where(n >= 2, stat, np.nan)
     return mean, stat, pvalue, n, np.where(n >= 2, se, np.nan), df_out
+
+
+def _zero_variance_floor(x, pvalue, mean, delta, n, zero):
+    """The rule for a zero variance of the differences: it is never evidence.
+
+    A pair whose differences are all equal has ``sd = 0``, so ``t = +-inf`` and ``p = 0``: two
+    items won twice would be "certain". There the studentized statistic is undefined, and the
+    p-value is instead the exact bound of :func:`bounded_pvalue` (valid for any law of the
+    differences on [-1, 1], at every n): two wins out of two give p = 1/4, never 0. Where the
+    variance is positive the test is used as it is. Scores outside [0, 1] (``bounds=None``)
+    have no exact bound: a zero variance then gives p = 1.
+    """
+    if not zero.any():
+        return pvalue
+    finite = x[np.isfinite(x)]
+    if finite.size and finite.min() >= 0.0 and finite.max() <= 1.0:
+        return np.where(zero, np.maximum(pvalue, bounded_pvalue(mean, delta, n)), pvalue)
+    return np.where(zero, 1.0, pvalue)
+
+
+def _smallest_pvalue(test: str, n_max: int, options: dict) -> float:
+    """The smallest p-value the test can give with at most ``n_max`` units per pair."""
+    if n_max < 2 and test not in ("bootstrap", "permutation"):
+        return 1.0
+    if test in ("bootstrap", "permutation"):
+        return 1.0 / (options["reps"] + 1)
+    if test == "sign":
+        return 0.5**n_max
+    if test == "wilcoxon":
+        if options["distribution"] != "approx" and n_max <= 50:
+            return 0.5**n_max
+        z_max = np.sqrt(3.0 * n_max * (n_max + 1) / (2 * n_max + 1))
+        return float(special.ndtr(-z_max))
+    return 0.0
 
 
 # ---------------------------------------------------------------------- Wilcoxon
@@ -584,6 +678,8 @@ def _yuen(x: np.ndarray, delta: float, trim: float):
     df = h - 1.0
     testable = h >= 2
     pvalue = np.where(testable, special.stdtr(np.maximum(df, 1.0), -stat), 1.0)
+    # a zero winsorized variance cannot be studentized: no certification from it
+    pvalue = np.where(zero, np.maximum(pvalue, 1.0), pvalue)
     return (
         estimate,
         np.where(testable, stat, np.nan),
