@@ -58,6 +58,61 @@ def read_log(
     filter, as in lm-eval's results keys) or the HELM stat; ``scorer`` the Inspect scorer. Lists
     give an order of preference. ``cluster`` None keeps each reader's default (the task or
     scenario); pass ``""`` for no cluster. Options that do not apply to the format are an error.
+
+    Parameters
+    ----------
+    format : {"lm-eval", "inspect", "helm"}
+        The log format.
+    source : path, glob pattern or list of them
+        Files or directories of logs.
+    metric : str or sequence of str, optional
+        lm-eval metric (optionally ``"metric,filter"``) or HELM stat.
+    scorer : str or sequence of str, optional
+        Inspect scorer.
+    item : str, optional
+        Field giving the item id (lm-eval, Inspect).
+    cluster : str, optional
+        Cluster choice of the reader; ``""`` for none.
+    model : str, mapping or callable, optional
+        Model names (see the readers).
+
+    Returns
+    -------
+    Scores
+
+    Raises
+    ------
+    ValueError
+        For an unknown format or an option that does not apply to it.
+
+    References
+    ----------
+    EleutherAI lm-evaluation-harness documentation, docs/interface.md (``--log_samples`` output),
+    https://github.com/EleutherAI/lm-evaluation-harness.
+    Inspect AI documentation (UK AI Security Institute), "Log Files",
+    https://inspect.aisi.org.uk/eval-logs.html.
+    HELM documentation (Stanford CRFM), https://crfm-helm.readthedocs.io/ (the
+    ``benchmark_output/runs/<suite>`` directories).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for model, acc in [("model-a", [1, 1, 0]), ("model-b", [0, 1, 0])]:
+    ...     os.makedirs(os.path.join(folder.name, model))
+    ...     name = os.path.join(folder.name, model, "samples_arc_2024-01-01T00-00-00.jsonl")
+    ...     with open(name, "w") as handle:
+    ...         for doc_id, value in enumerate(acc):
+    ...             line = {"doc_id": doc_id, "filter": "none", "acc": value}
+    ...             _ = handle.write(json.dumps(line) + chr(10))
+    >>> scores = read_log("lm-eval", folder.name, metric="acc,none")
+    >>> scores.models, scores.n_items, scores.to_frame()["score"].tolist()
+    (('model-a', 'model-b'), 3, [1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    >>> read_log("lm-eval", folder.name, scorer="match")
+    Traceback (most recent call last):
+    ...
+    ValueError: scorer= applies to Inspect logs; lm-eval logs take metric=
+    >>> folder.cleanup()
     """
     check_choice("format", format, LOG_FORMATS)
     options: dict = {}
@@ -102,6 +157,46 @@ def detect_format(source: str | os.PathLike) -> str:
     ``per_instance_stats.json``) or, for ``.json``, by its first bytes (an Inspect log); any other
     file is a table. A directory or glob pattern is searched for those files; finding logs of
     more than one kind, or none, is an error.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A file, a directory or a glob pattern.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If nothing, or more than one kind of log, is found.
+
+    References
+    ----------
+    EleutherAI lm-evaluation-harness documentation, docs/interface.md (``--log_samples`` output),
+    https://github.com/EleutherAI/lm-evaluation-harness.
+    Inspect AI documentation (UK AI Security Institute), "Log Files",
+    https://inspect.aisi.org.uk/eval-logs.html.
+    HELM documentation (Stanford CRFM), https://crfm-helm.readthedocs.io/ (the
+    ``benchmark_output/runs/<suite>`` directories).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for model, acc in [("model-a", [1, 1, 0]), ("model-b", [0, 1, 0])]:
+    ...     os.makedirs(os.path.join(folder.name, model))
+    ...     name = os.path.join(folder.name, model, "samples_arc_2024-01-01T00-00-00.jsonl")
+    ...     with open(name, "w") as handle:
+    ...         for doc_id, value in enumerate(acc):
+    ...             line = {"doc_id": doc_id, "filter": "none", "acc": value}
+    ...             _ = handle.write(json.dumps(line) + chr(10))
+    >>> detect_format(folder.name), detect_format(os.path.join(folder.name, "scores.csv"))
+    ('lm-eval', 'table')
+    >>> detect_format(os.path.join(folder.name, "logs", "run.eval"))
+    'inspect'
+    >>> folder.cleanup()
     """
     text = os.fspath(source)
     if glob.has_magic(text):

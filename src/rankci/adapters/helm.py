@@ -81,9 +81,38 @@ def read_helm(
         ``notes`` records the run directories, the metric per scenario, the perturbed entries
         skipped, the instances without the metric and the items some models lack.
 
+    References
+    ----------
+    Liang, P., Bommasani, R., Lee, T., et al. (2023). Holistic Evaluation of Language Models.
+    Transactions on Machine Learning Research.
+    HELM documentation (Stanford CRFM), https://crfm-helm.readthedocs.io/ (the
+    ``benchmark_output/runs/<suite>/<run>`` directories).
+
     Examples
     --------
-    >>> scores = read_helm("benchmark_output/runs/v1", metric="exact_match")  # doctest: +SKIP
+    One run directory per model, with ``run_spec.json`` and ``per_instance_stats.json``:
+
+    >>> import json, os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for model, values in [("openai/gpt-a", [1, 0]), ("openai/gpt-b", [1, 1])]:
+    ...     name = "mmlu:subject=anatomy,model=" + model.replace("/", "_")
+    ...     run = os.path.join(folder.name, name)
+    ...     os.makedirs(run)
+    ...     spec = {"name": name, "adapter_spec": {"model": model}, "groups": ["mmlu"],
+    ...             "scenario_spec": {"args": {"subject": "anatomy"}}}
+    ...     stats = [{"instance_id": f"id{i}", "train_trial_index": 0,
+    ...               "stats": [{"name": {"name": "exact_match", "split": "test"}, "mean": v}]}
+    ...              for i, v in enumerate(values)]
+    ...     with open(os.path.join(run, "run_spec.json"), "w") as handle:
+    ...         json.dump(spec, handle)
+    ...     with open(os.path.join(run, "per_instance_stats.json"), "w") as handle:
+    ...         json.dump(stats, handle)
+    >>> scores = read_helm(folder.name, metric="exact_match")
+    >>> scores.models, scores.n_items
+    (('openai/gpt-a', 'openai/gpt-b'), 2)
+    >>> scores.to_frame().values.tolist()[1]
+    ['openai/gpt-a', 'mmlu:subject=anatomy/id1', 'mmlu:subject=anatomy', 0.0]
+    >>> folder.cleanup()
     """
     if cluster is not None and cluster not in CLUSTERS and cluster not in ("", "none"):
         listed = ", ".join(repr(c) for c in CLUSTERS)

@@ -105,9 +105,31 @@ def read_inspect(
         ``notes`` records the logs read, their status, the scorer per task, errored and unscored
         samples, superseded logs and the items some models lack (``notes["missing"]``).
 
+    References
+    ----------
+    Inspect AI documentation (UK AI Security Institute), "Log Files" (the ``.eval`` and
+    ``.json`` log formats, ``EvalLog.samples`` and ``Score.value``),
+    https://inspect.aisi.org.uk/eval-logs.html.
+
     Examples
     --------
-    >>> scores = read_inspect("logs/", scorer="match", cluster="metadata.subject")  # doctest: +SKIP
+    Two minimal ``.json`` logs of one task (scores ``C``/``I``/``P`` map to 1/0/0.5):
+
+    >>> import json, os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for model, values in [("openai/gpt-a", ["C", "C", "I"]), ("openai/gpt-b", ["I", "C", "P"])]:
+    ...     samples = [{"id": i + 1, "epoch": 1, "scores": {"match": {"value": v}}}
+    ...                for i, v in enumerate(values)]
+    ...     log = {"version": 2, "status": "success", "eval": {"task": "quiz", "model": model},
+    ...            "samples": samples}
+    ...     with open(os.path.join(folder.name, model[-5:] + ".json"), "w") as handle:
+    ...         json.dump(log, handle)
+    >>> scores = read_inspect(folder.name, scorer="match")
+    >>> scores.models
+    ('openai/gpt-a', 'openai/gpt-b')
+    >>> [row[1:] for row in scores.to_frame().values.tolist()][3:]
+    [['quiz/1', 'quiz', 0.0], ['quiz/2', 'quiz', 1.0], ['quiz/3', 'quiz', 0.5]]
+    >>> folder.cleanup()
     """
     if epochs not in EPOCHS:
         raise ValueError(f"unknown epochs {epochs!r}; choose one of 'prompt', 'mean'")
@@ -182,6 +204,36 @@ def inspect_value_to_float(value, where: str = "") -> float:
     ``"C"`` -> 1, ``"P"`` -> 0.5, ``"I"`` and ``"N"`` -> 0, booleans and numbers as floats,
     ``yes``/``true`` -> 1, ``no``/``false`` -> 0, numeric strings parsed. Anything else (lists,
     dicts, other strings) is a ValueError instead of Inspect's silent 0.
+
+    Parameters
+    ----------
+    value : object
+        A ``Score.value``.
+    where : str
+        Prefix of the error message (which log and sample).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a number, ``C``/``I``/``P``/``N`` or yes/no.
+
+    References
+    ----------
+    Inspect AI documentation (UK AI Security Institute), "Scorers" (``CORRECT``, ``INCORRECT``,
+    ``PARTIAL``, ``NOANSWER`` and ``value_to_float``), https://inspect.aisi.org.uk/scorers.html.
+
+    Examples
+    --------
+    >>> [inspect_value_to_float(v) for v in ["C", "P", "I", "N", True, 3, "yes", "No", "0.25"]]
+    [1.0, 0.5, 0.0, 0.0, 1.0, 3.0, 1.0, 0.0, 0.25]
+    >>> inspect_value_to_float([1, 0], where="log.json sample 3: ")
+    Traceback (most recent call last):
+    ...
+    ValueError: log.json sample 3: score value [1, 0] is not a number, 'C'/'I'/'P'/'N' or yes/no
     """
     if value == "C":
         return 1.0

@@ -137,10 +137,32 @@ def read_lm_eval(
         a metric that is not a per-sample number, a document that differs between models under
         the same id, two runs of one model and task that disagree on the model name.
 
+    References
+    ----------
+    EleutherAI lm-evaluation-harness documentation, docs/interface.md (``--output_path`` and
+    ``--log_samples``: the ``results_<date>.json`` and ``samples_<task>_<date>.jsonl`` files),
+    https://github.com/EleutherAI/lm-evaluation-harness.
+
     Examples
     --------
-    >>> scores = read_lm_eval("out/", metric="acc", cluster="group")  # doctest: +SKIP
-    >>> rankci.rank(scores).to_frame()                                 # doctest: +SKIP
+    Two models' ``samples_*.jsonl`` files, one directory per model:
+
+    >>> import json, os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for model, acc in [("model-a", [1, 1, 0]), ("model-b", [0, 1, 0])]:
+    ...     os.makedirs(os.path.join(folder.name, model))
+    ...     name = os.path.join(folder.name, model, "samples_arc_2024-01-01T00-00-00.jsonl")
+    ...     with open(name, "w") as handle:
+    ...         for doc_id, value in enumerate(acc):
+    ...             line = {"doc_id": doc_id, "filter": "none", "acc": value}
+    ...             _ = handle.write(json.dumps(line))
+    ...             _ = handle.write(chr(10))
+    >>> scores = read_lm_eval(folder.name, metric="acc")
+    >>> scores.models, scores.n_items
+    (('model-a', 'model-b'), 3)
+    >>> scores.to_frame().values.tolist()[:2]
+    [['model-a', 'arc/0', 'arc', 1.0], ['model-a', 'arc/1', 'arc', 1.0]]
+    >>> folder.cleanup()
     """
     files = _find_sample_files(expand_sources(source, "lm-evaluation-harness samples"))
     found_models = sorted({f["model"] for f in files})

@@ -18,7 +18,36 @@ __all__ = ["central_gradient", "minimise", "numeric_hessian", "numeric_jacobian"
 
 
 def central_gradient(f, x: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    """Gradient by central differences with steps ``step * max(1, |x_k|)``."""
+    """Gradient by central differences with steps ``step * max(1, |x_k|)``.
+
+    Parameters
+    ----------
+    f : callable
+        Scalar function of a 1-d array.
+    x : numpy.ndarray
+        Point (1-d float array).
+    step : float, default 1e-6
+        Relative step.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(f(x + h e_k) - f(x - h e_k)) / (2 h)`` for every k.
+
+    References
+    ----------
+    Nocedal, J. and Wright, S. J. (2006). Numerical Optimization, 2nd ed. Springer, Sec. 8.1
+    (finite-difference derivative approximations).
+
+    Examples
+    --------
+    The gradient of ``x0^2 + 3 x1`` is ``(2 x0, 3)``:
+
+    >>> import numpy as np
+    >>> grad = central_gradient(lambda x: x[0] ** 2 + 3 * x[1], np.array([1.0, 2.0]))
+    >>> grad.round(6).tolist()
+    [2.0, 3.0]
+    """
     grad = np.empty(x.size)
     for k in range(x.size):  # a loop over the 1-3 variance parameters
         h = step * max(1.0, abs(x[k]))
@@ -48,6 +77,38 @@ def numeric_hessian(f, x: np.ndarray, d: float = 0.1, levels: int = 4) -> np.nda
     large steps are extrapolated to zero, so that round-off (which grows like 1/h^2) stays small.
     Off-diagonal entries come from ``f(x + h_i + h_j)`` and ``f(x - h_i - h_j)`` corrected by the
     diagonal.
+
+    Parameters
+    ----------
+    f : callable
+        Scalar function of a 1-d array.
+    x : numpy.ndarray
+        Point (1-d).
+    d : float, default 0.1
+        Relative base step (``numDeriv``'s ``d``).
+    levels : int, default 4
+        Number of halvings extrapolated (``numDeriv``'s ``r``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The symmetric m x m Hessian.
+
+    References
+    ----------
+    Gilbert, P. and Varadhan, R. (2019). numDeriv: Accurate Numerical Derivatives. R package
+    version 2016.8-1.1.
+    Kuznetsova, A., Brockhoff, P. B. and Christensen, R. H. B. (2017). lmerTest package: tests in
+    linear mixed effects models. Journal of Statistical Software 82(13).
+
+    Examples
+    --------
+    The Hessian of ``x0^2 x1`` is ``[[2 x1, 2 x0], [2 x0, 0]]``:
+
+    >>> import numpy as np
+    >>> hess = numeric_hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
+    >>> (hess.round(8) + 0.0).tolist()
+    [[4.0, 2.0], [2.0, 0.0]]
     """
     x = np.asarray(x, dtype=float)
     m = x.size
@@ -76,8 +137,41 @@ def numeric_hessian(f, x: np.ndarray, d: float = 0.1, levels: int = 4) -> np.nda
 
 
 def numeric_jacobian(f, x: np.ndarray, d: float = 1e-4, levels: int = 4) -> np.ndarray:
-    """Jacobian of an array-valued function (derivatives stacked along the first axis), by central
-    differences with Richardson extrapolation (``numDeriv::jacobian``'s defaults)."""
+    """Jacobian of an array-valued function by central differences with Richardson extrapolation.
+
+    Derivatives are stacked along the first axis (``out[a] = df / dx_a``, so the result has shape
+    ``(x.size,) + f(x).shape``); the steps are ``numDeriv::jacobian``'s defaults.
+
+    Parameters
+    ----------
+    f : callable
+        Array-valued function of a 1-d array.
+    x : numpy.ndarray
+        Point (1-d).
+    d : float, default 1e-4
+        Relative base step.
+    levels : int, default 4
+        Number of halvings extrapolated.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(x.size,) + f(x).shape`` derivatives.
+
+    References
+    ----------
+    Gilbert, P. and Varadhan, R. (2019). numDeriv: Accurate Numerical Derivatives. R package
+    version 2016.8-1.1.
+
+    Examples
+    --------
+    For ``f(x) = (x0 x1, x0^2)``, ``df/dx0 = (x1, 2 x0)`` and ``df/dx1 = (x0, 0)``:
+
+    >>> import numpy as np
+    >>> jac = numeric_jacobian(lambda x: np.array([x[0] * x[1], x[0] ** 2]), np.array([2.0, 3.0]))
+    >>> (jac.round(8) + 0.0).tolist()
+    [[3.0, 4.0], [2.0, 0.0]]
+    """
     x = np.asarray(x, dtype=float)
     h0 = _base_steps(x, d)
     out = []
@@ -126,8 +220,41 @@ def minimise(f, x0: np.ndarray, max_iter: int = 200) -> tuple[np.ndarray, float,
 
     Each step solves ``|H_FF| d_F = -g_F`` on the free set F (parameters off the bound, or on it
     with a negative gradient), where ``|H|`` has the absolute eigenvalues of the finite-difference
-    Hessian, then backtracks along the projected path ``max(x + a d, 0)``. Pure numpy: a few
-    dozen evaluations of a cheap criterion, and no BLAS-threaded optimiser overhead.
+    Hessian, then backtracks along the projected path ``max(x + a d, 0)`` (Armijo condition).
+    Pure numpy: a few dozen evaluations of a cheap criterion, and no BLAS-threaded optimiser
+    overhead.
+
+    Parameters
+    ----------
+    f : callable
+        Scalar function, smooth on ``x >= 0``.
+    x0 : numpy.ndarray
+        Start (negative entries are set to 0).
+    max_iter : int, default 200
+        Maximum number of Newton steps.
+
+    Returns
+    -------
+    (numpy.ndarray, float, bool, str)
+        The minimiser, the minimum, whether it converged, and a message.
+
+    References
+    ----------
+    Bertsekas, D. P. (1982). Projected Newton methods for optimization problems with simple
+    constraints. SIAM Journal on Control and Optimization 20(2), 221-246.
+    Nocedal, J. and Wright, S. J. (2006). Numerical Optimization, 2nd ed. Springer (Armijo
+    backtracking, Ch. 3).
+
+    Examples
+    --------
+    ``(x0 - 1)^2 + (x1 + 1)^2`` on ``x >= 0`` is smallest at ``(1, 0)``, where it is 1:
+
+    >>> import numpy as np
+    >>> x, value, converged, message = minimise(
+    ...     lambda x: (x[0] - 1) ** 2 + (x[1] + 1) ** 2, np.array([0.5, 0.5])
+    ... )
+    >>> x.round(6).tolist(), round(float(value), 6), converged
+    ([1.0, 0.0], 1.0, True)
     """
     x = np.maximum(np.asarray(x0, dtype=float), 0.0)
     fx = f(x)

@@ -104,6 +104,46 @@ def build_design(
     ``model``, ``item`` and ``prompt`` are integer codes per row (items 0..n_items-1, all present);
     ``item_cluster`` gives each item's cluster code (None: no cluster terms). ``model_by_cluster``
     adds the random model x cluster interaction ``(1|model:cluster)``.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Score of each row.
+    model : numpy.ndarray
+        Model code (0 .. n_models - 1) of each row.
+    item : numpy.ndarray
+        Item (question) code of each row.
+    item_cluster : numpy.ndarray or None
+        Cluster code of each item; None fits no cluster term.
+    prompt : numpy.ndarray or None
+        Prompt-variant code of each row; None fits no prompt term.
+    n_models : int
+        Number of models K (fixed effects).
+    n_prompts : int, default 0
+        Number of prompt variants P (with ``prompt``).
+    model_by_cluster : bool, default False
+        Add ``(1|model:cluster)``.
+
+    Returns
+    -------
+    Design
+        The sufficient statistics, with ``terms`` naming the random terms in theta order.
+
+    References
+    ----------
+    Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear mixed-effects models
+    using
+    lme4. Journal of Statistical Software 67(1), Sec. 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = np.array([[0.9, 0.7], [0.4, 0.5], [0.8, 0.4], [0.2, 0.1], [0.6, 0.5]])
+    >>> y = table.ravel()
+    >>> model, item = np.tile(np.arange(2), 5), np.repeat(np.arange(5), 2)
+    >>> design = build_design(y, model, item, None, None, n_models=2)
+    >>> design.n_obs, design.terms, design.n_values.tolist(), design.n_count.tolist()
+    (10, ('item',), [2.0], [5.0])
     """
     y = np.asarray(y, dtype=float)
     n_obs = y.size
@@ -388,9 +428,52 @@ def fit_reml(
 
     The criterion is minimised over ``rho = theta^2`` (relative variances), where it is smooth up
     to and at the boundary ``rho = 0`` (in theta its gradient vanishes there by symmetry), by a
-    projected Newton method with finite-difference derivatives (``_numeric.minimise``). Passing
-    ``theta`` skips the optimisation and evaluates everything at that point (used to compare with
-    another program's estimates at exactly its optimum).
+    projected Newton method with finite-difference derivatives
+    (:func:`rankci.mixed.numeric.minimise`). Passing ``theta`` skips the optimisation and evaluates
+    everything at that point (used to compare with another program's estimates at exactly its
+    optimum).
+
+    Parameters
+    ----------
+    design : Design
+        From :func:`build_design`.
+    theta0 : numpy.ndarray, optional
+        Starting relative standard deviations (default 1 for every term).
+    theta : numpy.ndarray, optional
+        Evaluate at this theta instead of optimising.
+
+    Returns
+    -------
+    RemlFit
+        Variance parameters, fixed effects with their covariance, and the Hessian-based covariance
+        of the variance parameters and Jacobian that Satterthwaite's df need.
+
+    References
+    ----------
+    Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear mixed-effects models
+    using
+    lme4. Journal of Statistical Software 67(1), Sec. 3.
+    Kuznetsova, A., Brockhoff, P. B. and Christensen, R. H. B. (2017). lmerTest package: tests in
+    linear mixed effects models. Journal of Statistical Software 82(13).
+
+    Examples
+    --------
+    In a balanced models x items table REML equals the ANOVA estimates: ``sigma^2 = MSE`` of the
+    additive two-way layout and ``s_item^2 = (MS_item - MSE) / K``:
+
+    >>> import numpy as np
+    >>> table = np.array([[0.9, 0.7], [0.4, 0.5], [0.8, 0.4], [0.2, 0.1], [0.6, 0.5]])
+    >>> y = table.ravel()
+    >>> model, item = np.tile(np.arange(2), 5), np.repeat(np.arange(5), 2)
+    >>> fit = fit_reml(build_design(y, model, item, None, None, n_models=2))
+    >>> {k: round(v, 6) for k, v in fit.variances.items()}, fit.beta.round(6).tolist()
+    ({'item': 0.0485, 'residual': 0.0165}, [0.58, 0.44])
+    >>> grand = table.mean()
+    >>> ss_item = 2 * ((table.mean(axis=1) - grand) ** 2).sum()
+    >>> ss_model = 5 * ((table.mean(axis=0) - grand) ** 2).sum()
+    >>> mse = (((table - grand) ** 2).sum() - ss_item - ss_model) / 4
+    >>> round(float(mse), 6), round(float(ss_item / 4 - mse) / 2, 6)
+    (0.0165, 0.0485)
     """
     m = len(design.terms)
     count = {"n": 0}

@@ -43,7 +43,41 @@ class Section:
 
 
 def figure_html(fig: Figure, alt: str, dpi: int = 110) -> str:
-    """A figure as an inline PNG ``<img>`` (base64 data URI)."""
+    """A figure as an inline PNG ``<img>`` (base64 data URI).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    alt : str
+        Alternative text (escaped).
+    dpi : int, default 110
+        Resolution of the PNG.
+
+    Returns
+    -------
+    str
+        ``<img class="plot" alt="..." src="data:image/png;base64,...">``.
+
+    References
+    ----------
+    Masinter, L. (1998). The "data" URL scheme. RFC 2397.
+    Josefsson, S. (2006). The Base16, Base32, and Base64 Data Encodings. RFC 4648.
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+
+    Examples
+    --------
+    >>> import base64
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(1, 1))
+    >>> _ = fig.subplots().plot([0, 1], [0, 1])
+    >>> tag = figure_html(fig, "a line")
+    >>> head, data = tag.split(",", 1)
+    >>> head
+    '<img class="plot" alt="a line" src="data:image/png;base64'
+    >>> base64.b64decode(data[:-2])[1:4]  # the PNG signature
+    b'PNG'
+    """
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -57,7 +91,42 @@ def table_html(
     table_id: str = "",
     numeric: Sequence[bool] | None = None,
 ) -> str:
-    """A sortable table; ``sort_keys`` gives each cell's sort value (numbers sort numerically)."""
+    """A sortable table; ``sort_keys`` gives each cell's sort value (numbers sort numerically).
+
+    Cells are inserted as given (trusted HTML); headers and sort keys are escaped. The page's
+    script sorts a column when its header is clicked.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column headers.
+    rows : iterable of sequences
+        Cells, row by row.
+    sort_keys : iterable of sequences, optional
+        Sort value of each cell (default: the cell itself).
+    table_id : str
+        ``id`` of the table element.
+    numeric : sequence of bool, optional
+        Columns aligned and sorted as numbers.
+
+    Returns
+    -------
+    str
+
+    References
+    ----------
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/), tabular data: the ``table``
+    element and ``data-*`` attributes.
+
+    Examples
+    --------
+    >>> text = table_html(["model", "score"], [["a", "0.8"]], [["a", 0.8]], numeric=[False, True])
+    >>> text.count("<tr>"), '<td class="num" data-sort="0.8">0.8</td>' in text
+    (2, True)
+    >>> text[text.index("<thead>"):text.index("</thead>")]
+    '<thead><tr><th scope="col" class="" tabindex="0">model</th><th scope="col" class="num"
+    tabindex="0">score</th></tr>'
+    """
     numeric = numeric or [False] * len(header)
     head = "".join(
         f'<th scope="col" class="{"num" if is_num else ""}" tabindex="0">{html.escape(str(h))}</th>'
@@ -345,6 +414,28 @@ def build_report(
         Seed for the bootstrap score intervals (and resampling tests), so a report is reproducible.
     sections : sequence of Section
         Extra sections appended after the built-in ones (omnibus tests, monitor, ...).
+
+    Returns
+    -------
+    str
+        A complete, self-contained HTML document (styles, script and PNG plots inline).
+
+    References
+    ----------
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> page = build_report(scores, omnibus=False, score_intervals=None, title="Demo")
+    >>> page.startswith("<!DOCTYPE html>"), "<title>Demo</title>" in page
+    (True, True)
+    >>> "3 models · 200 items" in page, page.count('<img class="plot"') >= 1
+    (True, True)
     """
     if ranking is None:
         ranking = rank(scores, rng=rng, **rank_options)
@@ -415,7 +506,38 @@ def build_report(
 
 
 def write_report(scores: Scores, path: str | os.PathLike, **options) -> Path:
-    """Write :func:`build_report` to ``path`` and return it."""
+    """Write :func:`build_report` to ``path`` and return it.
+
+    Parameters
+    ----------
+    scores : Scores
+        The data.
+    path : str or os.PathLike
+        The HTML file to write (UTF-8).
+    **options
+        As for :func:`build_report`.
+
+    Returns
+    -------
+    pathlib.Path
+
+    References
+    ----------
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     out = write_report(scores, os.path.join(folder, "report.html"), omnibus=False,
+    ...                        score_intervals=None)
+    ...     text = out.read_text(encoding="utf-8")
+    >>> out.name, text.startswith("<!DOCTYPE html>")
+    ('report.html', True)
+    """
     path = Path(path)
     path.write_text(build_report(scores, **options), encoding="utf-8")
     return path

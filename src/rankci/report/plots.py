@@ -48,6 +48,37 @@ def plot_rank_intervals(ranking: Ranking, title: str | None = None) -> Figure:
 
     As in the figures of "Quantifying Ranking Uncertainty in LLM Benchmarks": models on the vertical
     axis (best first), ranks on the horizontal axis (rank 1 on the left).
+
+    Parameters
+    ----------
+    ranking : Ranking
+        From :func:`rankci.rank` (or a monitor).
+    title : str, optional
+        Default: the coverage and the confidence level.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> ranking = rankci.rank(scores)
+    >>> x.mean(axis=0).round(3).tolist(), ranking.lower.tolist(), ranking.upper.tolist()
+    ([0.765, 0.595, 0.315], [1, 2, 3], [1, 2, 3])
+    >>> fig = plot_rank_intervals(ranking)
+    >>> ax = fig.axes[0]
+    >>> [t.get_text() for t in ax.get_yticklabels()], ax.get_title()
+    (['a', 'b', 'c'], 'Rank intervals (simultaneous, 95%)')
     """
     frame = ranking.to_frame()
     m = len(frame)
@@ -80,6 +111,38 @@ def plot_score_intervals(table: pd.DataFrame, title: str | None = None) -> Figur
 
     ``table`` has one row per model with columns ``model``, ``score``, ``lower`` and ``upper``
     (for example ``score_intervals(...).to_frame()``); models are drawn best score first.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per model: ``model``, ``score``, ``lower``, ``upper``.
+    title : str, optional
+        Default ``"Score intervals"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If a column is missing.
+
+    References
+    ----------
+    Lewis, S. and Clarke, M. (2001). Forest plots: trying to see the wood and the trees. BMJ
+    322(7300), 1479-1480.
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"model": ["a", "b"], "score": [0.5, 0.7],
+    ...                       "lower": [0.4, 0.6], "upper": [0.6, 0.8]})
+    >>> ax = plot_score_intervals(table).axes[0]
+    >>> [t.get_text() for t in ax.get_yticklabels()], ax.get_title()
+    (['b', 'a'], 'Score intervals')
     """
     missing = {"model", "score", "lower", "upper"} - set(table.columns)
     if missing:
@@ -98,7 +161,45 @@ def plot_score_intervals(table: pd.DataFrame, title: str | None = None) -> Figur
 
 
 def plot_dominance(ranking: Ranking, title: str | None = None) -> Figure:
-    """The certified-dominance matrix: a filled cell (row a, column b) means "a better than b"."""
+    """The certified-dominance matrix: a filled cell (row a, column b) means "a better than b".
+
+    Parameters
+    ----------
+    ranking : Ranking
+        A simultaneous ranking (it has a dominance matrix).
+    title : str, optional
+        Default: the number of certified ordered pairs out of M(M-1).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        For a marginal ranking (no dominance matrix).
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    Disjoint single-rank intervals certify all three ordered pairs a > b, a > c, b > c:
+
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> ranking = rankci.rank(scores)
+    >>> x.mean(axis=0).round(3).tolist(), ranking.lower.tolist(), ranking.upper.tolist()
+    ([0.765, 0.595, 0.315], [1, 2, 3], [1, 2, 3])
+    >>> ax = plot_dominance(ranking).axes[0]
+    >>> ax.get_title(), int(ranking.dominance.sum())
+    ('Certified dominances (3 of 6 pairs)', 3)
+    """
     if ranking.dominance is None:
         raise ValueError(
             "marginal rankings certify no joint statements, so there is no dominance matrix; "
@@ -127,7 +228,43 @@ def plot_dominance(ranking: Ranking, title: str | None = None) -> Figure:
 
 
 def plot_tiers(ranking: Ranking, title: str | None = None) -> Figure:
-    """Models by score, coloured and grouped by tier (tier s: true rank s or worse)."""
+    """Models by score, coloured and grouped by tier (tier s: true rank s or worse).
+
+    Parameters
+    ----------
+    ranking : Ranking
+        A simultaneous ranking (it has tiers).
+    title : str, optional
+        Default: the number of tiers.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        For a marginal ranking (no tiers).
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> ranking = rankci.rank(scores)
+    >>> x.mean(axis=0).round(3).tolist(), ranking.lower.tolist(), ranking.upper.tolist()
+    ([0.765, 0.595, 0.315], [1, 2, 3], [1, 2, 3])
+    >>> ax = plot_tiers(ranking).axes[0]
+    >>> ax.get_title(), ranking.tier.tolist()
+    ('Tiers (3 tiers)', [1, 2, 3])
+    """
     if ranking.tier is None:
         raise ValueError("marginal rankings have no tiers; use coverage='simultaneous'")
     frame = ranking.to_frame()
@@ -158,6 +295,45 @@ def plot_cluster_rank_intervals(
     ``cluster_rankings`` is the result of :func:`rankci.rank_by_cluster`. Models keep the same
     vertical position in every panel (ordered by their mean over clusters), so a model's rank can be
     followed across clusters.
+
+    Parameters
+    ----------
+    cluster_rankings : ClusterRankings
+        From :func:`rankci.rank_by_cluster`.
+    columns : int, optional
+        Panels per row (default up to 4).
+    title : str, optional
+        Default ``"Rank intervals within each cluster"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If no cluster could be ranked.
+
+    References
+    ----------
+    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"model": np.tile(["a", "b", "c"], 200),
+    ...                       "item": np.repeat(np.arange(200), 3).astype(str),
+    ...                       "score": x.ravel(), "cluster": np.repeat(["g1", "g2"], 300)})
+    >>> by_cluster = rankci.rank_by_cluster(rankci.Scores.from_frame(frame, cluster="cluster"))
+    >>> fig = plot_cluster_rank_intervals(by_cluster)
+    >>> [ax.get_title() for ax in fig.axes], fig.get_suptitle()
+    (['g1', 'g2'], 'Rank intervals within each cluster')
     """
     rankings = cluster_rankings.rankings
     if not rankings:
@@ -207,6 +383,36 @@ def plot_monitor_progress(run, title: str | None = None) -> Figure:
     ``run`` is a :class:`rankci.sequential.MonitorRun` (from ``replay``). The cost axis shows the
     evaluations used as a share of scoring every model on every item, so the gap to the diagonal
     is the compute saved by retiring models whose question was settled.
+
+    Parameters
+    ----------
+    run : MonitorRun
+        From :func:`rankci.sequential.replay`.
+    title : str, optional
+        Default: the share of the evaluation cost saved.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    Without a retirement rule every model is scored on every item, so nothing is saved:
+
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> from rankci.sequential import replay
+    >>> run = replay(scores, look_every="10%")
+    >>> fig = plot_monitor_progress(run)
+    >>> fig.axes[0].get_title(), run.cost_fraction
+    ('Anytime-valid monitor: 0% of the evaluation cost saved', 1.0)
     """
     looks = _looks_frame(run)
     m = run.ranking.n_models
@@ -258,6 +464,38 @@ def plot_monitor_intervals(run, title: str | None = None) -> Figure:
     Rows are models (best final score first), columns are looks; the colour is ``U - L``, so a
     row turns light as its rank is pinned down. A black mark shows where a model was retired
     (its interval is frozen from then on). Valid at every look at once (anytime-valid).
+
+    Parameters
+    ----------
+    run : MonitorRun
+        From :func:`rankci.sequential.replay`.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If the run took no look or its looks carry no rank intervals.
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
+    Engineering 9(3), 90-95.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = (np.random.default_rng(0).random((200, 3)) < [0.8, 0.6, 0.3]).astype(float)
+    >>> scores = rankci.Scores.from_matrix(x, models=["a", "b", "c"])
+    >>> from rankci.sequential import replay
+    >>> run = replay(scores, look_every="10%")
+    >>> ax = plot_monitor_intervals(run).axes[0]
+    >>> [t.get_text() for t in ax.get_yticklabels()], len(run.looks)
+    (['a', 'b', 'c'], 10)
     """
     looks = _looks_frame(run)
     if "lower" not in looks:

@@ -63,7 +63,36 @@ CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
 
 
 def resolve_certifier(name: str, n_models: int) -> str:
-    """``auto`` -> ``exact`` for M <= 8, else ``shortcut``; other names are returned unchanged."""
+    """``auto`` -> ``exact`` for M <= 8, else ``shortcut``; other names are returned unchanged.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`CERTIFIERS` (``"auto"``, ``"exact"``, ``"shortcut"``, ``"ilp"``,
+        ``"bonferroni"``).
+    n_models : int
+        Number of models M.
+
+    Returns
+    -------
+    str
+        The certifier that will run.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or ``"exact"`` with more than 8 models.
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Section 3, Algorithms 1-3.
+
+    Examples
+    --------
+    >>> resolve_certifier("auto", 5), resolve_certifier("auto", 9), resolve_certifier("ilp", 9)
+    ('exact', 'shortcut', 'ilp')
+    """
     check_choice("certifier", name, CERTIFIERS)
     if name == "auto":
         return "exact" if n_models <= MAX_EXACT_MODELS else "shortcut"
@@ -76,7 +105,35 @@ def resolve_certifier(name: str, n_models: int) -> str:
 
 
 def make_certifier(name: str, n_models: int, alpha: float) -> Certifier:
-    """A fresh certifier of the given name (after :func:`resolve_certifier`)."""
+    """A fresh certifier of the given name (after :func:`resolve_certifier`).
+
+    Parameters
+    ----------
+    name : str
+        Certifier name (``"auto"`` chooses by M).
+    n_models : int
+        Number of models M.
+    alpha : float
+        Level; the certifier's threshold is ``M(M-1)/alpha``.
+
+    Returns
+    -------
+    Certifier
+        :class:`Exact`, :class:`Shortcut`, :class:`Bonferroni` or :class:`IntegerProgram`.
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Section 3, Algorithms 1-3.
+    Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
+    Statistics 49(3).
+
+    Examples
+    --------
+    >>> certifier = make_certifier("auto", 3, 0.05)
+    >>> type(certifier).__name__, certifier.threshold, 3 * 2 / 0.05
+    ('Exact', 120.0, 120.0)
+    """
     name = resolve_certifier(name, n_models)
     if name == "ilp":
         return IntegerProgram(n_models, alpha)

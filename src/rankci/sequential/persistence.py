@@ -23,6 +23,45 @@ FORMAT = "rankci-monitor-1"
 
 
 def save_monitor(monitor, path: str | os.PathLike) -> None:
+    """Write a monitor's whole state to one ``.npz`` file, atomically.
+
+    The configuration and history go in as JSON, the wealths, certifier and monitor arrays as
+    arrays; the file is written beside ``path``, flushed to disk and renamed into place.
+
+    Parameters
+    ----------
+    monitor : Monitor
+        The monitor to save.
+    path : str or os.PathLike
+        Destination file.
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    NumPy Enhancement Proposal 1 (NEP 1): A simple file format for NumPy arrays (the ``.npy`` /
+    ``.npz`` format, read with ``allow_pickle=False``).
+    Python documentation, :func:`os.replace` (atomic rename on POSIX).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from rankci.sequential import Monitor
+    >>> mon = Monitor(["a", "b", "c"], sampling="iid")
+    >>> mon.update_block(np.random.default_rng(0).random((50, 3)) < [0.8, 0.5, 0.2])
+    50
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "monitor.npz")
+    ...     save_monitor(mon, path)
+    ...     again = restore_monitor(Monitor, path)
+    >>> again.t, again.models == mon.models
+    (50, True)
+    >>> bool(np.array_equal(again.log_wealth(), mon.log_wealth(), equal_nan=True))
+    True
+    """
     wealth = monitor._wealth.state()
     config = {
         "format": FORMAT,
@@ -67,6 +106,47 @@ def save_monitor(monitor, path: str | os.PathLike) -> None:
 
 
 def restore_monitor(cls, path: str | os.PathLike):
+    """A monitor in exactly the state written by :func:`save_monitor`.
+
+    Parameters
+    ----------
+    cls : type
+        The monitor class to build (:class:`~rankci.sequential.Monitor`).
+    path : str or os.PathLike
+        A file written by :func:`save_monitor`.
+
+    Returns
+    -------
+    Monitor
+
+    Raises
+    ------
+    ValueError
+        If the file is not a saved rankci monitor.
+
+    References
+    ----------
+    NumPy Enhancement Proposal 1 (NEP 1): A simple file format for NumPy arrays (the ``.npy`` /
+    ``.npz`` format, read with ``allow_pickle=False``).
+    Python documentation, :func:`os.replace` (atomic rename on POSIX).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from rankci.sequential import Monitor
+    >>> mon = Monitor(["a", "b", "c"], sampling="iid")
+    >>> mon.update_block(np.random.default_rng(0).random((50, 3)) < [0.8, 0.5, 0.2])
+    50
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "monitor.npz")
+    ...     save_monitor(mon, path)
+    ...     again = restore_monitor(Monitor, path)
+    >>> again.t, again.models == mon.models
+    (50, True)
+    >>> bool(np.array_equal(again.log_wealth(), mon.log_wealth(), equal_nan=True))
+    True
+    """
     name = os.fspath(path)
     try:
         with np.load(name, allow_pickle=False) as data:

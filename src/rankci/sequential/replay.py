@@ -35,6 +35,36 @@ def evaluation_order(item_ids: Sequence[str], order_seed: int) -> np.ndarray:
 
     Items are sorted by id as strings, then permuted by
     ``numpy.random.default_rng(order_seed).permutation(n)``.
+
+    Parameters
+    ----------
+    item_ids : sequence of str
+        Item ids (compared as strings).
+    order_seed : int
+        Seed of the permutation.
+
+    Returns
+    -------
+    numpy.ndarray
+        Indices into ``item_ids`` in evaluation order.
+
+    References
+    ----------
+    NumPy documentation, ``numpy.random.Generator.permutation`` (the default bit generator is
+    PCG64).
+    O'Neill, M. E. (2014). PCG: A family of simple fast space-efficient statistically good
+    algorithms
+    for random number generation. Technical report HMC-CS-2014-0905, Harvey Mudd College.
+
+    Examples
+    --------
+    Sorted, the ids are a, b, c (indices 1, 0, 2); the seed-0 permutation of 3 is (2, 0, 1):
+
+    >>> import numpy as np
+    >>> np.random.default_rng(0).permutation(3).tolist()
+    [2, 0, 1]
+    >>> evaluation_order(["b", "a", "c"], 0).tolist()
+    [2, 1, 0]
     """
     labels = np.asarray(item_ids, dtype=str)
     ids = np.argsort(labels, kind="stable")
@@ -42,7 +72,34 @@ def evaluation_order(item_ids: Sequence[str], order_seed: int) -> np.ndarray:
 
 
 def parse_look_every(value: int | str, n_items: int) -> int:
-    """An item count K >= 1, or ``"P%"`` -> ``ceil(P / 100 * n_items)`` (at least 1)."""
+    """An item count K >= 1, or ``"P%"`` -> ``ceil(P / 100 * n_items)`` (at least 1).
+
+    Parameters
+    ----------
+    value : int or str
+        Items between looks, or a percentage ``"P%"`` with 0 < P <= 100.
+    n_items : int
+        Number of items the percentage refers to.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        For a non-positive count, a percentage outside (0, 100] or anything else.
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`)
+    (looks may be taken at any stopping times).
+
+    Examples
+    --------
+    >>> parse_look_every("1%", 250), parse_look_every("10%", 1000), parse_look_every(25, 1000)
+    (3, 100, 25)
+    """
     if isinstance(value, str) and value.strip().endswith("%"):
         try:
             percent = float(value.strip()[:-1])
@@ -181,6 +238,13 @@ def replay(
     Returns
     -------
     MonitorRun
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Sections 3-4.
+    Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by
+    betting. Journal of the Royal Statistical Society Series B 86(1), 1-27.
 
     Examples
     --------

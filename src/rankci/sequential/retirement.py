@@ -32,7 +32,52 @@ def models_to_retire(
     k: int | None,
     width: int,
 ) -> np.ndarray:
-    """Boolean mask of the active models that the rule retires at this look."""
+    """Boolean mask of the active models that the rule retires at this look.
+
+    Parameters
+    ----------
+    rule : str
+        One of :data:`RETIRE_RULES` (see the module docstring).
+    ranking : Ranking
+        The ranking at this look (its rank intervals and top-k status).
+    dominance : numpy.ndarray
+        M x M boolean certified pairs (``[j, l]``: j better than l).
+    active : numpy.ndarray
+        Boolean mask of the models still evaluated.
+    k : int or None
+        The top-k question (for ``topk``, ``topk-safe``, ``stop-at-goal``).
+    width : int
+        Largest ``U - L`` retired by the ``width`` rule.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean mask (a subset of ``active``).
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Proposition 4.5 (retiring on observed scores keeps the guarantee).
+
+    Examples
+    --------
+    After 40 items only "a better than c" is certified: c is out of the top 1 (``L = 2``), so
+    ``topk`` retires it, but ``topk-safe`` keeps it (its pair with the open model b is unsettled)
+    and ``resolved`` retires nothing:
+
+    >>> import numpy as np
+    >>> from rankci.sequential import Monitor
+    >>> mon = Monitor(["a", "b", "c"], sampling="iid", certifier="exact")
+    >>> mon.update_block(np.random.default_rng(0).random((40, 3)) < [0.8, 0.5, 0.2])
+    40
+    >>> ranking = mon.ranking()
+    >>> ranking.dominance_pairs(), ranking.lower.tolist(), ranking.upper.tolist()
+    ([('a', 'c')], [1, 1, 2], [2, 3, 3])
+    >>> active = np.ones(3, dtype=bool)
+    >>> [models_to_retire(r, ranking, ranking.dominance, active, 1, 0).tolist()
+    ...  for r in ("topk", "topk-safe", "resolved")]
+    [[False, False, True], [False, False, False], [False, False, False]]
+    """
     active = np.asarray(active, dtype=bool)
     none = np.zeros_like(active)
     if rule == "none" or not active.any():
