@@ -10,8 +10,9 @@ is also wrong when a certified "j better than l" has ``theta_j - theta_l <= delt
 Reported per design and method: simultaneous coverage (all models at once) with its Monte-Carlo
 standard error, the smallest per-model (marginal) coverage, and the mean interval width U - L.
 
-Run:  python validation/coverage_holm.py            (1,000 replicates per design, ~10 minutes)
+Run:  python validation/coverage_holm.py            (1,000 replicates per design, about a minute)
       python validation/coverage_holm.py --reps 200 (a quick look)
+      python validation/coverage_holm.py --quick    (20 replicates: the CI smoke run, seconds)
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ DESIGNS = [
 ]
 
 
+QUICK_REPS = 20
+
+
 def true_rank_sets(theta: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     above = (theta[None, :] > theta[:, None] + tol).sum(axis=1)
     at_least = (theta[None, :] >= theta[:, None] - tol).sum(axis=1)
@@ -188,7 +192,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=20261129)
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_REPS} replicates per design (CI smoke run)"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.reps = QUICK_REPS
     rows = []
     for k, design in enumerate(DESIGNS):
         start = time.perf_counter()

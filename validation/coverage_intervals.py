@@ -20,7 +20,8 @@ R = 3000 is about 0.4 percentage points per model, less for the mean of the thre
    sd 0.3, 40 clusters of 20 items, 5 equally good models): how often the item-level paired t and
    the clustered verdicts (z, G/(G-1) + t, CR2) certify any (false) ordering.
 
-Run: ``OMP_NUM_THREADS=1 python validation/coverage_intervals.py [--replicates R] [--quick]``.
+Run: ``OMP_NUM_THREADS=1 python validation/coverage_intervals.py [--replicates R]``; ``--quick``
+runs every study with 10 replicates per cell (the CI smoke run, seconds).
 """
 
 from __future__ import annotations
@@ -161,6 +162,9 @@ def clustered_null(rng, replicates):
     return {k: v / replicates for k, v in counts.items()}
 
 
+QUICK_REPLICATES = 10
+
+
 def _row(name, result):
     cover, width = result
     return (
@@ -173,10 +177,12 @@ def _row(name, result):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=3000)
-    parser.add_argument("--quick", action="store_true", help="200 replicates, for a smoke run")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_REPLICATES} replicates (CI smoke run)"
+    )
     parser.add_argument("--seed", type=int, default=20240601)
     args = parser.parse_args()
-    replicates = 200 if args.quick else args.replicates
+    replicates = QUICK_REPLICATES if args.quick else args.replicates
     rng = np.random.default_rng(args.seed)
     beta = np.array([-0.6, 0.0, 0.9])
     start = time.perf_counter()

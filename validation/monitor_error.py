@@ -13,6 +13,7 @@ looks. "Ever wrong" = some false statement at some look:
 
 Run:  python validation/monitor_error.py                (2,000 replicates per row, ~12 minutes)
       python validation/monitor_error.py --reps 200     (a quick look)
+      python validation/monitor_error.py --quick        (10 replicates: the CI smoke run, seconds)
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ TARGETS = {
                          "shortcut": 0.0012, "bonferroni": 0.0012},
 }  # fmt: skip
 TARGET_REPS = 5000
+QUICK_REPS = 10
 METHODS = ["holm_mcnemar", "holm_z", "exact", "shortcut", "bonferroni"]
 
 
@@ -153,7 +155,12 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20260102)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_REPS} replicates per row (CI smoke run)"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.reps = QUICK_REPS
     results = {}
     print(f"{args.reps} replicates per row; targets from {TARGET_REPS} replicates; "
           "z = (ours - target) / SE of the difference (pooled two-proportion)")  # fmt: skip

@@ -12,6 +12,7 @@ statement was false (a certified dominance against the benchmark means; certifie
 for good, so a false statement at any look shows in the final certified set).
 
 Run:  python validation/monitor_retire_cost.py             (200 replicates, ~3 minutes)
+      python validation/monitor_retire_cost.py --quick     (3 replicates: the CI smoke run, seconds)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from scipy import special
 import rankci
 from rankci.sequential import replay
 
+QUICK_REPS = 3
 RULES = ["topk", "topk-safe", "resolved", "stop-at-goal", "none"]
 
 
@@ -35,7 +37,12 @@ def main(argv=None):
     parser.add_argument("--models", type=int, default=20)
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20260103)
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_REPS} replicates (CI smoke run)"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.reps = QUICK_REPS
     ability = np.linspace(1.5, -1.5, args.models)
     rng = np.random.default_rng(args.seed)
     stats = {rule: {"cost": [], "consumed": [], "settled": 0, "wrong": 0} for rule in RULES}

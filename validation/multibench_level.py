@@ -13,6 +13,7 @@ overall table). ``across="joint"`` and ``"split"`` promise at most alpha; ``"sep
 
 Run:  python validation/multibench_level.py             (10,000 / 4,000 replicates, ~10 minutes)
       python validation/multibench_level.py --reps 500  (a quick look)
+      python validation/multibench_level.py --quick     (--reps 25: the CI smoke run, seconds)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import rankci
 from rankci._progress import progress
 
 ALPHA = 0.05
+QUICK_REPS = 25
 
 
 def draw(rng, n: int, p: np.ndarray, r: float) -> np.ndarray:
@@ -131,7 +133,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=None, help="replicates (A: 2x this)")
     parser.add_argument("--seed", type=int, default=20261129)
+    parser.add_argument("--quick", action="store_true", help=f"--reps {QUICK_REPS} (CI smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.reps = QUICK_REPS
     rng = np.random.default_rng(args.seed)
     level_reps = 10000 if args.reps is None else 2 * args.reps
     fwer_reps = 4000 if args.reps is None else args.reps

@@ -10,11 +10,12 @@
    difference. Repeated over P pilots.
 2. Clustered data (the logistic random-effects model of validation/coverage_intervals.py,
    sigma_cluster 0.6, 20 items per cluster): a pilot of 30 clusters predicts the spread of the
-   means at 60, 120 and 240 clusters with ``kind="cluster"``; reality is fresh draws of that many
-   clusters. The item-level prediction (``kind="item"``), which ignores the clustering, is shown
-   beside it.
+   means at 60, 120 and 240 clusters with ``method="cluster"``; reality is fresh draws of that
+   many clusters. The item-level prediction (``method="item"``), which ignores the clustering, is
+   shown beside it.
 
-Run: ``OMP_NUM_THREADS=1 python validation/planning_subsampling.py [--pilots P --subsamples S]``.
+Run: ``OMP_NUM_THREADS=1 python validation/planning_subsampling.py [--pilots P --subsamples S]``;
+``--quick`` uses 2 pilots and 5 subsamples (the CI smoke run, seconds).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import rankci
 from rankci.analyses.planning import plan
 
 SIZES = (500, 1000, 2000, 4000)
+QUICK_PILOTS, QUICK_SUBSAMPLES = 2, 5
 
 
 def _separated(x: np.ndarray, direction: np.ndarray, alpha: float) -> np.ndarray:
@@ -141,7 +143,8 @@ def clustered(pilots: int, draws: int, seed: int) -> None:
             )
     print("\n**Clustered items: predicted / actual width (30-cluster pilot)**\n")
     print(
-        "| clusters (items) | kind='cluster' | kind='item' (ignores clustering) |\n|---|---:|---:|"
+        "| clusters (items) | method='cluster' | method='item' (ignores clustering) |\n"
+        "|---|---:|---:|"
     )
     for k, values in rows.items():
         values = np.array(values)
@@ -156,7 +159,14 @@ def main() -> None:
     parser.add_argument("--pilots", type=int, default=20)
     parser.add_argument("--subsamples", type=int, default=200)
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_PILOTS} pilots, {QUICK_SUBSAMPLES} subsamples (CI smoke run)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.pilots, args.subsamples = QUICK_PILOTS, QUICK_SUBSAMPLES
     start = time.perf_counter()
     print(f"pilots: {args.pilots}; subsamples per pilot and n: {args.subsamples}\n")
     real_data(args.pilots, args.subsamples, args.seed)

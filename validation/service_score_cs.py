@@ -8,6 +8,7 @@ item count t = 1..N; the guarantee is P(miss) <= alpha. Widths are compared with
 normal interval ``mean +- 1.96 sd / sqrt(t)`` (valid at one pre-planned t only).
 
 Run: ``python validation/service_score_cs.py [--runs 4000]`` (seeded; about a minute).
+``--quick`` runs 50 per row (the CI smoke run, seconds).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from rankci.sequential.meancs import mean_confidence_sequence
 
 ALPHA = 0.05
+QUICK_RUNS = 50
 
 
 def populations(rng, n):
@@ -74,10 +76,15 @@ def study(sampling, name, values, runs, rng, bound, chunk=250):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=20261210)
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_RUNS} runs per row (CI smoke run)"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.runs = QUICK_RUNS
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     rows = []
