@@ -140,6 +140,11 @@ def test_bounds_can_be_lifted_for_unbounded_scores(long_frame):
 
 def test_wide_errors_name_the_column(tmp_path):
     with pytest.raises(ValueError, match=r"column 'notes' is not numeric at row 1: 'bad'"):
+        rankci.read_scores(
+            pd.DataFrame({"m1": [1, 0], "m2": [0, 1], "notes": [1, "bad"]}), layout="wide"
+        )
+    # without layout="wide" (and without an item column) the layout is ambiguous
+    with pytest.raises(ValueError, match=r"cannot tell how to read the table"):
         rankci.read_scores(pd.DataFrame({"m1": [1, 0], "m2": [0, 1], "notes": [1, "bad"]}))
     with pytest.raises(ValueError, match=r"model 'm2' has no scores"):
         rankci.read_scores(pd.DataFrame({"m1": [1, 0], "m2": [np.nan, np.nan]}), layout="wide")
@@ -154,7 +159,7 @@ def test_unknown_options_and_unreadable_files(tmp_path, long_frame):
         rankci.read_scores(long_frame, format="xlsx")
     with pytest.raises(ValueError, match=r"the cluster column 'topic' is not in the table"):
         rankci.read_scores(long_frame, cluster="topic")
-    with pytest.raises(ValueError, match=r"no such file"):
+    with pytest.raises(FileNotFoundError, match=r"no such file"):
         rankci.read_scores(tmp_path / "missing.csv")
     weird = tmp_path / "scores.data"
     weird.write_text("x")

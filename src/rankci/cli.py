@@ -36,18 +36,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"rankci: warning: {message}", file=sys.stderr)
+    from rankci.commands.options import cli_message
+
+    print(f"rankci: warning: {cli_message(str(message))}", file=sys.stderr)
+
+
+def _os_message(error: OSError) -> str:
+    """``[Errno 2] No such file or directory: 'x'`` -> ``No such file or directory: 'x'``."""
+    if error.strerror and error.filename is not None:
+        return f"{error.strerror}: {str(error.filename)!r}"
+    return str(error)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from rankci.commands.options import check_output_paths, cli_message
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_output_paths(args)  # before any work: a bad -o fails now, not after the analysis
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning  # one line per warning, no source excerpt
             return int(args.run(args) or 0)
-    except ValueError as error:
-        print(f"rankci: error: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # e.g. `rankci rank ... | head`
         return 0
+    except ValueError as error:
+        print(f"rankci: error: {cli_message(str(error), args)}", file=sys.stderr)
+        return 2
+    except OSError as error:  # a missing DATA file, an unreadable or unwritable path
+        print(f"rankci: error: {_os_message(error)}", file=sys.stderr)
+        return 2

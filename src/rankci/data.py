@@ -20,16 +20,26 @@ prompt        mean over all clusters and questions             new prompt varian
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from rankci._base import check_choice
+from rankci._base import RankciWarning, check_choice
 from rankci.method import MISSING, UNITS
 
-__all__ = ["Scores", "UnitScores", "UNITS", "MISSING", "InsufficientDataError"]
+__all__ = ["Scores", "UnitScores", "UNITS", "MISSING", "InsufficientDataError", "PROMPT_RULE"]
+
+#: The one rule for prompt variants, applied when the table is read (so every command, the mixed
+#: model and the monitor included, sees the same rows): a prompt variant is kept only when every
+#: model has it. The rows of a variant that some model lacks altogether are excluded and counted
+#: in ``Scores.notes["excluded"]["inconsistent_prompts"]``, which every
+#: ``Scores.units(...).excluded`` (and so every fixed-sample result's ``excluded``) carries. Single
+#: missing cells of a shared variant are ordinary missing cells (``missing=``).
+PROMPT_RULE = "prompt variants that not every model has"
 
 
 class InsufficientDataError(ValueError):
@@ -172,11 +182,11 @@ class Scores:
             raise ValueError("the table has no rows")
         frame = frame.reset_index(drop=True)
 
-        model_code, models = _factorize(frame[model], model)
-        item_code, items = _factorize(frame[item], item)
+        model_code, models = _factorize(frame[model], model, "model")
+        item_code, items = _factorize(frame[item], item, "item")
         prompt_code, prompts = (None, None)
         if prompt is not None:
-            prompt_code, prompts = _factorize(frame[prompt], prompt)
+            prompt_code, prompts = _factorize(frame[prompt], prompt, "prompt")
         values = _numeric_scores(frame, score, model, item, bounds)
 
         n_prompts = 1 if prompts is None else len(prompts)
@@ -192,10 +202,36 @@ class Scores:
 
         clusters, item_cluster = None, None
         if cluster is not None:
-            cluster_code, clusters = _factorize(frame[cluster], cluster)
+            cluster_code, clusters = _factorize(frame[cluster], cluster, "cluster")
             item_cluster = _nest_items(
                 frame, item_code, cluster_code, items, clusters, item, cluster
             )
+
+        notes = dict(notes or {})
+        if prompt_code is not None:
+            keep = _shared_prompts(model_code, prompt_code, len(models), len(prompts))
+            if not keep.all():
+                notes.setdefault("excluded", {})["inconsistent_prompts"] = _prompt_record(
+                    keep, model_code, item_code, prompt_code, models, prompts
+                )
+                lost = sorted(set(range(len(models))) - set(np.unique(model_code[keep])))
+                if lost:
+                    raise ValueError(
+                        f"model {models[lost[0]]!r} has only prompt variants that some other model "
+                        f"lacks; rankci keeps the variants every model has, so none of "
+                        f"{models[lost[0]]!r}'s scores is left; check the {prompt!r} column"
+                    )
+                model_code, values = model_code[keep], values[keep]
+                item_code, kept_items = _compact(item_code[keep])
+                items = tuple(items[i] for i in kept_items)
+                prompt_code, kept_prompts = _compact(prompt_code[keep])
+                prompts = tuple(prompts[p] for p in kept_prompts)
+                if item_cluster is not None:
+                    item_cluster, kept_clusters = _compact(item_cluster[kept_items])
+                    clusters = tuple(clusters[c] for c in kept_clusters)
+                    item_cluster = item_cluster.astype(np.int32)
+                item_code = item_code.astype(np.int32)
+                prompt_code = prompt_code.astype(np.int32)
 
         return cls(
             models=models,
@@ -207,7 +243,7 @@ class Scores:
             prompt_code=prompt_code,
             item_cluster=item_cluster,
             score=values,
-            notes=dict(notes or {}),
+            notes=notes,
         )
 
     @classmethod
@@ -408,6 +444,9 @@ class Scores:
                 m: int(c) for m, c in zip(self.models, missing_by_model) if c > 0
             },
         }
+        # what was excluded when the table was read (PROMPT_RULE), so every result says so
+        for key, value in self.notes.get("excluded", {}).items():
+            excluded[key] = dict(value) if isinstance(value, dict) else value
         if missing == "complete":
             complete = scored.all(axis=1)
             if not complete.all():
@@ -474,6 +513,9 @@ class Scores:
 
 
 # ---------------------------------------------------------------------- helpers
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d+,\d*|,\d+)")
+
+
 def _default_labels(prefix: str, n: int) -> list[str]:
     width = len(str(max(n - 1, 0)))
     return [f"{prefix}{k:0{width}d}" for k in range(n)]
@@ -500,20 +542,103 @@ def _mean_by_unit(matrix: np.ndarray, unit_of_obs: np.ndarray, n_units: int) -> 
     return means.reshape(n_units, n_models)
 
 
-def _factorize(column: pd.Series, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Integer codes and sorted string labels of a label column; empty labels are an error."""
+def _factorize(
+    column: pd.Series, name: str, role: str | None = None
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Integer codes and sorted string labels of a label column; empty labels are an error.
+
+    Labels are text, exactly as written: a value that is not already a string is converted with
+    ``str()`` (an integer 7 is ``"7"``; a float column warns, since ``7.0`` reads as ``"7.0"``).
+    Labels that differ only by surrounding whitespace are an error naming both; labels of models,
+    clusters and prompts that differ only by case get a warning (item ids may differ by case on
+    purpose, as hashes do).
+    """
     null = column.isna().to_numpy()
     if null.any():
         row = int(np.flatnonzero(null)[0])
         raise ValueError(f"column {name!r} is empty at row {row}; every row needs a {name}")
     codes, uniques = pd.factorize(column, sort=False)
+    floats = [u for u in uniques if isinstance(u, (float, np.floating))]
+    if floats:
+        warnings.warn(
+            f"the {role or name} column {name!r} holds floating-point numbers, read as text with "
+            f"str() ({floats[0]!r} is {str(floats[0])!r}); identifiers are text: write them as "
+            "strings (or integers) to keep them exactly as written",
+            RankciWarning,
+            stacklevel=4,
+        )
     labels = np.asarray([str(u) for u in uniques], dtype=object)
     blank = np.flatnonzero([lab.strip() == "" for lab in labels])
     if blank.size:
         row = int(np.flatnonzero(codes == blank[0])[0])
         raise ValueError(f"column {name!r} is blank at row {row}; every row needs a {name}")
     sorted_labels, remap = np.unique(labels, return_inverse=True)
-    return remap[codes].astype(np.int32), tuple(str(s) for s in sorted_labels)
+    result = tuple(str(s) for s in sorted_labels)
+    if role is not None:
+        check_spellings(result, role, f"the {role} column {name!r}")
+    return remap[codes].astype(np.int32), result
+
+
+def check_spellings(labels: Sequence[str], role: str, where: str) -> None:
+    """Refuse labels that differ only by surrounding whitespace; warn when only case differs.
+
+    ``where`` names the place in the messages ("the model column 'model'").
+    """
+    seen: dict[str, str] = {}
+    for label in labels:
+        key = label.strip()
+        if key in seen and seen[key] != label:
+            raise ValueError(
+                f"{where} has two spellings of one {role} that differ only "
+                f"by surrounding whitespace: {seen[key]!r} and {label!r}; remove the spaces so "
+                f"that each {role} has one name"
+            )
+        seen.setdefault(key, label)
+    if role == "item":
+        return
+    folded: dict[str, str] = {}
+    for label in labels:
+        key = label.casefold()
+        if key in folded and folded[key] != label:
+            warnings.warn(
+                f"{where} has {role} names that differ only by case: "
+                f"{folded[key]!r} and {label!r}; they are read as two different {role}s",
+                RankciWarning,
+                stacklevel=4,
+            )
+            return
+        folded.setdefault(key, label)
+
+
+def _shared_prompts(
+    model_code: np.ndarray, prompt_code: np.ndarray, n_models: int, n_prompts: int
+) -> np.ndarray:
+    """Rows kept by :data:`PROMPT_RULE`: their prompt variant is one that every model has."""
+    pairs = np.unique(prompt_code.astype(np.int64) * n_models + model_code)
+    prompt_models = np.bincount(pairs // n_models, minlength=n_prompts)
+    return prompt_models[prompt_code] == n_models
+
+
+def _prompt_record(
+    keep: np.ndarray,
+    model_code: np.ndarray,
+    item_code: np.ndarray,
+    prompt_code: np.ndarray,
+    models: tuple[str, ...],
+    prompts: tuple[str, ...],
+) -> dict:
+    """What :data:`PROMPT_RULE` excluded (JSON-safe counts)."""
+    n_prompts = len(prompts)
+    dropped = ~keep
+    obs = item_code[dropped].astype(np.int64) * n_prompts + prompt_code[dropped]
+    by_model = np.bincount(model_code[dropped], minlength=len(models))
+    return {
+        "rows": int(dropped.sum()),
+        "observations": int(np.unique(obs).size),
+        "variants": [prompts[p] for p in np.unique(prompt_code[dropped])],
+        "rows_by_model": {m: int(c) for m, c in zip(models, by_model) if c},
+        "reason": PROMPT_RULE,
+    }
 
 
 def _numeric_scores(
@@ -542,7 +667,15 @@ def _numeric_scores(
                 f"score column {score!r} has no value at {where(row)}; a cell that was not "
                 "scored should be left out of the table, not given an empty score"
             )
-        raise ValueError(f"score column {score!r} is not numeric at {where(row)}: {original!r}")
+        hint = ""
+        if isinstance(original, str) and _DECIMAL_COMMA.fullmatch(original.strip()):
+            hint = (
+                "; it looks like a decimal comma: write decimals with a point (0.5), or separate "
+                "the fields with ';' (rankci reads decimal commas in ';'-separated files)"
+            )
+        raise ValueError(
+            f"score column {score!r} is not numeric at {where(row)}: {original!r}{hint}"
+        )
     infinite = np.flatnonzero(~np.isfinite(values))
     if infinite.size:
         row = int(infinite[0])
@@ -554,8 +687,9 @@ def _numeric_scores(
             row = int(outside[0])
             raise ValueError(
                 f"score column {score!r} is outside [{lo:g}, {hi:g}] at {where(row)}: "
-                f"{values[row]:g} ({outside.size} such rows); rescale the scores to [0, 1] "
-                "or pass bounds=None"
+                f"{values[row]:g} ({outside.size} such rows); rescale the scores to [0, 1], "
+                "or pass bounds=(low, high) with the scores' range (bounds=None: any finite "
+                "score); the anytime-valid monitor needs [0, 1]"
             )
     return values
 

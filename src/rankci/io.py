@@ -4,18 +4,44 @@ Long form has one row per (model, item[, prompt]) with a score, and optionally a
 prompt column. Wide form has one row per item and one column per model (plus optional item,
 cluster and prompt columns). Column names are configurable; when a role is not named, the first
 of its common aliases found in the table (case-insensitive) is used.
+
+How a table is read (the same for every format, so that CSV, TSV, Parquet and JSONL holding the
+same table give identical :class:`~rankci.data.Scores`):
+
+* **Identifiers are text.** Text files (CSV, TSV, TXT) are read with every cell as text: ``007``
+  stays ``007``, ``0`` and ``00`` are two items, ``NA`` is a name. JSONL values keep their JSON
+  type and Parquet/DataFrame columns their dtype; a value that is not a string is converted with
+  ``str()`` (the integer 7 is ``"7"``). A floating-point id column warns: ``2.0`` is read as
+  ``"2.0"`` and ``3e2`` written as a JSON number as ``"300.0"``; write ids as strings to keep them.
+* **Spellings.** Names that differ only by surrounding whitespace (``m1`` and ``m1 ``) are an
+  error naming both; model, cluster or prompt names that differ only by case warn.
+* **Delimiter.** For text files the delimiter (comma, tab or semicolon) is detected from the first
+  lines, whatever the extension (``.csv``, ``.tsv``, ``.txt``).
+* **Decimal commas** (``0,5``) are read in ';'-separated files, the spreadsheet convention where
+  the comma is the decimal mark; elsewhere they are an error with that hint.
+* **Layout.** ``auto`` reads long form when a model and a score column are found (or named), and
+  wide form only when that is unambiguous: an item column is found and every other column
+  (besides cluster and prompt) is numeric. Otherwise the error lists the columns.
+* **Prompt variants.** A prompt variant is kept only when every model has it
+  (:data:`rankci.data.PROMPT_RULE`); the rows of a variant some model lacks are left out and
+  counted in ``notes["excluded"]`` and in every result's ``excluded``. A single missing cell of
+  a shared variant is an ordinary missing cell, handled by ``missing=`` as any other.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rankci._base import check_choice
-from rankci.data import Scores
+from rankci.data import Scores, check_spellings
 
 __all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
 
@@ -35,9 +61,19 @@ _EXTENSIONS = {
     ".tab": "tsv",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".txt": "csv",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
+_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")
+_DELIMITERS = (",", "\t", ";")
+_DELIMITER_NAMES = {",": "comma", "\t": "tab", ";": "semicolon"}
+#: cells of a score column read as "no score" in text files (case-insensitive; pandas' list)
+_NA_TEXT = frozenset(
+    ["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "#na", "<na>", "nat", "-na", "1.#ind"]
+)
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d+,\d*|,\d+)")
+_SAMPLE_LINES = 50
 
 
 def read_scores(
@@ -54,31 +90,40 @@ def read_scores(
 ) -> Scores:
     """Read and validate per-item scores.
 
+    Identifiers (model, item, cluster, prompt) are read as text, exactly as written; the rules for
+    delimiters, decimal commas, layouts and prompt variants are in the module docstring
+    (:mod:`rankci.io`).
+
     Parameters
     ----------
     source : path or DataFrame
-        A ``.csv``, ``.tsv``, ``.parquet`` or ``.jsonl`` file (optionally ``.gz``/``.bz2``/``.zst``
-        compressed for the text formats), or a pandas DataFrame.
+        A ``.csv``, ``.tsv``, ``.txt``, ``.parquet`` or ``.jsonl`` file (optionally
+        ``.gz``/``.bz2``/``.xz``/``.zst``/``.zip`` compressed for the text formats), or a pandas
+        DataFrame.
     model, item, score, cluster, prompt : str, optional
         Column names. Unnamed roles are looked up among the aliases in :data:`ALIASES`
         (``subject``/``category``/``task`` for the cluster, ``question``/``doc_id`` for the
         item, ...).
         Pass ``cluster=""`` or ``prompt=""`` to ignore a column that matches an alias.
     layout : {"auto", "long", "wide"}
-        ``auto`` reads long form when a model and a score column are present, wide form otherwise.
-        In wide form every column other than item, cluster and prompt is a model, and an empty
-        cell means "not scored".
+        ``auto`` reads long form when a model and a score column are present (or named), wide form
+        when that is unambiguous (an item column, every other column numeric), and otherwise
+        refuses with the table's columns. In wide form every column other than item, cluster and
+        prompt is a model, and an empty cell means "not scored".
     format : {"auto", "csv", "tsv", "parquet", "jsonl"}
-        File format; ``auto`` uses the file extension.
+        File format; ``auto`` uses the file extension. For text files the delimiter is detected.
     bounds : (float, float) or None, default (0, 1)
         Allowed score range; None accepts any finite score.
 
     Returns
     -------
     Scores
+        ``notes`` records the layout, the columns used and, for text files, the delimiter.
 
     Raises
     ------
+    FileNotFoundError
+        When the file does not exist.
     ValueError
         For an unknown option, an unreadable file, a missing or ambiguous column, or any of the
         validation errors of :meth:`Scores.from_frame` (which name the row, model or item).
@@ -98,27 +143,81 @@ def read_scores(
     """
     check_choice("layout", layout, LAYOUTS)
     check_choice("format", format, FORMATS)
-    frame = source if isinstance(source, pd.DataFrame) else read_table(Path(source), format)
+    text: dict | None = None  # how a text file was read (delimiter, decimal commas)
+    if isinstance(source, pd.DataFrame):
+        frame = source
+    else:
+        frame, text = read_table_text(Path(source), format)
     if frame.empty:
         raise ValueError("the table has no rows")
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     given = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
+    decimal_comma = bool(text and text["delimiter"] == ";")
     if layout == "auto":
-        found_model = model or _alias(frame, "model", exclude=())
-        found_score = score or _alias(frame, "score", exclude=())
-        layout = "long" if found_model and found_score else "wide"
+        layout = _layout(frame, given, decimal_comma if text else None)
+    notes = {} if text is None else {"delimiter": text["delimiter"]}
     if layout == "long":
-        return _read_long(frame, given, bounds)
-    return _read_wide(frame, given, bounds)
+        return _read_long(frame, given, bounds, text is not None, decimal_comma, notes)
+    return _read_wide(frame, given, bounds, text is not None, decimal_comma, notes)
 
 
 def read_table(path: Path, format: str) -> pd.DataFrame:
+    """Read a score file into a DataFrame, choosing the reader by ``format`` or the extension.
+
+    ``format="auto"`` maps the last suffix (after dropping a compression suffix such as ``.gz``,
+    ``.bz2``, ``.xz``, ``.zst`` or ``.zip``) to csv, tsv, parquet or jsonl. Text tables are read as
+    text (every cell a string, the delimiter detected from the first lines: see
+    :func:`read_table_text`); JSON Lines values keep their JSON types; parquet keeps its column
+    types. A file that cannot be read is a ValueError naming it.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    format : {"auto", "csv", "tsv", "parquet", "jsonl"}
+        File format.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table as written (no validation: see :func:`read_scores`).
+
+    References
+    ----------
+    Shafranovich, Y. (2005). Common Format and MIME Type for Comma-Separated Values (CSV) Files.
+    RFC 4180.
+    JSON Lines format (https://jsonlines.org/).
+    Apache Parquet file format specification (https://parquet.apache.org/docs/file-format/).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     csv = Path(folder) / "scores.csv"
+    ...     _ = csv.write_text(chr(10).join(["model;item;score", "a;q1;1", "b;q1;0"]))
+    ...     jsonl = Path(folder) / "scores.jsonl"
+    ...     _ = jsonl.write_text('{"model": "a", "item": "q1", "score": 1}')
+    ...     from_csv = read_table(csv, "auto")
+    ...     from_jsonl = read_table(jsonl, "auto")
+    >>> from_csv.columns.tolist(), from_csv.values.tolist()
+    (['model', 'item', 'score'], [['a', 'q1', '1'], ['b', 'q1', '0']])
+    >>> from_jsonl.values.tolist()
+    [['a', 'q1', 1]]
+    """
+    return read_table_text(path, format)[0]
+
+
+def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]:
+    """The raw table and, for a text file, how it was read (``{"delimiter": ...}``)."""
     if not path.exists():
-        raise ValueError(f"no such file: {str(path)!r}")
+        raise FileNotFoundError(f"no such file: {str(path)!r}")
+    if path.is_dir():
+        raise ValueError(f"{str(path)!r} is a directory, not a scores file")
     if format == "auto":
         suffixes = [s.lower() for s in path.suffixes]
-        if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zst", ".zip"):
+        if suffixes and suffixes[-1] in _COMPRESSIONS:
             suffixes = suffixes[:-1]
         format = _EXTENSIONS.get(suffixes[-1] if suffixes else "", "")
         if not format:
@@ -128,12 +227,167 @@ def read_table(path: Path, format: str) -> pd.DataFrame:
             )
     try:
         if format == "parquet":
-            return pd.read_parquet(path, engine="pyarrow")
+            return pd.read_parquet(path, engine="pyarrow"), None
         if format == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
-        return pd.read_csv(path, sep="\t" if format == "tsv" else ",", low_memory=False)
-    except (OSError, ValueError, pd.errors.ParserError) as error:
+            return _read_jsonl(path), None
+        with _open_text(path) as handle:
+            sample = [line for _, line in zip(range(_SAMPLE_LINES), handle)]
+        delimiter = _delimiter(sample, "\t" if format == "tsv" else ",")
+        frame = pd.read_csv(
+            path,
+            sep=delimiter,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            encoding="utf-8-sig",
+            low_memory=False,
+        )
+        return frame, {"delimiter": delimiter}
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, csv.Error) as error:
         raise ValueError(f"could not read {str(path)!r} as {format}: {error}") from error
+
+
+def _open_text(path: Path):
+    """The file as text, decompressed by its last suffix."""
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        import gzip
+
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    if suffix == ".bz2":
+        import bz2
+
+        return bz2.open(path, "rt", encoding="utf-8-sig", newline="")
+    if suffix == ".xz":
+        import lzma
+
+        return lzma.open(path, "rt", encoding="utf-8-sig", newline="")
+    if suffix == ".zst":
+        import zstandard
+
+        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+        return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+    if suffix == ".zip":
+        import zipfile
+
+        archive = zipfile.ZipFile(path)
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if len(names) != 1:
+            raise ValueError(f"the zip file holds {len(names)} files; expected one table")
+        return io.TextIOWrapper(archive.open(names[0]), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def _delimiter(lines: list[str], preferred: str) -> str:
+    """Comma, tab or semicolon: the one that splits every sampled line into the same number (> 1)
+    of fields; among several, csv.Sniffer's choice, else ``preferred``, else the most fields."""
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        return preferred
+    if len(lines) == _SAMPLE_LINES:
+        lines = lines[:-1]  # the last sampled line may be cut inside a quoted field
+    consistent: dict[str, int] = {}
+    for delimiter in _DELIMITERS:
+        widths = [len(row) for row in csv.reader(lines, delimiter=delimiter)]
+        if widths and widths[0] > 1 and all(w == widths[0] for w in widths):
+            consistent[delimiter] = widths[0]
+    if len(consistent) == 1:
+        return next(iter(consistent))
+    try:
+        sniffed = csv.Sniffer().sniff("".join(lines), delimiters="".join(_DELIMITERS)).delimiter
+    except csv.Error:
+        sniffed = None
+    if sniffed in consistent or (not consistent and sniffed):
+        return sniffed
+    if not consistent or preferred in consistent:
+        return preferred
+    return max(consistent, key=consistent.get)
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    """One JSON object per line; every value keeps its JSON type (no dtype inference)."""
+    records = []
+    with _open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"line {number} is not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"line {number} is not a JSON object")
+            records.append(record)
+    return pd.DataFrame(records, dtype=object)
+
+
+def _text_numbers(column: pd.Series, decimal_comma: bool) -> pd.Series:
+    """A text column's numbers: floats where a cell parses (``true``/``false`` as 1/0, decimal
+    commas when allowed), NaN for empty or NA cells, the original text elsewhere (so that the
+    error can name it)."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    left = numbers.isna().to_numpy() & column.notna().to_numpy()
+    if not left.any():
+        return numbers
+    raw = column[left].astype(str).str.strip()
+    low = raw.str.lower()
+    fixed = column[left].astype(object).copy()
+    empty = low.isin(_NA_TEXT).to_numpy()
+    fixed[empty] = np.nan
+    truth = low.isin(("true", "false")).to_numpy()
+    fixed[truth] = (low[truth] == "true").astype(float).to_numpy()
+    if decimal_comma:
+        comma = raw.str.fullmatch(_DECIMAL_COMMA.pattern).to_numpy(dtype=bool)
+        fixed[comma] = pd.to_numeric(raw[comma].str.replace(",", ".", regex=False)).to_numpy()
+    out = numbers.astype(object)
+    out[left] = fixed.to_numpy()
+    return out
+
+
+def _numeric_like(column: pd.Series, text: bool, decimal_comma: bool) -> bool:
+    """True when every non-empty cell of the column is a number (or a boolean)."""
+    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return True
+    values = _text_numbers(column, decimal_comma) if text else column
+    coerced = pd.to_numeric(values, errors="coerce")
+    if not text:
+        flags = values.map(lambda v: isinstance(v, (bool, np.bool_)))
+        coerced = coerced.where(~flags.to_numpy(), 0.0)
+    return not bool((coerced.isna() & pd.Series(values).notna()).any())
+
+
+def _layout(frame: pd.DataFrame, given: dict, decimal_comma: bool | None) -> str:
+    """``auto``: long when a model and a score column are found (or one is named), wide when
+    unambiguous; otherwise an error listing the columns and the options that name them."""
+    if given.get("model") or given.get("score"):
+        return "long"
+    found = {role: _alias(frame, role, exclude=()) for role in ("model", "item", "score")}
+    if found["model"] and found["score"]:
+        return "long"
+    text = decimal_comma is not None
+    ids = _resolve(frame, given, ("item", "cluster", "prompt"))
+    others = [c for c in frame.columns if c not in ids.values()]
+    not_numeric = [c for c in others if not _numeric_like(frame[c], text, bool(decimal_comma))]
+    if ids["item"] is not None and others and not not_numeric:
+        return "wide"
+    available = ", ".join(repr(c) for c in frame.columns)
+    seen = "; ".join(
+        f"{role}: {found[role]!r}" if found[role] else f"{role}: none"
+        for role in ("model", "item", "score")
+    )
+    why = (
+        f"no item column (looked for {', '.join(ALIASES['item'])})"
+        if ids["item"] is None
+        else f"column {not_numeric[0]!r} is not numeric"
+        if not_numeric
+        else "no model columns"
+    )
+    raise ValueError(
+        f"cannot tell how to read the table; its columns are: {available}. As a long table (one "
+        f"row per model and item) it needs a model, an item and a score column ({seen}): name "
+        f"them with model=, item=, score=. It is not read as wide (one column per model) because "
+        f"it has {why}; pass layout='wide' if it is wide"
+    )
 
 
 def _alias(frame: pd.DataFrame, role: str, exclude: tuple[str, ...]) -> str | None:
@@ -167,7 +421,9 @@ def _resolve(frame: pd.DataFrame, given: dict, roles: tuple[str, ...]) -> dict:
     return chosen
 
 
-def _read_long(frame: pd.DataFrame, given: dict, bounds) -> Scores:
+def _read_long(
+    frame: pd.DataFrame, given: dict, bounds, text: bool, decimal_comma: bool, notes: dict
+) -> Scores:
     columns = _resolve(frame, given, ("model", "item", "score", "cluster", "prompt"))
     for role in ("model", "item", "score"):
         if columns[role] is None:
@@ -176,6 +432,8 @@ def _read_long(frame: pd.DataFrame, given: dict, bounds) -> Scores:
                 f"no {role} column found (looked for {', '.join(ALIASES[role])}); name it with "
                 f"{role}=... ; columns are: {available}"
             )
+    if text:
+        frame[columns["score"]] = _text_numbers(frame[columns["score"]], decimal_comma)
     return Scores.from_frame(
         frame,
         model=columns["model"],
@@ -184,11 +442,13 @@ def _read_long(frame: pd.DataFrame, given: dict, bounds) -> Scores:
         cluster=columns["cluster"],
         prompt=columns["prompt"],
         bounds=bounds,
-        notes={"layout": "long", "columns": columns},
+        notes={"layout": "long", "columns": columns, **notes},
     )
 
 
-def _read_wide(frame: pd.DataFrame, given: dict, bounds) -> Scores:
+def _read_wide(
+    frame: pd.DataFrame, given: dict, bounds, text: bool, decimal_comma: bool, notes: dict
+) -> Scores:
     if given.get("model") or given.get("score"):
         raise ValueError(
             "model= and score= name columns of the long form; in wide form every other column "
@@ -199,8 +459,9 @@ def _read_wide(frame: pd.DataFrame, given: dict, bounds) -> Scores:
     model_columns = [c for c in frame.columns if c not in id_columns]
     if not model_columns:
         raise ValueError("wide form needs one column per model, but no model columns were found")
+    check_spellings(model_columns, "model", "the wide-form column headers (one per model)")
     for name in model_columns:
-        column = frame[name]
+        column = _text_numbers(frame[name], decimal_comma) if text else frame[name]
         if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
             coerced = pd.to_numeric(column, errors="coerce")
             bad = coerced.isna() & column.notna()
@@ -211,8 +472,10 @@ def _read_wide(frame: pd.DataFrame, given: dict, bounds) -> Scores:
                     "form every column other than the item, cluster and prompt columns is a model "
                     "(name them with item=, cluster=, prompt=)"
                 )
+            column = coerced
         if column.isna().all():
             raise ValueError(f"model {name!r} has no scores (its column is empty)")
+        frame[name] = column
     if columns["item"] is None:
         frame = frame.assign(item=[f"row{k}" for k in range(len(frame))])
         columns["item"] = "item"
@@ -232,7 +495,7 @@ def _read_wide(frame: pd.DataFrame, given: dict, bounds) -> Scores:
         cluster=columns["cluster"],
         prompt=columns["prompt"],
         bounds=bounds,
-        notes={"layout": "wide", "columns": columns, "empty_cells": int(empty.sum())},
+        notes={"layout": "wide", "columns": columns, "empty_cells": int(empty.sum()), **notes},
     )
 
 
@@ -269,4 +532,3 @@ def as_scores(data: Scores | pd.DataFrame | str | os.PathLike) -> Scores:
     if isinstance(data, (pd.DataFrame, str, os.PathLike)):
         return read_scores(data)
     raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")
-

@@ -33,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank
 
     load = datasets.load_mmlu_pro if args.dataset == "mmlu-pro" else datasets.load_chembench
+    from rankci.commands.options import reading_summary
+
     scores = load()
+    print(f"rankci: {reading_summary(scores, 'the bundled ' + args.dataset)}", file=sys.stderr)
     ranking = rank(scores)
     source = (
         "MMLU-Pro (TIGER-AI-Lab, Apache-2.0)"

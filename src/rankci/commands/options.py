@@ -10,6 +10,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -26,10 +27,13 @@ __all__ = [
     "add_alpha_argument",
     "add_data_arguments",
     "add_output_arguments",
+    "check_output_paths",
+    "cli_message",
     "data_format",
     "emit",
     "load_data",
     "markdown_table",
+    "reading_summary",
     "text_table",
     "to_json",
 ]
@@ -93,7 +97,18 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
         help="cluster column (default: cluster, subject, category, task, ...); '' for none; "
         "for logs: task, group, benchmark, scenario or a sample field (metadata.subject)",
     )
-    group.add_argument("--prompt-col", help="prompt-variant column (default: prompt, variant, ...)")
+    group.add_argument(
+        "--prompt-col",
+        help="prompt-variant column (default: prompt, variant, ...); a variant that not every "
+        "model has is excluded (and counted)",
+    )
+    group.add_argument(
+        "--bounds",
+        nargs=2,
+        type=float,
+        metavar=("LOW", "HIGH"),
+        help="allowed score range (default 0 1); '-inf inf' accepts any finite score",
+    )
     group.add_argument(
         "--metric",
         action="append",
@@ -109,7 +124,7 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
     )
 
 
-_TABLE_ONLY = ("model_col", "score_col", "prompt_col")
+_TABLE_ONLY = ("model_col", "score_col", "prompt_col", "bounds")
 # files with these extensions are tables whatever their name: no log reader claims them
 # (rankci.adapters.detect_format says "table" for them), so they need not load the adapters
 _TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
@@ -141,8 +156,21 @@ def data_format(args: argparse.Namespace, path: str | None = None) -> str:
 def load_data(
     args: argparse.Namespace, path: str | None = None, cluster: str | None = None
 ) -> Scores:
-    """Read DATA (or ``path``) as the options say; ``cluster`` is a default for logs."""
+    """Read DATA (or ``path``) as the options say; ``cluster`` is a default for logs.
+
+    A one-line reading summary goes to stderr (:func:`reading_summary`).
+    """
     source = path if path is not None else args.data
+    text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else str(source)
+    if isinstance(source, (str, os.PathLike)) and not glob.has_magic(text):
+        if not os.path.exists(text):
+            raise FileNotFoundError(f"no such file or directory: {text!r}")
+    scores = _read(args, source, cluster)
+    print(f"rankci: {reading_summary(scores, text)}", file=sys.stderr)
+    return scores
+
+
+def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
     fmt = data_format(args, source)
     if fmt in LOG_FORMATS:
         used = [f"--{a.replace('_', '-')}" for a in _TABLE_ONLY if getattr(args, a, None)]
@@ -165,6 +193,14 @@ def load_data(
         raise ValueError("--metric and --scorer apply to evaluation logs (--from lm-eval, ...)")
     from rankci.io import read_scores
 
+    bounds = getattr(args, "bounds", None)
+    if bounds is not None:
+        low, high = bounds
+        if not low < high:
+            raise ValueError(f"--bounds {low:g} {high:g}: LOW must be below HIGH")
+        bounds = None if (low, high) == (float("-inf"), float("inf")) else (low, high)
+    else:
+        bounds = (0.0, 1.0)
     return read_scores(
         source,
         model=args.model_col,
@@ -174,7 +210,45 @@ def load_data(
         prompt=args.prompt_col,
         layout=args.layout,
         format=fmt,
+        bounds=bounds,
     )
+
+
+def reading_summary(scores: Scores, source: str) -> str:
+    """One line: what was read from ``source`` (models, items, clusters, prompts, scores) and
+    what was excluded or left unscored, and why."""
+    import numpy as np
+
+    notes = scores.notes
+    how = [notes[key] for key in ("layout",) if key in notes]
+    if "delimiter" in notes:
+        how.append({",": "comma", "\t": "tab", ";": "semicolon"}[notes["delimiter"]] + "-separated")
+    parts = [f"{scores.n_models} models", f"{scores.n_items} items"]
+    if scores.clusters is not None:
+        parts.append(f"{len(scores.clusters)} clusters")
+    if scores.prompts is not None:
+        parts.append(f"{len(scores.prompts)} prompt variants")
+    parts.append(f"{scores.n_rows} scores")
+    line = f"read {source}" + (f" ({', '.join(how)})" if how else "") + ": " + ", ".join(parts)
+    excluded = notes.get("excluded", {})
+    if excluded:
+        line += "; rows excluded: " + ", ".join(
+            f"{record['rows']} ({record['reason']})" for record in excluded.values()
+        )
+    else:
+        line += "; rows excluded: none"
+    n_prompts = 1 if scores.prompts is None else len(scores.prompts)
+    prompt_code = 0 if scores.prompt_code is None else scores.prompt_code
+    n_obs = np.unique(scores.item_code.astype(np.int64) * n_prompts + prompt_code).size
+    unscored = n_obs * scores.n_models - scores.n_rows
+    if unscored:
+        counts = n_obs - np.bincount(scores.model_code, minlength=scores.n_models)
+        worst = sorted(
+            ((int(c), m) for m, c in zip(scores.models, counts) if c), key=lambda t: (-t[0], t[1])
+        )
+        shown = ", ".join(f"{m} {c}" for c, m in worst[:3]) + (", ..." if len(worst) > 3 else "")
+        line += f"; {unscored} cells not scored ({shown}): --missing decides"
+    return line
 
 
 # ---------------------------------------------------------------------- output
@@ -187,6 +261,77 @@ def add_output_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]
         help=f"output format (default: {formats[0]})",
     )
     group.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+
+
+#: the options naming files a command writes, with the flag shown in messages
+_OUTPUTS = (("output", "-o/--output"), ("report", "--report"))
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output path that cannot be written: a directory, or a file in
+    a directory that does not exist or is not writable."""
+    for dest, flag in _OUTPUTS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or (dest == "report" and getattr(args, "no_report", False)):
+            continue
+        if value == "":
+            raise ValueError(f"{flag}: the file name is empty")
+        if os.path.isdir(value):
+            raise ValueError(f"{flag} {value!r} is a directory; name a file to write")
+        parent = os.path.dirname(value) or "."
+        if not os.path.exists(parent):
+            raise ValueError(f"{flag} {value!r}: the directory {parent!r} does not exist")
+        if not os.path.isdir(parent):
+            raise ValueError(f"{flag} {value!r}: {parent!r} is not a directory")
+        if not os.access(parent, os.W_OK) or (
+            os.path.exists(value) and not os.access(value, os.W_OK)
+        ):
+            raise ValueError(f"{flag} {value!r}: no permission to write there")
+
+
+#: the library's keywords in messages -> the command line's flags (applied by cli_message)
+_KEYWORD_FLAGS = (
+    (
+        re.compile(r"\bpass format= one of 'csv', 'tsv', 'parquet', 'jsonl'"),
+        "pass --from csv, tsv, parquet or jsonl",
+    ),
+    (re.compile(r" \(format=\)"), ""),
+    (re.compile(r"\bformat=(?=[\s,;)]|$)"), "--from"),
+    (re.compile(r"\blayout='(\w+)'"), r"--layout \1"),
+    (re.compile(r"\bmodel= and score= name columns"), "--model-col and --score-col name columns"),
+    (
+        re.compile(r"\bname them with model=, item=, score="),
+        "name them with --model-col, --item-col, --score-col",
+    ),
+    (
+        re.compile(r"\bname them with item=, cluster=, prompt="),
+        "name them with --item-col, --cluster-col, --prompt-col",
+    ),
+    (re.compile(r"\b(model|item|score|cluster|prompt)=\.\.\. ?"), r"--\1-col "),
+    (re.compile(r"\b(cluster|prompt)=(\"\"|'')"), r"--\1-col ''"),
+    (re.compile(r"\b(model|item|score|cluster|prompt)=(?=[\s,;)]|$)"), r"--\1-col"),
+    (re.compile(r"\bbounds=\(low, high\)"), "--bounds LOW HIGH"),
+    (re.compile(r"\bbounds=None"), "--bounds -inf inf"),
+    (re.compile(r"\bmissing='(\w+)'"), r"--missing \1"),
+    (re.compile(r"\bunit='(\w+)'"), r"--unit \1"),
+    (re.compile(r"\bmultiplicity='([\w-]+)'"), r"--multiplicity \1"),
+)
+
+
+def cli_message(message: str, args: argparse.Namespace | None = None) -> str:
+    """A library message with its Python keywords replaced by the command line's flags.
+
+    The library names its keywords (``bounds=None``, ``missing='pairwise'``, ``item=``); the
+    command line names the flags that set them (``--bounds``, ``--missing pairwise``,
+    ``--item-col``). A flag the command lacks is not suggested: ``--missing`` for instance.
+    """
+    for pattern, flag in _KEYWORD_FLAGS:
+        message = pattern.sub(flag, message)
+    if args is not None and not hasattr(args, "missing"):
+        message = message.replace(
+            "use --missing pairwise", "use rankci rank or scores with --missing pairwise"
+        )
+    return message
 
 
 def emit(text: str, args: argparse.Namespace) -> None:
