@@ -44,7 +44,7 @@ def free_port() -> int:
 
 def start_server(db: str, port: int, log: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "rankci", "serve", "--db", db, "--port", str(port)]
-    command += ["--no-access-log", "--log-level", "warning"]
+    command += ["--no-access-log", "--log-level", "warning", "--open-boards"]  # local use
     with open(log, "ab") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 POSTGRES_ENV = "RANKCI_TEST_POSTGRES_URL"
+ADMIN = "test-admin-token-" + uuid.uuid4().hex  # RANKCI_ADMIN_TOKEN of every test server
 
 
 def free_port() -> int:
@@ -76,14 +77,32 @@ class Client:
     def post(self, path: str, body, token: str | None = None):
         return self.request("POST", path, body, token=token)
 
+    def delete(self, path: str, token: str | None = None):
+        return self.request("DELETE", path, token=token)
+
+    def headers(self, path: str) -> tuple[int, dict]:
+        """GET, returning the status and the response headers (lower-case names)."""
+        self.conn.close()
+        self.conn.request("GET", path)
+        response = self.conn.getresponse()
+        response.read()
+        self.last_used = time.monotonic()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}
+
     def close(self) -> None:
         self.conn.close()
 
 
 class Server:
-    def __init__(self, db: str, log: Path, env: dict | None = None, args=()) -> None:
+    """``rankci serve`` on a free loopback port, with the admin token :data:`ADMIN`; boards are
+    open to create (``--open-boards``) unless ``open_boards=False``."""
+
+    def __init__(
+        self, db: str, log: Path, env: dict | None = None, args=(), open_boards: bool = True
+    ) -> None:
         self.db = db
         self.log = log
+        args = (*args, "--open-boards") if open_boards else tuple(args)
         for attempt in range(3):  # another process may take the free port before we bind it
             self.port = free_port()
             try:
@@ -110,7 +129,12 @@ class Server:
             "warning",
             *args,
         ]
-        environment = {**os.environ, "RANKCI_PROGRESS": "0", **(env or {})}
+        environment = {
+            **os.environ,
+            "RANKCI_PROGRESS": "0",
+            "RANKCI_ADMIN_TOKEN": ADMIN,
+            **(env or {}),
+        }
         with open(self.log, "ab") as handle:
             self.process = subprocess.Popen(
                 command, stdout=handle, stderr=subprocess.STDOUT, env=environment
@@ -151,8 +175,8 @@ class Server:
 
 
 @contextmanager
-def running(db: str, log: Path, env: dict | None = None):
-    server = Server(db, log, env)
+def running(db: str, log: Path, env: dict | None = None, args=(), open_boards: bool = True):
+    server = Server(db, log, env, args, open_boards)
     try:
         yield server
     finally:

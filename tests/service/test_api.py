@@ -11,7 +11,7 @@ import socket
 import numpy as np
 import pandas as pd
 import pytest
-from service_server import Client, database, running
+from service_server import ADMIN, Client, database, running
 
 import rankci
 from rankci.sequential import replay
@@ -23,7 +23,7 @@ BACKENDS = ["sqlite", "postgresql"]
 def server(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(request.param)
     with database(request.param, folder) as db:
-        with running(db, folder / "server.log") as srv:
+        with running(db, folder / "server.log", args=["--auth-failures", "100000"]) as srv:
             srv.kind = request.param
             srv.db = db
             yield srv
@@ -77,7 +77,7 @@ def test_create_board_tokens_are_stored_hashed_and_the_api_is_documented(server,
     write_hash, read_hash, spec = _stored_rows(server, board_id)
     for secret in (token, read):
         assert secret not in write_hash + read_hash + spec
-    assert write_hash.startswith("scrypt$") and read_hash.startswith("scrypt$")
+    assert write_hash.startswith("hmac-sha256$") and read_hash.startswith("hmac-sha256$")
     status, _ = api.post("/api/boards", {**json.loads(spec), "id": board_id} | {"created_at": 1})
     assert status == 422  # unknown field
     status, body = api.post(
@@ -96,8 +96,10 @@ def test_create_board_tokens_are_stored_hashed_and_the_api_is_documented(server,
         "/api/boards/{board}/monitor",
     ]:
         assert path in schema["paths"], path
-    status, page = api.get("/docs")
-    assert status == 200 and b"swagger" in page.lower()
+    status, page = api.get("/docs")  # a plain page from the schema: no CDN, no script
+    assert status == 200 and b"/api/boards/{board}/scores" in page
+    assert b"<script" not in page and b"https://" not in page.split(b"<body>")[0]
+    assert api.get("/redoc")[0] == 404
 
 
 def test_next_evaluations_follow_the_shared_order(api):
@@ -185,19 +187,32 @@ def test_tokens_guard_writes_and_private_reads(api):
     read = created["read_token"]
     path = f"/api/boards/{board_id}/scores"
     score = {"model": "a", "item": "1", "score": 1.0}
-    assert api.post(path, score)[0] == 401
-    assert api.post(path, score, "rkci_" + "x" * 43)[0] == 403
-    assert api.post(path, score, read)[0] == 403
+    # a private board without a valid token answers exactly as an unknown board
+    unknown = "no-such-board-" + board_id[-6:]
     for where in ["", "/leaderboard", "/history", "/needs", "/scores", "/monitor"]:
-        assert api.get(f"/api/boards/{board_id}{where}")[0] == 401, where
+        for bad in (None, "rkci_" + "x" * 43):
+            status, body = api.get(f"/api/boards/{board_id}{where}", bad)
+            other = api.get(f"/api/boards/{unknown}{where}", bad)
+            assert status == other[0] == 404, where
+            assert body["detail"].replace(board_id, "ID") == other[1]["detail"].replace(
+                unknown, "ID"
+            )
         assert api.get(f"/api/boards/{board_id}{where}", read)[0] == 200, where
         assert api.get(f"/api/boards/{board_id}{where}", token)[0] == 200, where
-    assert api.get(f"/boards/{board_id}/fragment")[0] == 401
+    assert api.post(path, score)[0] == 404
+    assert api.post(path, score, "rkci_" + "x" * 43)[0] == 404
+    assert api.post(f"/api/boards/{unknown}/scores", score)[0] == 404
+    assert api.post(path, score, read)[0] == 403  # the reader knows the board exists
+    assert api.get(f"/boards/{board_id}/fragment")[0] == 404
+    assert api.get(f"/boards/{unknown}/fragment")[0] == 404
+    shell, other_shell = api.get(f"/boards/{board_id}")[1], api.get(f"/boards/{unknown}")[1]
+    assert shell.replace(board_id.encode(), b"ID") == other_shell.replace(unknown.encode(), b"ID")
     assert api.get(f"/boards/{board_id}/fragment", read)[0] == 200
     _, listed = api.get("/api/boards")
     assert board_id not in [b["id"] for b in listed]
     public_id, public_token, _ = _create(api, models=["a", "b"], items=["1", "2"])
     assert api.get(f"/api/boards/{public_id}/leaderboard")[0] == 200
+    assert api.post(f"/api/boards/{public_id}/scores", score)[0] == 401
     assert api.post(f"/api/boards/{public_id}/scores", score, token)[0] == 403  # other board's
     assert public_id in [b["id"] for b in api.get("/api/boards")[1]]
     assert api.get("/api/boards/no-such-board/leaderboard")[0] == 404
@@ -378,15 +393,22 @@ def test_manual_retirement(api):
     assert history["events"] == [{"t": 0, "kind": "retire", "model": "b"}]
 
 
-def test_board_creation_can_require_a_token(tmp_path):
+def test_board_creation_needs_the_admin_token_by_default(tmp_path):
+    body = {"benchmark": "b", "run": "r", "models": ["a", "b"], "items": ["1"]}
+    with running(str(tmp_path / "b.sqlite"), tmp_path / "log", open_boards=False) as srv:
+        api = srv.client()
+        assert api.post("/api/boards", body)[0] == 401
+        assert api.post("/api/boards", body, "wrong")[0] == 403
+        assert api.post("/api/boards", body, ADMIN)[0] == 201
+        assert api.get("/api/boards")[1][0]["id"] == "b--r"
+        api.close()
+    # no admin token at all: nobody can create boards (unless --open-boards)
     with running(
-        str(tmp_path / "b.sqlite"), tmp_path / "log", {"RANKCI_CREATE_TOKEN": "s3cret"}
+        str(tmp_path / "c.sqlite"), tmp_path / "log", {"RANKCI_ADMIN_TOKEN": ""}, open_boards=False
     ) as srv:
         api = srv.client()
-        body = {"benchmark": "b", "run": "r", "models": ["a", "b"], "items": ["1"]}
-        assert api.post("/api/boards", body)[0] == 401
-        assert api.post("/api/boards", body, "wrong")[0] == 401
-        assert api.post("/api/boards", body, "s3cret")[0] == 201
+        status, answer = api.post("/api/boards", body, ADMIN)
+        assert status == 403 and "RANKCI_ADMIN_TOKEN" in answer["detail"]
         api.close()
 
 

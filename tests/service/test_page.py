@@ -4,6 +4,7 @@ and plots appear, the guarantee is stated, and the page refreshes itself as scor
 from __future__ import annotations
 
 import io
+import time
 
 import numpy as np
 import pytest
@@ -12,6 +13,16 @@ from matplotlib.image import imread
 from service_server import running
 
 pytestmark = pytest.mark.browser
+
+
+def _wait_for(page, expression: str, timeout: float = 30.0) -> None:
+    """Poll a JavaScript expression (page.evaluate is not subject to the page's CSP, which
+    forbids eval and so Playwright's wait_for_function)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {expression}")
+        time.sleep(0.1)
 
 
 def _post_items(api, board, token, models, items, x, rows):
@@ -79,10 +90,21 @@ def test_board_page_shows_the_leaderboard_and_refreshes(tmp_path):
             assert "every statement it ever shows is true" in guarantee
             assert "95%" in guarantee and "however often anyone looks" in guarantee
             assert "100 of 300 items consumed" in page.locator("#status").inner_text()
-            page.wait_for_function(
+            _wait_for(
+                page,
                 "document.images.length >= 6 && Array.from(document.images)"
-                ".every(i => i.complete && i.naturalWidth > 0)"
+                ".every(i => i.complete && i.naturalWidth > 0)",
             )
+            # the table fits 1,400 px (the flags column included), and the tiers are explained
+            page.set_viewport_size({"width": 1400, "height": 900})
+            fits = (
+                "(() => { const t = document.getElementById('leaderboard-table');"
+                " const box = t.parentElement; return t.getBoundingClientRect().right <= 1400"
+                " && box.scrollWidth <= box.clientWidth + 1; })()"
+            )
+            assert page.evaluate(fits)
+            note = page.locator("#tier-note").inner_text()
+            assert "longest chain of certified" in note and "better tier" in note
             assert page.locator("#subscores-table tbody tr").count() == m
             first_version = page.evaluate("document.body.dataset.version")
             cells = page.locator("#leaderboard-table tbody tr:first-child td").all_inner_texts()
@@ -94,32 +116,23 @@ def test_board_page_shows_the_leaderboard_and_refreshes(tmp_path):
                 api, board, token, models, items, x, [index[it] for it in order[100:]]
             )
             assert progress["state"] == "finished"
-            page.wait_for_function(
-                f"document.body.dataset.version !== {first_version!r}", timeout=30_000
-            )
-            page.wait_for_function(
-                "document.getElementById('status').textContent.includes('finished')",
-                timeout=30_000,
-            )
+            _wait_for(page, f"document.body.dataset.version !== {first_version!r}")
+            _wait_for(page, "document.getElementById('status').textContent.includes('finished')")
             assert page.locator("#leaderboard-table tbody tr td").first.inner_text() == "model-e"
             shot = imread(io.BytesIO(page.screenshot(full_page=True)))
             assert shot.shape[0] > 1500
             assert len(np.unique(shot[::7, ::7].reshape(-1, shot.shape[-1]), axis=0)) > 20
-            assert problems == []
+            assert problems == []  # no script error and no CSP violation
 
             # a private board: the page needs the token in the URL's fragment
             private_url = f"http://127.0.0.1:{server.port}/boards/{private['board']['id']}"
             page.goto(private_url)
-            page.wait_for_function(
-                "document.getElementById('status').textContent.includes('private')"
-            )
+            _wait_for(page, "document.getElementById('status').textContent.includes('private')")
             # nothing about the board without the token but its id (which is in the address)
             assert page.locator(".meta").count() == 0 and page.locator(".guarantee").count() == 0
             page = context.new_page()  # (a change of fragment alone does not reload)
             page.goto(private_url + "#token=" + private["read_token"])
-            page.wait_for_function(
-                "document.getElementById('status').textContent.includes('0 of 300')"
-            )
+            _wait_for(page, "document.getElementById('status').textContent.includes('0 of 300')")
             page.wait_for_selector(".guarantee")
             assert "page-bench" in page.locator(".meta").inner_text()
         api.close()

@@ -1,15 +1,17 @@
 """The FastAPI application: the JSON API (documented at ``/docs``) and the boards' web pages.
 
 Writes need the board's write token (``Authorization: Bearer rkci_...``); reads are public or,
-for a private board, need its read or write token. Creating boards is open to whoever can reach
-the server unless a creation token is set (``RANKCI_CREATE_TOKEN``). Bodies larger than
-``max_body`` bytes are refused with 413 before they are read.
+for a private board, need its read or write token. Creating boards needs the server's admin
+token (``RANKCI_ADMIN_TOKEN``) unless the server was started with ``--open-boards``; deleting
+boards and rotating or revoking tokens always need it. Bodies larger than ``max_body`` bytes are
+refused with 413, bodies not received within ``body_timeout`` seconds with 408. While the
+database is unavailable, requests that need it get 503 with ``Retry-After`` and the reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 import csv
-import hmac
 import io
 import json
 import logging
@@ -20,8 +22,9 @@ from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -29,9 +32,18 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rankci._version import __version__
+from rankci.service.apidocs import api_page
 from rankci.service.board import Board, Conflict, Rejected
-from rankci.service.page import board_page, board_summary, fragment, index_page
-from rankci.service.registry import Service
+from rankci.service.page import (
+    PAGE_JS,
+    Renderer,
+    board_page,
+    board_summary,
+    fragment,
+    index_page,
+    report_js,
+)
+from rankci.service.registry import DEFAULT_MAX_BOARDS, DEFAULT_MAX_CELLS, Service
 from rankci.service.schemas import (
     BoardCreate,
     BoardCreated,
@@ -43,32 +55,65 @@ from rankci.service.schemas import (
     Score,
     ScoreBatch,
 )
-from rankci.service.storage import BoardExists, Storage, open_storage
+from rankci.service.spec import BOARD_ID
+from rankci.service.storage import BoardExists, Storage, StorageUnavailable, open_storage
 
-__all__ = ["DEFAULT_MAX_BODY", "Service", "create_app"]
+__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "SECURITY_HEADERS", "Service", "create_app"]
 
 log = logging.getLogger("rankci.service")
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 30.0
 bearer = HTTPBearer(auto_error=False, description="rkci_... token of the board")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+]
 
 
 class _BodyLimit:
-    """ASGI middleware: 413 for bodies over ``max_body`` bytes (declared or streamed); every
-    response carries a ``Server-Timing`` header with the time the server spent on it."""
+    """ASGI middleware: 413 for bodies over ``max_body`` bytes (declared or streamed), 408 for a
+    body not received within ``body_timeout`` seconds of the request's start; every response
+    carries the security headers and a ``Server-Timing`` header with the time the server spent
+    on it."""
 
-    def __init__(self, app, max_body: int) -> None:
+    def __init__(
+        self, app, max_body: int, body_timeout: float = DEFAULT_BODY_TIMEOUT, failures=None
+    ) -> None:
         self.app = app
         self.max_body = max_body
+        self.body_timeout = body_timeout
+        self.failures = failures
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        declared = dict(scope.get("headers", [])).get(b"content-length")
+        headers = dict(scope.get("headers", []))
+        client = scope.get("client")
+        if self.failures is not None and b"authorization" in headers and client:
+            # an address over its failed-authentication limit: refused here, before any work
+            wait = self.failures.blocked(client[0])
+            if wait is not None:
+                response = JSONResponse(
+                    {"detail": "too many failed authentications from this address"},
+                    status_code=429,
+                    headers={"Retry-After": str(int(wait) + 1)},
+                )
+                return await response(scope, receive, _secured(send))
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
             response = JSONResponse({"detail": self._message()}, status_code=413)
-            return await response(scope, receive, send)
+            return await response(scope, receive, _secured(send))
         seen = 0
         began = time.perf_counter()
+        deadline = time.monotonic() + self.body_timeout
+        complete = False
 
         async def timed_send(message):
             # Server-Timing: the time the server spent on the request until its response began
@@ -76,16 +121,27 @@ class _BodyLimit:
                 spent = 1000.0 * (time.perf_counter() - began)
                 headers = list(message.get("headers", []))
                 headers.append((b"server-timing", f"app;dur={spent:.2f}".encode()))
+                headers.extend(SECURITY_HEADERS)
                 message = {**message, "headers": headers}
             await send(message)
 
         async def limited():
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, complete
+            if complete:  # after the body: e.g. a streaming response waiting for a disconnect
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
+            except asyncio.TimeoutError:
+                raise StarletteHTTPException(
+                    408, f"the request body was not received within {self.body_timeout:g} s"
+                ) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_body:
                     raise StarletteHTTPException(413, self._message())
+                complete = not message.get("more_body", False)
+            else:
+                complete = True
             return message
 
         return await self.app(scope, limited, timed_send)
@@ -94,8 +150,36 @@ class _BodyLimit:
         return f"the request body is larger than the limit of {self.max_body:,} bytes"
 
 
+def _secured(send):
+    async def secured(message):
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", [])) + SECURITY_HEADERS
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return secured
+
+
 def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     return None if credentials is None else credentials.credentials
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _problems(errors) -> list[dict]:
+    """Validation errors without the offending input (it may be NaN, huge, or a secret)."""
+    out = []
+    for error in errors:
+        out.append(
+            {
+                "type": str(error.get("type", "")),
+                "loc": [p if isinstance(p, (int, str)) else str(p) for p in error.get("loc", ())],
+                "msg": str(error.get("msg", ""))[:500],
+            }
+        )
+    return out[:20]
 
 
 def _rejected(error: Rejected) -> HTTPException:
@@ -107,25 +191,90 @@ def create_app(
     db: str | Storage,
     *,
     max_body: int = DEFAULT_MAX_BODY,
-    create_token: str | None = None,
+    admin_token: str | None = None,
+    open_boards: bool = False,
     lock_wait: float = 15.0,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    max_cells: int = DEFAULT_MAX_CELLS,
+    max_boards: int = DEFAULT_MAX_BOARDS,
+    auth_failures: int = 20,
+    create_token: str | None = None,
 ) -> FastAPI:
     """The application serving the boards stored in ``db`` (a SQLite path or PostgreSQL URL).
 
-    The database is opened, and locked for this process, when the application starts.
+    The database is opened, and locked for this process, when the application starts (its
+    lifespan); creating the application connects to nothing.
+
+    Parameters
+    ----------
+    db : str or Storage
+        A SQLite file path, a PostgreSQL URL (see :func:`~rankci.service.storage.open_storage`), or
+        a storage object.
+    max_body : int, default DEFAULT_MAX_BODY
+        Largest request body in bytes; larger ones are refused with 413.
+    admin_token : str, optional
+        The server's admin token: needed to create boards (unless ``open_boards``), to delete
+        boards and to rotate or revoke tokens. Without one, none of these is possible.
+    open_boards : bool, default False
+        Let anyone who can reach the server create boards (local use).
+    lock_wait : float, default 15.0
+        Seconds to wait for another process to release the database.
+    body_timeout : float, default DEFAULT_BODY_TIMEOUT
+        Seconds a request's body may take to arrive (then 408).
+    max_cells, max_boards : int
+        Quotas: models x items per board, and boards per server.
+    auth_failures : int, default 20
+        Failed authentications per client address per minute before 429.
+    create_token : str, optional
+        The old name of ``admin_token``.
+
+    Returns
+    -------
+    fastapi.FastAPI
+        The ASGI application (serve it with an ASGI server such as uvicorn).
+
+    References
+    ----------
+    FastAPI documentation (https://fastapi.tiangolo.com/), "Lifespan Events".
+    Jones, M. and Hardt, D. (2012). The OAuth 2.0 Authorization Framework: Bearer Token Usage.
+    RFC 6750 (the ``Authorization: Bearer`` header).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     app = create_app(os.path.join(folder, "boards.db"))
+    >>> type(app).__name__
+    'FastAPI'
+    >>> paths = {route.path for route in app.routes}
+    >>> "/api/boards" in paths, "/boards/{board}" in paths
+    (True, True)
     """
+    from rankci.service.auth import FailureLimit
+
     storage = db if isinstance(db, Storage) else open_storage(db)
-    service = Service(storage, create_token)
+    service = Service(
+        storage,
+        admin_token or create_token,
+        open_boards=open_boards,
+        max_cells=max_cells,
+        max_boards=max_boards,
+        failures=FailureLimit(auth_failures),
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         storage.open()
         storage.lock_owner(lock_wait)
+        service.start()
+        storage.check_integrity()
+        storage.start_probe()
         log.info("rankci serve: %s", storage.describe())
         threading.Thread(target=service.warm, name="rankci-warm", daemon=True).start()
         try:
             yield
         finally:
+            renderer.stop()
             storage.close()
 
     app = FastAPI(
@@ -138,24 +287,72 @@ def create_app(
             "(`Authorization: Bearer rkci_...`). See docs/service.md."
         ),
         lifespan=lifespan,
+        docs_url=None,  # /docs is a plain page made here (no CDN), see apidocs.py
+        redoc_url=None,
     )
     app.state.service = service
-    app.add_middleware(_BodyLimit, max_body=max_body)
+    renderer = Renderer()
+    service.on_look = renderer.looked
+    app.add_middleware(
+        _BodyLimit, max_body=max_body, body_timeout=body_timeout, failures=service.failures
+    )
 
-    def reader(board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
-        return service.check(board, _token(credentials), write=False)
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError):
+        return JSONResponse(
+            {"detail": {"message": "invalid request", "problems": _problems(error.errors())}},
+            status_code=422,
+        )
 
-    def writer(board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
-        return service.check(board, _token(credentials), write=True)
+    @app.exception_handler(StorageUnavailable)
+    async def unavailable(request: Request, error: StorageUnavailable):
+        return JSONResponse(
+            {"detail": f"the database is unavailable: {error.reason}", "reason": error.reason},
+            status_code=503,
+            headers={"Retry-After": str(error.retry_after)},
+        )
+
+    @app.exception_handler(RecursionError)
+    async def too_deep(request: Request, error: RecursionError):
+        return JSONResponse({"detail": "the request is nested too deeply"}, status_code=400)
+
+    def reader(request: Request, board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
+        return service.check(board, _token(credentials), write=False, client=_client(request))
+
+    def writer(request: Request, board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
+        return service.check(board, _token(credentials), write=True, client=_client(request))
+
+    def creator(request: Request, credentials=Depends(bearer)) -> None:  # noqa: B008
+        # a dependency: checked before the body is parsed
+        if not service.open_boards:
+            service.check_admin(_token(credentials), _client(request), "creating boards")
+
+    def admin(what: str):
+        def check(request: Request, credentials=Depends(bearer)) -> None:  # noqa: B008
+            service.check_admin(_token(credentials), _client(request), what)
+
+        return check
 
     # ------------------------------------------------------------------ API
     @app.get("/api/health", tags=["service"])
     def health() -> dict:
+        """``ok``, or ``degraded`` when the database cannot be written, failed its integrity
+        check, or a board is quarantined."""
+        database = storage.health()
+        ok = database["writable"] and database["integrity"] in ("ok", "not applicable")
         return {
-            "status": "ok",
+            "status": "ok" if ok and not service.quarantined else "degraded",
             "version": __version__,
             "storage": storage.kind,
             "pid": os.getpid(),
+            "database": database,
+            "boards": {
+                "warmed": service.warmed,
+                "n_loaded": len(service.loaded()),
+                "loaded": service.public_loaded(),
+                "n_quarantined": len(service.quarantined),
+                "quarantined": service.public_quarantined(),
+            },
         }
 
     @app.get("/api/boards", tags=["boards"], summary="List the public boards")
@@ -174,11 +371,7 @@ def create_app(
         response_model=BoardCreated,
         summary="Create a board (returns its write token, shown only once)",
     )
-    def create_board(body: BoardCreate, credentials=Depends(bearer)):  # noqa: B008
-        if service.create_token is not None:
-            given = _token(credentials) or ""
-            if not hmac.compare_digest(given.encode(), service.create_token.encode()):
-                raise HTTPException(401, "creating boards needs the server's creation token")
+    def create_board(body: BoardCreate, _=Depends(creator)):  # noqa: B008
         try:
             spec, write, read = service.create(body)
         except ValueError as error:
@@ -187,6 +380,35 @@ def create_app(
             raise HTTPException(409, f"a board {body.id or 'with this id'!r} exists") from None
         content = {"board": board_summary(spec), "write_token": write, "read_token": read}
         return JSONResponse(content, status_code=201)
+
+    @app.delete(
+        "/api/boards/{board}",
+        tags=["boards"],
+        summary="Delete a board and all its scores (admin token)",
+        dependencies=[Depends(admin("deleting boards"))],
+    )
+    def delete_board(board: str) -> dict:
+        service.delete(board)
+        return {"deleted": board}
+
+    @app.post(
+        "/api/boards/{board}/tokens/{which}",
+        tags=["boards"],
+        summary="Rotate a board's write or read token: a new one, the old stops working (admin)",
+        dependencies=[Depends(admin("rotating tokens"))],
+    )
+    def rotate_token(board: str, which: Literal["write", "read"] = Path()) -> dict:  # noqa: B008
+        return {"board": board, "which": which, "token": service.set_token(board, which)}
+
+    @app.delete(
+        "/api/boards/{board}/tokens/{which}",
+        tags=["boards"],
+        summary="Revoke a board's write or read token (admin token)",
+        dependencies=[Depends(admin("revoking tokens"))],
+    )
+    def revoke_token(board: str, which: Literal["write", "read"] = Path()) -> dict:  # noqa: B008
+        service.set_token(board, which, revoke=True)
+        return {"board": board, "which": which, "revoked": True}
 
     @app.get("/api/boards/{board}", tags=["boards"], summary="A board's description")
     def get_board(board: Board = Depends(reader)) -> dict:  # noqa: B008
@@ -304,11 +526,28 @@ def create_app(
 
     @app.get("/boards/{board}", response_class=HTMLResponse, include_in_schema=False)
     def page(board: str):
-        return HTMLResponse(board_page(service.spec(board)))
+        # an unknown id gets the same shell as a private board (the data say which it is)
+        if not BOARD_ID.match(board):
+            raise service.not_found(board)
+        row = service.find(board)
+        spec = service.spec(board) if row is not None and row.read_hash is None else None
+        return HTMLResponse(board_page(spec, board))
+
+    @app.get("/static/page.js", include_in_schema=False)
+    def page_script():
+        return Response(PAGE_JS, media_type="text/javascript")
+
+    @app.get("/static/report.js", include_in_schema=False)
+    def report_script():
+        return Response(report_js(), media_type="text/javascript")
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    def docs():
+        return HTMLResponse(api_page(app.openapi()))
 
     @app.get("/boards/{board}/fragment", include_in_schema=False)
     def page_fragment(board: Board = Depends(reader), since: str | None = None):  # noqa: B008
-        return JSONResponse(fragment(board, since))
+        return JSONResponse(fragment(board, since, renderer))
 
     app.openapi = _openapi(app)
     return app
@@ -325,14 +564,16 @@ _POST_SCHEMA = {
 
 def _post_scores(board: Board, body: bytes) -> JSONResponse:
     try:
-        data = json.loads(body)
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        data = json.loads(body, parse_constant=_no_constant)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN / Infinity
         raise HTTPException(422, {"message": f"the body is not JSON: {error}"}) from None
+    except RecursionError:
+        raise HTTPException(400, {"message": "the body is nested too deeply"}) from None
     kind = ScoreBatch if isinstance(data, dict) and "scores" in data else Score
     try:
         parsed = kind.model_validate(data)
     except ValidationError as error:
-        problems = json.loads(error.json(include_url=False, include_input=False))
+        problems = _problems(error.errors(include_url=False, include_input=False))
         raise HTTPException(
             422, {"message": f"not a valid {kind.__name__}", "problems": problems}
         ) from None
@@ -349,6 +590,10 @@ def _post_scores(board: Board, body: bytes) -> JSONResponse:
             "progress": posted.progress,
         }
     )
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _openapi(app: FastAPI):

@@ -1,12 +1,19 @@
-"""Board tokens: made with :mod:`secrets`, stored only as salted scrypt hashes.
+"""Board tokens: made with :mod:`secrets`, stored only as keyed hashes; failed checks rate-limited.
 
 A write token is created with each board (and a read token for a private board); the database
-keeps ``scrypt$n$r$p$salt$hash`` only, so a copy of the database gives no way to write. Tokens are
-256-bit random strings, so the hash resists guessing anyway; scrypt (RFC 7914) additionally makes
-a leaked hash useless for checking guesses quickly. Checking a token costs one scrypt (tens of
-milliseconds), so a verified token is remembered for the life of the process, keyed by a keyed
-BLAKE2 digest (the token itself is never kept), and scrypt runs one at a time so that a flood of
-wrong tokens costs at most one core.
+keeps ``hmac-sha256$<hex>`` only: HMAC-SHA-256 of the token under a server secret (32 random
+bytes, kept in the database's ``meta`` table). Tokens are 256-bit random strings, so a slow
+password hash adds nothing against guessing, and the keyed fast hash costs about a microsecond:
+checking a token never blocks another request, whatever the rate of wrong tokens. The comparison
+is constant-time (:func:`hmac.compare_digest`).
+
+Databases made by earlier versions hold ``scrypt$n$r$p$salt$hash``: such a token is still
+accepted (one scrypt run, at most two at a time, never waiting for a slot: a busy check answers
+"try again"), and its stored hash is replaced by the HMAC form on the first successful check, so
+each old token costs scrypt once.
+
+:class:`FailureLimit` counts failed authentications per client address: over ``limit`` failures
+in ``window`` seconds, further failures from that address are answered 429 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -15,57 +22,227 @@ import hashlib
 import hmac
 import secrets
 import threading
+import time
+from collections import OrderedDict, deque
 
-__all__ = ["TokenCheck", "hash_token", "new_token", "verify_token"]
+__all__ = [
+    "REVOKED",
+    "Busy",
+    "FailureLimit",
+    "TokenCheck",
+    "hash_token",
+    "new_token",
+    "verify_token",
+]
 
 PREFIX = "rkci_"
-N, R, P = 2**14, 8, 1
-_scrypt_lock = threading.Lock()
+HMAC_KIND = "hmac-sha256"
+REVOKED = "revoked"
+MAX_TOKEN = 200
+_legacy_slots = threading.BoundedSemaphore(2)
+
+
+class Busy(Exception):
+    """A legacy (scrypt) check could not run now; the caller answers 503 with Retry-After."""
 
 
 def new_token() -> str:
-    """A fresh token: ``rkci_`` and 43 URL-safe characters (256 random bits)."""
+    """A fresh token: ``rkci_`` and 43 URL-safe characters (256 random bits).
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    str
+        ``"rkci_" + secrets.token_urlsafe(32)``.
+
+    References
+    ----------
+    Python documentation, :func:`secrets.token_urlsafe`.
+    Josefsson, S. (2006). The Base16, Base32, and Base64 Data Encodings. RFC 4648, Section 5
+    (base64url).
+
+    Examples
+    --------
+    >>> import base64
+    >>> token = new_token()
+    >>> token.startswith("rkci_"), len(token)
+    (True, 48)
+    >>> len(base64.urlsafe_b64decode(token[5:] + "="))  # 32 random bytes
+    32
+    """
     return PREFIX + secrets.token_urlsafe(32)
 
 
-def _scrypt(token: str, salt: bytes, n: int, r: int, p: int) -> bytes:
-    with _scrypt_lock:
-        return hashlib.scrypt(token.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=64 << 20)
+def hash_token(token: str, key: bytes) -> str:
+    """``hmac-sha256$<hex>``: the token's HMAC-SHA-256 under the server secret ``key``.
+
+    Parameters
+    ----------
+    token : str
+        The token.
+    key : bytes
+        The server secret.
+
+    Returns
+    -------
+    str
+        The stored form of the token.
+
+    References
+    ----------
+    Krawczyk, H., Bellare, M. and Canetti, R. (1997). HMAC: Keyed-Hashing for Message
+    Authentication. RFC 2104.
+    NIST (2015). Secure Hash Standard (SHS). FIPS PUB 180-4 (SHA-256).
+
+    Examples
+    --------
+    >>> import hashlib, hmac
+    >>> key = bytes(32)
+    >>> stored = hash_token("rkci_example", key)
+    >>> stored.startswith("hmac-sha256$"), len(stored)
+    (True, 76)
+    >>> stored == "hmac-sha256$" + hmac.new(key, b"rkci_example", hashlib.sha256).hexdigest()
+    True
+    """
+    return f"{HMAC_KIND}${hmac.new(key, token.encode(), hashlib.sha256).hexdigest()}"
 
 
-def hash_token(token: str) -> str:
-    salt = secrets.token_bytes(16)
-    return f"scrypt${N}${R}${P}${salt.hex()}${_scrypt(token, salt, N, R, P).hex()}"
-
-
-def verify_token(token: str, stored: str) -> bool:
+def _legacy_scrypt(token: str, stored: str) -> bool:
+    kind, n, r, p, salt, digest = stored.split("$")
+    if not _legacy_slots.acquire(blocking=False):
+        raise Busy("token check busy")
     try:
-        kind, n, r, p, salt, digest = stored.split("$")
-        if kind != "scrypt":
-            return False
-        candidate = _scrypt(token, bytes.fromhex(salt), int(n), int(r), int(p))
-    except ValueError:
-        return False
+        candidate = hashlib.scrypt(
+            token.encode(),
+            salt=bytes.fromhex(salt),
+            n=int(n),
+            r=int(r),
+            p=int(p),
+            dklen=32,
+            maxmem=64 << 20,
+        )
+    finally:
+        _legacy_slots.release()
     return hmac.compare_digest(candidate, bytes.fromhex(digest))
 
 
-class TokenCheck:
-    """Checks tokens against stored hashes, remembering the ones already verified."""
+def verify_token(token: str, stored: str, key: bytes) -> bool:
+    """Whether ``token`` matches ``stored`` (HMAC form, or the legacy scrypt form).
 
-    def __init__(self) -> None:
-        self._key = secrets.token_bytes(32)
-        self._known: set[tuple[str, bytes]] = set()
-        self._lock = threading.Lock()
+    The HMAC form is compared in constant time (:func:`hmac.compare_digest`); a legacy
+    ``scrypt$n$r$p$salt$hash`` runs scrypt once (raising :class:`Busy` when no slot is free);
+    ``"revoked"`` or anything unknown never matches.
+
+    Parameters
+    ----------
+    token : str
+        The token presented.
+    stored : str
+        The stored hash.
+    key : bytes
+        The server secret.
+
+    Returns
+    -------
+    bool
+
+    References
+    ----------
+    Krawczyk, H., Bellare, M. and Canetti, R. (1997). HMAC: Keyed-Hashing for Message
+    Authentication. RFC 2104.
+    Percival, C. and Josefsson, S. (2016). The scrypt Password-Based Key Derivation Function.
+    RFC 7914.
+
+    Examples
+    --------
+    >>> import hashlib
+    >>> key = bytes(32)
+    >>> stored = hash_token("rkci_example", key)
+    >>> verify_token("rkci_example", stored, key), verify_token("rkci_other", stored, key)
+    (True, False)
+    >>> verify_token("rkci_example", "revoked", key)
+    False
+    >>> salt = bytes(16)
+    >>> digest = hashlib.scrypt(b"rkci_example", salt=salt, n=16, r=8, p=1, dklen=32).hex()
+    >>> verify_token("rkci_example", f"scrypt$16$8$1${salt.hex()}${digest}", key)
+    True
+    """
+    try:
+        if stored.startswith(HMAC_KIND + "$"):
+            return hmac.compare_digest(hash_token(token, key).encode(), stored.encode())
+        if stored.startswith("scrypt$"):
+            return _legacy_scrypt(token, stored)
+    except ValueError:
+        return False
+    return False  # "revoked" or anything unknown
+
+
+class TokenCheck:
+    """Checks tokens against stored hashes under the server secret ``key``."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+
+    def hash(self, token: str) -> str:
+        return hash_token(token, self.key)
 
     def check(self, token: str | None, stored: str | None) -> bool:
-        if not token or not stored or not token.startswith(PREFIX) or len(token) > 200:
+        if not token or not stored or not token.startswith(PREFIX) or len(token) > MAX_TOKEN:
             return False
-        mark = (stored, hashlib.blake2b(token.encode(), key=self._key, digest_size=32).digest())
+        return verify_token(token, stored, self.key)
+
+    @staticmethod
+    def is_legacy(stored: str | None) -> bool:
+        return bool(stored) and stored.startswith("scrypt$")
+
+
+class FailureLimit:
+    """At most ``limit`` failed authentications per client address in ``window`` seconds.
+
+    The table is bounded (``max_clients`` addresses, least recently failing dropped first), so a
+    flood from many addresses cannot grow it without bound.
+    """
+
+    def __init__(self, limit: int = 20, window: float = 60.0, max_clients: int = 10_000) -> None:
+        self.limit = limit
+        self.window = window
+        self.max_clients = max_clients
+        self._failures: OrderedDict[str, deque] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _recent(self, client: str, now: float) -> deque:
+        times = self._failures.get(client)
+        if times is None:
+            times = self._failures[client] = deque()
+            while len(self._failures) > self.max_clients:
+                self._failures.popitem(last=False)
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        return times
+
+    def blocked(self, client: str) -> float | None:
+        """The seconds to wait if ``client`` is over the limit now (nothing is recorded)."""
+        now = time.monotonic()
         with self._lock:
-            if mark in self._known:
-                return True
-        if not verify_token(token, stored):
-            return False
+            times = self._failures.get(client)
+            if times is None or len(times) <= self.limit:
+                return None
+            while times and times[0] <= now - self.window:
+                times.popleft()
+            if len(times) <= self.limit:
+                return None
+            return max(1.0, times[-self.limit - 1] + self.window - now)
+
+    def fail(self, client: str) -> float | None:
+        """Record a failure; returns the seconds to wait when ``client`` is over the limit."""
+        now = time.monotonic()
         with self._lock:
-            self._known.add(mark)
-        return True
+            times = self._recent(client, now)
+            times.append(now)
+            self._failures.move_to_end(client)
+            if len(times) <= self.limit:
+                return None
+            return max(1.0, times[-self.limit - 1] + self.window - now)

@@ -36,7 +36,7 @@ import numpy as np
 from rankci.ranking import Ranking
 from rankci.service.snapshot import ScoreTracker, leaderboard_snapshot
 from rankci.service.spec import BoardSpec
-from rankci.service.storage import Storage
+from rankci.service.storage import Storage, StorageUnavailable
 
 __all__ = ["Board", "Conflict", "Rejected"]
 
@@ -91,6 +91,9 @@ class Board:
         self.render_lock = threading.Lock()  # the web page's sections (see page.py)
         self._tracker = ScoreTracker(spec)
         self.page_cache: dict = {}
+        self.stale = False  # a write's outcome is unknown: rebuild from the database first
+        self.page_viewed_at = -1e9  # when the web page last asked for this board
+        self.on_look = None  # called with the board after each new look (the page renderer)
         self._publish()
 
     # ------------------------------------------------------------------ loading
@@ -195,7 +198,7 @@ class Board:
             new &= ~known
             if new.any():
                 # committed before anything changes in memory (and before the reply)
-                self.storage.insert_scores(self.num, model[new], item[new], score[new])
+                self._store(self.storage.insert_scores, self.num, model[new], item[new], score[new])
                 self.x[pos[new], model[new]] = score[new]
                 self.received += int(new.sum())
                 self._advance()
@@ -205,6 +208,18 @@ class Board:
                 duplicates=int(len(score) - new.sum()),
                 progress=self._published[4],
             )
+
+    def _store(self, write, *args) -> None:
+        """One storage write; a COMMIT of unknown outcome marks the board stale, so that it is
+        rebuilt from what the database holds before anything else is written."""
+        if self.stale:
+            raise StorageUnavailable("the board is being reloaded after a database fault")
+        try:
+            write(*args)
+        except StorageUnavailable as error:
+            if error.ambiguous:
+                self.stale = True
+            raise
 
     def _validate(self, entries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = len(entries)
@@ -227,11 +242,14 @@ class Board:
                 problems.append({"index": k, "score": str(value), "problem": "not a number"})
                 score[k] = np.nan
             else:
-                score[k] = value
+                try:
+                    score[k] = value
+                except OverflowError:  # an integer too large for a float
+                    score[k] = np.inf
         bad = ~((score >= 0.0) & (score <= 1.0))
         for k in np.flatnonzero(bad):
             if not any(p["index"] == k and p["problem"] == "not a number" for p in problems):
-                value = float(score[k]) if np.isfinite(score[k]) else str(score[k])  # JSON-safe
+                value = float(score[k]) if np.isfinite(score[k]) else str(entries[k][2])[:40]
                 problems.append({"index": int(k), "score": value, "problem": "outside [0, 1]"})
         if problems:
             problems.sort(key=lambda p: p["index"])
@@ -256,7 +274,7 @@ class Board:
                 raise Conflict(f"model {model!r} is retired already")
             t = int(self.monitor.t)
             detail = {"model": model}
-            self.storage.add_event(self.num, t, "retire", json.dumps(detail))
+            self._store(self.storage.add_event, self.num, t, "retire", json.dumps(detail))
             self._apply_event("retire", detail, t)
             self._advance()
             self._publish()
@@ -348,6 +366,7 @@ class Board:
 
         A new look's leaderboard is computed here, by the writer, so that reads only copy bytes.
         """
+        before = getattr(self, "_published", None)
         self._published = (
             (len(self.monitor.looks), self.error, len(self.events)),
             self.ranking,
@@ -356,6 +375,8 @@ class Board:
             self.progress(),
         )
         self._current_snapshot()
+        if self.on_look is not None and (before is None or before[0] != self._published[0]):
+            self.on_look(self)
 
     def _current_snapshot(self) -> tuple[dict, bytes, dict]:
         """(snapshot, its JSON, live progress); the snapshot is computed once per look."""

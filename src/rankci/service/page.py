@@ -1,17 +1,22 @@
 """The web page of a board: the report's table and plots, refreshed while scores arrive.
 
 The page itself is a small shell (styles, the guarantee in plain words, a script); the script
-polls ``/boards/{id}/fragment`` and swaps in the sections when a new look has been taken. The
-sections are built with the report's own pieces (:func:`rankci.report.html.leaderboard_section`,
-:func:`~rankci.report.html.table_html`, :func:`~rankci.report.html.figure_html` and the plot
-functions), rendered once per look and at most every few seconds, so an open page never slows
-the ingestion much. A private board's page reads its token from the URL's fragment
-(``#token=...``), which browsers never send to the server.
+(``/static/page.js``, no inline script, so the Content-Security-Policy allows scripts from the
+server only) polls ``/boards/{id}/fragment`` and swaps in the sections when a new look has been
+taken. The sections are built with the report's own pieces
+(:func:`rankci.report.html.leaderboard_section`, :func:`~rankci.report.html.table_html`,
+:func:`~rankci.report.html.figure_html` and the plot functions) by :class:`Renderer`, a
+background thread, after each look of a board that someone is viewing and at most every few
+seconds; a viewer's request only copies the last rendering, never waits for one. A private
+board's page reads its token from the URL's fragment (``#token=...``), which browsers never send
+to the server; an unknown board id gets the same shell as a private board.
 """
 
 from __future__ import annotations
 
 import html
+import logging
+import threading
 import time
 from importlib import resources
 
@@ -24,10 +29,27 @@ from rankci.sequential import MonitorRun
 from rankci.service.board import Board
 from rankci.service.spec import BoardSpec
 
-__all__ = ["board_page", "fragment", "index_page", "plain_guarantee"]
+__all__ = [
+    "PAGE_JS",
+    "TIER_NOTE",
+    "Renderer",
+    "board_page",
+    "fragment",
+    "index_page",
+    "plain_guarantee",
+    "report_js",
+]
 
+log = logging.getLogger("rankci.service")
 MIN_RENDER_INTERVAL = 2.0  # seconds between two renderings of a board's sections
+VIEWED_FOR = 600.0  # a board is re-rendered at its looks this long after its page was last read
 POLL_MS = 2000
+TIER_NOTE = (
+    "Tiers are not ranks. A model's tier is 1 plus the length of the longest chain of certified "
+    "comparisons above it (A better than B better than C puts C in tier 3 or worse), so a "
+    "model with a lower rank in the table can sit in a better tier when fewer certified "
+    "comparisons have reached it yet. Read a tier s as: its true rank is s or worse."
+)
 
 
 def _asset(name: str) -> str:
@@ -35,7 +57,31 @@ def _asset(name: str) -> str:
 
 
 def plain_guarantee(spec: BoardSpec) -> str:
-    """What the page guarantees, for a reader who has never heard of e-values."""
+    """What the page guarantees, for a reader who has never heard of e-values.
+
+    Parameters
+    ----------
+    spec : BoardSpec
+        The board (its ``alpha``, ``sampling`` and ``n_items`` enter the text).
+
+    Returns
+    -------
+    str
+        One paragraph of plain text.
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+
+    Examples
+    --------
+    >>> from rankci.service.spec import make_spec
+    >>> spec = make_spec(benchmark="demo", run="r1", models=["a", "b", "c"],
+    ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
+    >>> text = plain_guarantee(spec)
+    >>> "With probability at least 95%" in text, "all 20 items" in text
+    (True, True)
+    """
     level = f"{1 - spec.alpha:.0%}"
     if spec.sampling == "finite":
         truth = (
@@ -63,6 +109,8 @@ def _shell(title: str, body: str, script: str = "") -> str:
         ".notice{background:#fff6e5;border-left:4px solid #e09f3e;padding:8px 12px}"
         "dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}"
         "dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}"
+        "header,main{max-width:1360px}"
+        "#leaderboard-table td:last-child{white-space:normal;min-width:10em}"
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -74,6 +122,33 @@ def _shell(title: str, body: str, script: str = "") -> str:
 
 
 def index_page(boards: list[dict]) -> str:
+    """The service's front page: a table of the public boards.
+
+    Parameters
+    ----------
+    boards : list of dict
+        Board summaries with ``id``, ``benchmark``, ``run``, ``n_models``, ``n_items`` and
+        ``created_at`` (as listed by ``GET /api/boards``).
+
+    Returns
+    -------
+    str
+        A complete HTML document.
+
+    References
+    ----------
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+
+    Examples
+    --------
+    >>> page = index_page([])
+    >>> page.startswith("<!DOCTYPE html>"), "No public board yet" in page
+    (True, True)
+    >>> row = {"id": "demo--r1", "benchmark": "demo", "run": "r1", "n_models": 3, "n_items": 20,
+    ...        "created_at": "2026-01-01T00:00:00Z"}
+    >>> '<a href="boards/demo--r1">demo--r1</a>' in index_page([row])
+    True
+    """
     rows = [
         [
             f'<a href="boards/{html.escape(b["id"])}">{html.escape(b["id"])}</a>',
@@ -112,28 +187,82 @@ def header_html(spec: BoardSpec) -> str:
     )
 
 
-def board_page(spec: BoardSpec) -> str:
-    """The page shell of a board (no data: the script fetches the sections). A private board's
-    shell names nothing but its id: its title and facts come with the data, behind the token."""
-    if spec.public:
+def board_page(spec: BoardSpec | None, board_id: str | None = None) -> str:
+    """The page shell of a board (no data: the script fetches the sections).
+
+    A private board's shell names nothing but its id: its title and facts come with the data,
+    behind the token.
+
+    Parameters
+    ----------
+    spec : BoardSpec or None
+        The board; None for a private board or an unknown id (the same shell for both).
+    board_id : str, optional
+        The id, when ``spec`` is None.
+
+    Returns
+    -------
+    str
+        A complete HTML document.
+
+    References
+    ----------
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+
+    Examples
+    --------
+    >>> from rankci.service.spec import make_spec
+    >>> spec = make_spec(benchmark="demo", run="r1", models=["a", "b", "c"],
+    ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
+    >>> page = board_page(spec)
+    >>> page.startswith("<!DOCTYPE html>"), "<title>demo · r1</title>" in page
+    (True, True)
+    """
+    public = spec is not None and spec.public
+    if public:
+        board_id = spec.id
         title, header = spec.title, header_html(spec)
     else:
-        title = f"Board {spec.id}"
+        board_id = board_id if board_id is not None else spec.id
+        title = f"Board {board_id}"
         header = f"<h1>{html.escape(title)}</h1>"
     body = (
         f'<header><div id="board-header">{header}</div>'
         '<p id="status" role="status">Loading…</p></header>'
-        f'<main id="board" data-fragment="{html.escape(spec.id)}/fragment" '
-        f'data-poll="{POLL_MS}" data-public="{int(spec.public)}"></main>'
+        f'<main id="board" data-fragment="{html.escape(board_id)}/fragment" '
+        f'data-poll="{POLL_MS}" data-public="{int(public)}"></main>'
     )
-    script = (
-        f'<script type="text/plain" id="report-js">{_asset("report.js")}</script>'
-        f"<script>{_PAGE_JS}</script>"
-    )
+    script = '<script src="../static/report.js"></script><script src="../static/page.js"></script>'
     return _shell(title, body, script)
 
 
-_PAGE_JS = r"""
+def report_js() -> str:
+    """The report's table script wrapped as ``window.rankciReport``, called after each swap.
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    str
+        JavaScript defining ``window.rankciReport`` around the report's ``report.js``.
+
+    References
+    ----------
+    ECMA International. ECMAScript Language Specification (ECMA-262).
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+
+    Examples
+    --------
+    >>> script = report_js()
+    >>> script.startswith("window.rankciReport = function () {"), script.rstrip().endswith("};")
+    (True, True)
+    """
+    return "window.rankciReport = function () {\n" + _asset("report.js") + "\n};\n"
+
+
+PAGE_JS = r"""
 (function () {
   var main = document.getElementById('board'), status = document.getElementById('status');
   var headers = {};
@@ -161,8 +290,9 @@ _PAGE_JS = r"""
     var url = main.dataset.fragment;
     if (version !== null) { url += '?since=' + encodeURIComponent(version); }
     fetch(url, {headers: headers, cache: 'no-store'}).then(function (r) {
-      if (r.status === 401 || r.status === 403) {
-        status.textContent = 'This board is private: open the link that ends in #token=… .';
+      if (r.status === 401 || r.status === 403 || r.status === 404) {
+        status.textContent = 'No such board, or a private board: open the link that ends in ' +
+          '#token=… .';
         return null;
       }
       if (!r.ok) { throw new Error('HTTP ' + r.status); }
@@ -179,7 +309,7 @@ _PAGE_JS = r"""
         var keep = sorted;
         main.innerHTML = data.html;
         version = data.version;
-        new Function(document.getElementById('report-js').textContent)();
+        window.rankciReport();
         sorted = keep;
         restoreSort();
         document.body.dataset.version = version;
@@ -215,35 +345,158 @@ def status_line(progress: dict) -> str:
     )
 
 
-def fragment(board: Board, since: str | None = None) -> dict:
-    """The sections for the page, re-rendered when a new look exists (at most every 2 s)."""
-    board_data, ranking, looks = board.look_state()
+def fragment(board: Board, since: str | None = None, renderer: Renderer | None = None) -> dict:
+    """The last rendering of the sections, with the live status line.
+
+    With a ``renderer`` (the service), nothing is rendered inside the request: a new look asks
+    the renderer's background thread, and the page gets the previous rendering (or a
+    "rendering" placeholder) until it is done. Without one, the sections are rendered here.
+
+    Parameters
+    ----------
+    board : Board
+        The board.
+    since : str, optional
+        The version the page already shows; the HTML is left out when it is still current.
+    renderer : Renderer, optional
+        The background renderer.
+
+    Returns
+    -------
+    dict
+        ``status`` (a line of text), ``version`` (look number and state) and, unless ``since`` is
+        current, ``html``; a private board adds ``header`` and ``title``.
+
+    References
+    ----------
+    WHATWG. HTML Living Standard (https://html.spec.whatwg.org/).
+
+    Examples
+    --------
+    A board on a SQLite file in a temporary folder, with every score posted (looks after 10 and 20
+    items):
+
+    >>> from rankci.service.spec import make_spec
+    >>> spec = make_spec(benchmark="demo", run="r1", models=["a", "b", "c"],
+    ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from rankci.service.auth import hash_token, new_token
+    >>> from rankci.service.board import Board
+    >>> from rankci.service.storage import open_storage
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> storage = open_storage(os.path.join(folder.name, "boards.db")).open()
+    >>> stored = hash_token(new_token(), storage.token_key)
+    >>> num = storage.create_board(spec.id, spec.to_json(), stored, None, spec.created_at)
+    >>> board = Board(spec, num, storage)
+    >>> scores = (np.random.default_rng(0).random((20, 3)) < [0.9, 0.5, 0.1]).astype(float)
+    >>> entries = [(m, f"q{i}", scores[i, j]) for i in range(20) for j, m in enumerate("abc")]
+    >>> posted = board.post(entries)
+    >>> out = fragment(board)
+    >>> sorted(out), out["version"]
+    (['html', 'status', 'version'], '2-finished')
+    >>> sorted(fragment(board, since=out["version"]))
+    ['status', 'version']
+    >>> storage.close()
+    >>> folder.cleanup()
+    """
+    board.page_viewed_at = time.monotonic()
+    board_data = board.leaderboard()
     progress = board_data["progress"]
     version = f"{board_data['look']['number']}-{progress['state']}"
     out = {"status": status_line(progress)}
     if not board.spec.public:  # behind the token, like the data
         out["header"] = header_html(board.spec)
         out["title"] = board.spec.title
+    if board.page_cache.get("version") != version:
+        if renderer is None:
+            render(board)
+        else:
+            renderer.request(board)
     cache = board.page_cache
-    now = time.monotonic()
-    fresh = cache.get("version") == version
-    recent = now - cache.get("at", -1e9) < max(MIN_RENDER_INTERVAL, 4 * cache.get("cost", 0.0))
-    if not fresh and not (recent and "html" in cache):
-        with board.render_lock:  # one rendering at a time; the writer never waits for it
-            if board.page_cache.get("version") != version:
-                start = time.monotonic()
-                html_text = _sections(board, board_data, ranking, looks)
-                board.page_cache = {
-                    "version": version,
-                    "html": html_text,
-                    "at": time.monotonic(),
-                    "cost": time.monotonic() - start,
-                }
-        cache = board.page_cache
+    if "html" not in cache:
+        out["version"] = "rendering"
+        if since != "rendering":
+            out["html"] = '<p class="notice">Rendering the leaderboard…</p>'
+        return out
     out["version"] = cache["version"]
     if since != cache["version"]:
         out["html"] = cache["html"]
     return out
+
+
+def render(board: Board) -> None:
+    """Render the board's sections for its current look into ``board.page_cache``."""
+    with board.render_lock:  # one rendering of a board at a time; the writer never waits
+        board_data, ranking, looks = board.look_state()
+        version = f"{board_data['look']['number']}-{board_data['progress']['state']}"
+        if board.page_cache.get("version") == version:
+            return
+        start = time.monotonic()
+        html_text = _sections(board, board_data, ranking, looks)
+        board.page_cache = {
+            "version": version,
+            "html": html_text,
+            "at": time.monotonic(),
+            "cost": time.monotonic() - start,
+        }
+
+
+class Renderer:
+    """One background thread rendering the pages of boards that are being viewed, after each of
+    their looks, at most every ``max(MIN_RENDER_INTERVAL, 4 x last cost)`` seconds per board."""
+
+    def __init__(self) -> None:
+        self._pending: dict[int, Board] = {}
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stop = False
+
+    def request(self, board: Board) -> None:
+        """Render ``board`` soon (coalesced: one pending rendering per board)."""
+        with self._wake:
+            self._pending[id(board)] = board
+            if self._thread is None and not self._stop:
+                self._thread = threading.Thread(
+                    target=self._loop, name="rankci-render", daemon=True
+                )
+                self._thread.start()
+            self._wake.notify()
+
+    def looked(self, board: Board) -> None:
+        """Called by the board after a new look: re-render if someone viewed it lately."""
+        if time.monotonic() - board.page_viewed_at < VIEWED_FOR:
+            self.request(board)
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stop = True
+            self._wake.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._stop:
+                    self._wake.wait()
+                if self._stop:
+                    return
+                now = time.monotonic()
+                due = {
+                    key: board
+                    for key, board in self._pending.items()
+                    if now - board.page_cache.get("at", -1e9)
+                    >= max(MIN_RENDER_INTERVAL, 4 * board.page_cache.get("cost", 0.0))
+                }
+                if not due:
+                    self._wake.wait(0.2)
+                    continue
+                for key in due:
+                    del self._pending[key]
+            for board in due.values():
+                try:
+                    render(board)
+                except Exception:  # pragma: no cover - a page must never stop the service
+                    log.exception("rendering board %s failed", board.spec.id)
 
 
 def _sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
@@ -267,7 +520,10 @@ def _sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
         ]
     )
     board_section = leaderboard_section(ranking, spec.k, _Intervals(table))
-    parts.append(f'<section id="leaderboard"><h2>Leaderboard</h2>{board_section.body}</section>')
+    parts.append(
+        f'<section id="leaderboard"><h2>Leaderboard</h2>{board_section.body}'
+        f'<p class="hint" id="tier-note">{html.escape(TIER_NOTE)}</p></section>'
+    )
     if board.error:
         parts.append(f'<p class="notice">{html.escape(board.error)}</p>')
     figures = [

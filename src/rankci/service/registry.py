@@ -1,46 +1,89 @@
 """The boards of one database: loaded on first use (rebuilt from the stored scores), created,
-and guarded by their tokens."""
+deleted, quarantined when they cannot load, and guarded by their tokens.
+
+Answers that protect private boards: an unknown board id and a private board without a valid
+token get the same answer (404, same text), and every refused authentication counts against
+the client's address (:class:`~rankci.service.auth.FailureLimit`; over the limit: 429).
+"""
 
 from __future__ import annotations
 
+import hmac
 import logging
+import math
 import threading
 
 from fastapi import HTTPException
 
-from rankci.service.auth import TokenCheck, hash_token, new_token
+from rankci.service.auth import REVOKED, Busy, FailureLimit, TokenCheck, new_token
 from rankci.service.board import Board
 from rankci.service.schemas import BoardCreate
 from rankci.service.spec import BoardSpec, make_spec
-from rankci.service.storage import BoardRow, Storage
+from rankci.service.storage import BoardRow, Storage, StorageUnavailable
 
-__all__ = ["Service"]
+__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service"]
 
 log = logging.getLogger("rankci.service")
+DEFAULT_MAX_CELLS = 4_000_000  # models x items per board (32 MB of float64 scores)
+DEFAULT_MAX_BOARDS = 1000
 
 
 class Service:
-    """The boards of one database, loaded (rebuilt from the stored scores) on first use."""
+    """The boards of one database, loaded (rebuilt from the stored scores) on first use.
 
-    def __init__(self, storage: Storage, create_token: str | None = None) -> None:
+    ``admin_token`` guards board creation (unless ``open_boards``), deletion and token rotation.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        admin_token: str | None = None,
+        *,
+        open_boards: bool = False,
+        max_cells: int = DEFAULT_MAX_CELLS,
+        max_boards: int = DEFAULT_MAX_BOARDS,
+        failures: FailureLimit | None = None,
+    ) -> None:
         self.storage = storage
-        self.create_token = create_token or None
-        self.tokens = TokenCheck()
+        self.admin_token = admin_token or None
+        self.open_boards = open_boards
+        self.max_cells = max_cells
+        self.max_boards = max_boards
+        self.failures = failures or FailureLimit()
+        self.tokens: TokenCheck | None = None  # set by start(), once the secret is read
+        self.quarantined: dict[str, str] = {}
+        self.warmed = False
+        self.on_look = None  # given to every board (the page renderer's hook)
         self._rows: dict[str, BoardRow] = {}
         self._specs: dict[str, BoardSpec] = {}
         self._boards: dict[str, Board] = {}
         self._loading: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def row(self, board_id: str) -> BoardRow:
+    def start(self) -> None:
+        self.tokens = TokenCheck(self.storage.token_key)
+
+    # ------------------------------------------------------------------ boards
+    @staticmethod
+    def not_found(board_id: str) -> HTTPException:
+        return HTTPException(
+            404, f"no board {board_id!r}, or it is private: a private board needs its token"
+        )
+
+    def find(self, board_id: str) -> BoardRow | None:
         with self._lock:
             row = self._rows.get(board_id)
         if row is None:
             row = self.storage.get_board(board_id)
-            if row is None:
-                raise HTTPException(404, f"no board {board_id!r}")
-            with self._lock:
-                self._rows[board_id] = row
+            if row is not None:
+                with self._lock:
+                    self._rows[board_id] = row
+        return row
+
+    def row(self, board_id: str) -> BoardRow:
+        row = self.find(board_id)
+        if row is None:
+            raise self.not_found(board_id)
         return row
 
     def spec(self, board_id: str) -> BoardSpec:
@@ -51,17 +94,35 @@ class Service:
         return spec
 
     def board(self, board_id: str) -> Board:
+        reason = self.quarantined.get(board_id)
+        if reason is not None:
+            raise HTTPException(
+                503, f"board {board_id!r} is quarantined: {reason}", headers={"Retry-After": "60"}
+            )
         with self._lock:
             board = self._boards.get(board_id)
-            if board is not None:
+            if board is not None and not board.stale:
                 return board
             gate = self._loading.setdefault(board_id, threading.Lock())
         with gate:
             with self._lock:
                 board = self._boards.get(board_id)
-            if board is None:
+            if board is None or board.stale:
                 row = self.row(board_id)
-                board = Board.load(self.spec(board_id), row.num, self.storage)
+                try:
+                    board = Board.load(self.spec(board_id), row.num, self.storage)
+                    board.on_look = self.on_look
+                except (StorageUnavailable, HTTPException):
+                    raise
+                except Exception as error:  # a board that cannot load must not stop the others
+                    reason = f"{type(error).__name__}: {error}"[:500]
+                    self.quarantined[board_id] = reason
+                    log.exception("board %s quarantined", board_id)
+                    raise HTTPException(
+                        503,
+                        f"board {board_id!r} is quarantined: {reason}",
+                        headers={"Retry-After": "60"},
+                    ) from None
                 with self._lock:
                     self._boards[board_id] = board
                 log.info(
@@ -69,15 +130,53 @@ class Service:
                 )
         return board
 
+    def loaded(self) -> list[str]:
+        with self._lock:
+            return [b for b, board in self._boards.items() if not board.stale]
+
+    def public_loaded(self) -> list[str]:
+        with self._lock:
+            return [b for b, bd in self._boards.items() if not bd.stale and bd.spec.public]
+
+    def public_quarantined(self) -> dict[str, str]:
+        """Quarantined boards that are not known to be private (their ids are not secret)."""
+        with self._lock:
+            rows = dict(self._rows)
+        out = {}
+        for board_id, reason in list(self.quarantined.items()):
+            row = rows.get(board_id)
+            if row is None or row.read_hash is None:
+                out[board_id] = reason
+        return out
+
     def warm(self) -> None:
         """Rebuild every board (run in a background thread at start-up)."""
-        for board_id in self.storage.board_ids():
+        try:
+            ids = self.storage.board_ids()
+        except Exception:
+            log.exception("the boards could not be listed")
+            return
+        for board_id in ids:
             try:
                 self.board(board_id)
-            except Exception:  # a board that cannot load must not stop the others
-                log.exception("board %s could not be loaded", board_id)
+            except Exception:  # reported (quarantined or unavailable), never fatal
+                log.warning("board %s not loaded", board_id)
+        self.warmed = True
 
+    # ------------------------------------------------------------------ creating, deleting
     def create(self, request: BoardCreate) -> tuple[BoardSpec, str, str | None]:
+        cells = len(request.models) * len(request.items)
+        if cells > self.max_cells:
+            raise HTTPException(
+                413,
+                f"the board would hold {len(request.models):,} models x {len(request.items):,} "
+                f"items = {cells:,} scores, over this server's quota of {self.max_cells:,} per "
+                "board (rankci serve --max-board-cells)",
+            )
+        if self.storage.count_boards() >= self.max_boards:
+            raise HTTPException(
+                403, f"this server holds its quota of {self.max_boards:,} boards (--max-boards)"
+            )
         options = request.model_dump(exclude={"id"})
         spec = make_spec(board_id=request.id, **options)
         write = new_token()
@@ -85,25 +184,98 @@ class Service:
         num = self.storage.create_board(
             spec.id,
             spec.to_json(),
-            hash_token(write),
-            None if read is None else hash_token(read),
+            self.tokens.hash(write),
+            None if read is None else self.tokens.hash(read),
             spec.created_at,
         )
         board = Board(spec, num, self.storage)
+        board.on_look = self.on_look
         with self._lock:
             self._boards[spec.id] = board
+            self._rows.pop(spec.id, None)
         return spec, write, read
 
-    def check(self, board_id: str, token: str | None, write: bool) -> Board:
+    def delete(self, board_id: str) -> None:
         row = self.row(board_id)
-        ok = self.tokens.check(token, row.write_hash)
-        if not ok and not write:
-            ok = row.read_hash is None or self.tokens.check(token, row.read_hash)
-        if not ok:
-            what = "the board's write token" if write else "a token of this private board"
+        board = self._boards.get(board_id)
+        lock = board.lock if board is not None else threading.Lock()
+        with lock:  # no post of this board is in flight while it goes
+            self.storage.delete_board(board_id, row.num)
+            if board is not None:
+                board.stale = True
+            with self._lock:
+                self._boards.pop(board_id, None)
+                self._rows.pop(board_id, None)
+                self._specs.pop(board_id, None)
+            self.quarantined.pop(board_id, None)
+
+    def set_token(self, board_id: str, which: str, revoke: bool = False) -> str | None:
+        """A new write or read token (the old one stops working at once), or revocation."""
+        row = self.row(board_id)
+        if which == "read" and row.read_hash is None:
+            raise HTTPException(422, "a public board has no read token")
+        token = None if revoke else new_token()
+        self.storage.set_token_hash(board_id, which, REVOKED if revoke else self.tokens.hash(token))
+        with self._lock:
+            self._rows.pop(board_id, None)
+        return token
+
+    # ------------------------------------------------------------------ tokens
+    def refuse(self, client: str, status: int, detail: str, headers: dict | None = None):
+        wait = self.failures.fail(client)
+        if wait is not None:
+            return HTTPException(
+                429,
+                "too many failed authentications from this address; try again later",
+                headers={"Retry-After": str(math.ceil(wait))},
+            )
+        return HTTPException(status, detail, headers=headers)
+
+    def _matches(self, board_id: str, row: BoardRow, which: str, token: str | None) -> bool:
+        stored = row.write_hash if which == "write" else row.read_hash
+        try:
+            ok = self.tokens.check(token, stored)
+        except Busy:
+            raise HTTPException(503, "token check busy", headers={"Retry-After": "1"}) from None
+        if ok and self.tokens.is_legacy(stored):  # migrate an old scrypt hash to HMAC
+            self.storage.set_token_hash(board_id, which, self.tokens.hash(token))
+            with self._lock:
+                self._rows.pop(board_id, None)
+        return ok
+
+    def check(self, board_id: str, token: str | None, write: bool, client: str = "") -> Board:
+        row = self.find(board_id)
+        if row is None:
+            raise self.refuse(client, 404, self.not_found(board_id).detail)
+        private = row.read_hash is not None
+        if self._matches(board_id, row, "write", token):
+            return self.board(board_id)
+        readable = not private or self._matches(board_id, row, "read", token)
+        if not readable:
+            raise self.refuse(client, 404, self.not_found(board_id).detail)
+        if write:
             if token is None:
-                raise HTTPException(
-                    401, f"this needs {what}", headers={"WWW-Authenticate": "Bearer"}
+                raise self.refuse(
+                    client,
+                    401,
+                    "this needs the board's write token",
+                    headers={"WWW-Authenticate": "Bearer"},
                 )
-            raise HTTPException(403, f"the token is not {what}")
+            raise self.refuse(client, 403, "the token is not the board's write token")
         return self.board(board_id)
+
+    def check_admin(self, token: str | None, client: str, what: str) -> None:
+        if self.admin_token is None:
+            raise HTTPException(
+                403,
+                f"{what} needs the server's admin token, and this server has none: start it "
+                "with RANKCI_ADMIN_TOKEN set in the environment",
+            )
+        given = (token or "").encode()
+        if not hmac.compare_digest(given, self.admin_token.encode()):
+            raise self.refuse(
+                client,
+                401 if token is None else 403,
+                f"{what} needs the server's admin token",
+                headers={"WWW-Authenticate": "Bearer"} if token is None else None,
+            )

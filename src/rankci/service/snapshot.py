@@ -31,6 +31,32 @@ def _num(value) -> float | None:
 
 
 def score_guarantee(spec: BoardSpec) -> str:
+    """What the score intervals guarantee, in plain words.
+
+    Parameters
+    ----------
+    spec : BoardSpec
+        The board (its ``alpha``, ``sampling`` and ``n_items`` enter the text).
+
+    Returns
+    -------
+    str
+
+    References
+    ----------
+    Waudby-Smith, I. and Ramdas, A. (2020). Confidence sequences for sampling without replacement.
+    NeurIPS 33.
+    Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by betting.
+    Journal of the Royal Statistical Society Series B 86(1), 1-27.
+
+    Examples
+    --------
+    >>> from rankci.service.spec import make_spec
+    >>> spec = make_spec(benchmark="demo", run="r1", models=["a", "b", "c"],
+    ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
+    >>> score_guarantee(spec).split(" with probability")[0]
+    'Each score interval contains its mean score over all 20 items of the benchmark'
+    """
     target = (
         f"its mean score over all {spec.n_items} items of the benchmark"
         if spec.sampling == "finite"
@@ -101,9 +127,58 @@ def leaderboard_snapshot(
     retired: dict,
     tracker: ScoreTracker | None = None,
 ) -> dict:
-    """The leaderboard JSON at look number ``look`` (1-based; 0 before the first look), which
-    produced ``ranking``; ``x`` holds the board's rows in evaluation order, consumed up to the
-    look (``ranking.n_units`` rows). ``tracker`` carries the score intervals from earlier looks.
+    """The leaderboard JSON at look number ``look`` (1-based; 0 before the first look).
+
+    Parameters
+    ----------
+    spec : BoardSpec
+        The board.
+    ranking : Ranking
+        The ranking that look produced.
+    look : int
+        The look's number.
+    x : numpy.ndarray
+        The board's rows in evaluation order, consumed up to the look (``ranking.n_units`` rows).
+    retired : dict
+        Retired models (name -> details).
+    tracker : ScoreTracker, optional
+        Carries the score intervals from earlier looks.
+
+    Returns
+    -------
+    dict
+        ``models`` (best first: score, score interval, rank interval, tier, status), ``look``,
+        ``certified_pairs``, the guarantees and the settings (see docs/service.md).
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Waudby-Smith, I. and Ramdas, A. (2020). Confidence sequences for sampling without replacement.
+    NeurIPS 33.
+    Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by betting.
+    Journal of the Royal Statistical Society Series B 86(1), 1-27.
+
+    Examples
+    --------
+    After 10 of 20 items (without replacement) the mean over all 20 items lies, whatever the other
+    10 scores are, in ``[s / 20, (s + 10) / 20]`` for a sum ``s`` of 0/1 scores; at so few items the
+    confidence sequence is that interval:
+
+    >>> from rankci.service.spec import make_spec
+    >>> spec = make_spec(benchmark="demo", run="r1", models=["a", "b", "c"],
+    ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
+    >>> import numpy as np
+    >>> scores = (np.random.default_rng(0).random((20, 3)) < [0.9, 0.5, 0.1]).astype(float)
+    >>> x = scores[spec.order]
+    >>> monitor = spec.make_monitor()
+    >>> monitor.update_block(x[:10])
+    10
+    >>> snap = leaderboard_snapshot(spec, monitor.ranking(), 1, x, {})
+    >>> [(m["model"], m["score"], m["score_lower"], m["score_upper"]) for m in snap["models"]]
+    [('a', 0.8, 0.4, 0.9), ('b', 0.5, 0.25, 0.75), ('c', 0.3, 0.15, 0.65)]
+    >>> s = x[:10].sum(axis=0)
+    >>> (s / 10).tolist(), (s / 20).tolist(), ((s + 10) / 20).tolist()
+    ([0.8, 0.5, 0.3], [0.4, 0.25, 0.15], [0.9, 0.75, 0.65])
     """
     t_look = int(ranking.n_units)
     tracker = tracker or ScoreTracker(spec)

@@ -171,6 +171,50 @@ def make_spec(
 
     ``items`` are ids, or mappings ``{"id": ..., "cluster": ...}`` (then ``clusters`` is taken
     from them). ``order_seed`` defaults to a fresh random seed, recorded in the spec.
+
+    Parameters
+    ----------
+    benchmark, run : str
+        Names of the benchmark and of the run (the default id is ``<benchmark>--<run>``).
+    models : sequence of str
+        The models (at least two).
+    items : sequence
+        Item ids, or mappings with ``id`` and ``cluster``.
+    clusters : sequence of str, optional
+        Cluster of each item.
+    board_id : str, optional
+        The board's id.
+    order_seed : int, optional
+        Seed of the evaluation order (:func:`rankci.sequential.replay.evaluation_order`).
+    alpha, sampling, bet, certifier, retire, k, width, look_every
+        The monitor's settings, as for :class:`rankci.sequential.Monitor`.
+    public : bool, default True
+        A private board needs a token to be read.
+    title : str
+        Page title (default ``"<benchmark> · <run>"``).
+
+    Returns
+    -------
+    BoardSpec
+
+    References
+    ----------
+    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+
+    Examples
+    --------
+    >>> from rankci.service.spec import make_spec
+    >>> spec = make_spec(benchmark="demo", run="r1", models=["a", "b", "c"],
+    ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
+    >>> spec.id, spec.n_models, spec.n_items, spec.title
+    ('demo--r1', 3, 20, 'demo · r1')
+    >>> from rankci.sequential.replay import evaluation_order
+    >>> spec.order.tolist() == evaluation_order([f"q{i}" for i in range(20)], 0).tolist()
+    True
+    >>> make_spec(benchmark="demo", run="r1", models=["a"], items=["q0"])
+    Traceback (most recent call last):
+    ...
+    ValueError: ...
     """
     benchmark = _name(benchmark, "benchmark")
     run = _name(run, "run")
