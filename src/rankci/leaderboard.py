@@ -31,10 +31,17 @@ from rankci.data import InsufficientDataError, Scores
 from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import pairwise_tests
 from rankci.io import as_scores
-from rankci.method import MethodSpec
+from rankci.method import RANDOM_TESTS, MethodSpec
 from rankci.ranking import Ranking
 
-__all__ = ["rank", "rank_by_cluster", "ClusterRankings", "informative_clusters", "certify"]
+__all__ = [
+    "ClusterRankings",
+    "certify",
+    "default_reps",
+    "informative_clusters",
+    "rank",
+    "rank_by_cluster",
+]
 
 CLUSTER_UNITS = ("item", "prompt", "observation")
 
@@ -61,7 +68,7 @@ def certify(
     Examples
     --------
     >>> import rankci
-    >>> from rankci.method import MethodSpec
+    >>> from rankci.method import RANDOM_TESTS, MethodSpec
     >>> c = certify(rankci.datasets.load_chembench(), MethodSpec())
     >>> c.coverage, c.n_units
     ('simultaneous', 2788)
@@ -81,8 +88,33 @@ def certify(
             rng=rng,
             **options,
         )
-    pairwise = pairwise_tests(units, spec.test, delta=spec.delta, rng=rng, **spec.test_options)
+    options = dict(spec.test_options)
+    if spec.test in RANDOM_TESTS and "reps" not in options:
+        options["reps"] = default_reps(units.n_models, spec.alpha, spec.coverage)
+    pairwise = pairwise_tests(units, spec.test, delta=spec.delta, rng=rng, **options)
     return certify_holm(pairwise, spec.alpha, spec.coverage, spec.multiplicity)
+
+
+#: Resamples of the bootstrap and permutation tests when none are asked for (at least).
+DEFAULT_REPS = 9999
+
+
+def default_reps(n_models: int, alpha: float, coverage: str = "simultaneous") -> int:
+    """Resamples enough for the smallest p-value, ``1 / (reps + 1)``, to pass Holm's first bar.
+
+    Holm's first threshold is ``alpha / (M (M - 1))`` (simultaneous) or ``alpha / (2 (M - 1))``
+    (marginal); a resampling p-value is at least ``1 / (reps + 1)``, so fewer resamples than
+    ``ceil(K / alpha) - 1`` can certify nothing. The default is the larger of
+    :data:`DEFAULT_REPS` and that minimum, rounded up to end in 9 (so that ``reps + 1`` is round).
+
+    Examples
+    --------
+    >>> default_reps(5, 0.05), default_reps(32, 0.05)
+    (9999, 19839)
+    """
+    family = n_models * (n_models - 1) if coverage == "simultaneous" else 2 * (n_models - 1)
+    needed = int(np.ceil(family / alpha))  # reps + 1 >= K / alpha
+    return max(DEFAULT_REPS, -(-needed // 10) * 10 - 1)
 
 
 def _method_spec(

@@ -59,7 +59,7 @@ def test_small_sample_cluster_interval_uses_t_with_G_minus_1_df(small):
     half = stats.t.ppf(0.975, df=19) * se
     np.testing.assert_allclose(result.upper - result.score, half, rtol=1e-10)
     np.testing.assert_allclose(result.score - result.lower, half, rtol=1e-10)
-    plain = score_intervals(small, "cluster", verdict=False)
+    plain = score_intervals(small, "cluster", small_sample=False, verdict=False)
     oracle0 = pd.read_csv(ORACLES / "small" / "means_cov_cluster_HC0.csv", index_col="model")
     se0 = np.sqrt(np.diag(oracle0[list(result.models)].to_numpy()))
     np.testing.assert_allclose(plain.upper - plain.score, stats.norm.ppf(0.975) * se0, rtol=1e-10)
@@ -230,7 +230,7 @@ def test_clustered_verdict_is_millers_z_from_the_oracle_covariance(small):
     reject = multipletests(special.ndtr(-np.array(z)), alpha=0.05, method="holm")[0]
     names = list(oracle.index)
     expected = {(names[j], names[l]) for (j, l), r in zip(pairs, reject, strict=True) if r}
-    result = score_intervals(small, "cluster", alpha=0.05)
+    result = score_intervals(small, "cluster", alpha=0.05, small_sample=False)
     assert set(result.separated_pairs()) == expected
     assert result.verdict.test == "clustered-z"
 
@@ -246,7 +246,9 @@ def test_overlap_is_more_conservative_than_the_paired_verdict(small):
 
 
 def test_to_dict_follows_the_issue_schema_and_is_json_safe(unbalanced):
-    result = score_intervals(unbalanced, "cluster-bootstrap", reps=200, rng=1, missing="pairwise")
+    result = score_intervals(
+        unbalanced, "cluster-bootstrap", reps=200, rng=1, missing="pairwise", small_sample=False
+    )
     payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert payload["method"] == "cluster-bootstrap" and payload["alpha"] == 0.05
     assert set(payload["models"][0]) >= {"model", "score", "lower", "upper", "se"}

@@ -30,8 +30,10 @@ COMMANDS = {
     # every command (complete), so the old default is given explicitly
     "scores_chembench.json": ["scores", "chembench.parquet", "--seed", "1", "--missing",
                               "pairwise"],
+    # ... and applied no small-sample correction to clustered intervals (now CR2 below 50
+    # clusters), so that old default is given explicitly too
     "scores_mmlu_pro_cluster.json": ["scores", "mmlu_pro.parquet", "--method", "cluster",
-                                     "--missing", "pairwise"],
+                                     "--missing", "pairwise", "--no-small-sample"],
     "omnibus_chembench_anova.json": ["omnibus", "chembench.parquet", "--posthoc"],
     "omnibus_chembench_friedman.json": ["omnibus", "chembench.parquet", "--method", "friedman"],
     "omnibus_mmlu_pro_mixed.json": ["omnibus", "mmlu_pro.parquet", "--method", "mixed"],

@@ -41,7 +41,7 @@ from rankci.analyses.intervals import (
     resampling_options,
 )
 from rankci.data import MISSING, UnitScores
-from rankci.evidence.covariance import small_sample_mode
+from rankci.evidence.covariance import resolve_small_sample
 from rankci.io import read_scores, read_table
 
 __all__ = ["CompositeScores", "composite_scores"]
@@ -245,7 +245,7 @@ def composite_scores(
     alpha: float = 0.05,
     reps: int = 1000,
     rng: int | np.random.Generator | None = None,
-    small_sample: bool | str = False,
+    small_sample: bool | str = "auto",
     missing: str = "complete",
     bounds: tuple[float, float] | None = None,
     verdict: bool = True,
@@ -324,7 +324,8 @@ def composite_scores(
         options.update(resampling_options(reps, rng))
     if codes is not None:
         options.update(
-            n_clusters=int(codes.max() + 1), small_sample=small_sample_mode(small_sample)
+            n_clusters=int(codes.max() + 1),
+            small_sample=resolve_small_sample(small_sample, int(codes.max() + 1)),
         )
 
     def block(k: int) -> dict:

@@ -40,21 +40,31 @@ Journal of Human Resources 50(2), 317-372.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import as_generator, check_alpha, check_choice, check_positive_int, jsonable
+from rankci._base import (
+    RankciWarning,
+    as_generator,
+    check_alpha,
+    check_choice,
+    check_positive_int,
+    jsonable,
+)
 from rankci.analyses.verdicts import paired_verdict
 from rankci.data import MISSING, UNITS, Scores, UnitScores
 from rankci.evidence import bootstrap as boot
 from rankci.evidence.covariance import (
+    FEW_CLUSTERS,
     MeansCovariance,
     centred,
     grouped_residuals,
     means_covariance,
+    resolve_small_sample,
     small_sample_mode,
     unit_clusters,
 )
@@ -107,6 +117,7 @@ def interval_arrays(
         generator = as_generator(generator)
         if method == "cluster-bootstrap":
             codes, compact = np.unique(cluster, return_inverse=True)
+            _check_cluster_bootstrap(len(codes))
             draws = boot.cluster_bootstrap_means(values, compact, len(codes), reps, generator)
         else:
             draws = boot.bootstrap_means(values, reps, generator)
@@ -125,6 +136,24 @@ def interval_arrays(
         "upper": np.where(few, np.nan, upper),
         "n": n.astype(np.int64),
     }
+
+
+def _check_cluster_bootstrap(n_clusters: int) -> None:
+    """Refuse one cluster (every resample is the same: zero width), warn below FEW_CLUSTERS."""
+    if n_clusters < 2:
+        raise ValueError(
+            "the cluster bootstrap needs at least 2 clusters: with one, every resample is that "
+            "cluster and the interval has zero width. Use item units without clustering "
+            "(inference to new questions of this cluster), or add clusters"
+        )
+    if n_clusters < FEW_CLUSTERS:
+        warnings.warn(
+            f"the cluster bootstrap with only {n_clusters} clusters tends to under-cover (0.82 "
+            "with 5 near-equal clusters); method='cluster' with its default small-sample "
+            f"correction (CR2 below {FEW_CLUSTERS} clusters) is safer",
+            RankciWarning,
+            stacklevel=4,
+        )
 
 
 # ---------------------------------------------------------------------- the result
@@ -323,11 +352,17 @@ def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, optio
         f"{1 - alpha:.0%} ({how}); the intervals are marginal, one model at a time. Overlapping "
         "intervals ('indistinguishable') are a conservative screen, not a test."
     )
-    few = options.get("n_clusters", 10**9) < 50
+    few = options.get("n_clusters", 10**9) < FEW_CLUSTERS
     if method == "cluster" and few and options.get("small_sample") == "none":
         text += (
             f" With only {options['n_clusters']} clusters the clustered standard error is biased "
             "down; small_sample='cr2' (or True: G/(G-1) with t on G - 1 df) is recommended."
+        )
+    chosen = options.get("small_sample_rule") and options.get("small_sample") != "none"
+    if method == "cluster" and chosen:
+        text += (
+            f" With {options['n_clusters']} clusters (fewer than {FEW_CLUSTERS}) the interval "
+            "uses the CR2 small-sample correction with Satterthwaite degrees of freedom."
         )
     if method == "cluster-bootstrap" and few:
         text += (
@@ -350,7 +385,7 @@ def score_intervals(
     alpha: float = 0.05,
     reps: int = 1000,
     rng: int | np.random.Generator | None = None,
-    small_sample: bool | str = False,
+    small_sample: bool | str = "auto",
     unit: str = "item",
     missing: str = "complete",
     verdict: bool = True,
@@ -369,12 +404,14 @@ def score_intervals(
         Resamples for the bootstrap methods.
     rng : int, Generator or None
         Seed for the bootstrap methods.
-    small_sample : {False, True, "cadjust", "cr2"}, default False
-        Method ``"cluster"``: ``True``/``"cadjust"`` multiplies the clustered variance by
-        G/(G-1) and uses Student's t with G - 1 df; ``"cr2"`` uses the Bell-McCaffrey
-        bias-reduced variance with Satterthwaite df (best with clusters of unequal sizes).
-        Recommended below about 50 clusters (docs/scores.md). The clustered paired verdict of
-        both cluster methods uses the same correction.
+    small_sample : {"auto", False, True, "cadjust", "cr2"}, default "auto"
+        Method ``"cluster"``: ``"auto"`` takes ``"cr2"`` below 50 clusters and none above
+        (recorded in ``options``, and said in the guarantee); ``True``/``"cadjust"`` multiplies
+        the clustered variance by G/(G-1) and uses Student's t with G - 1 df; ``"cr2"`` uses the
+        Bell-McCaffrey bias-reduced variance with Satterthwaite df (best with clusters of
+        unequal sizes); ``False`` the plain HC0 form (under-covers with few clusters). The
+        clustered paired verdict of both cluster methods uses the same correction. One cluster
+        is refused by both cluster methods.
     unit : {"item", "observation", "cluster", "prompt"}
         Units of analysis; the cluster methods need item or observation units.
     missing : {"complete", "pairwise"}, default "complete"
@@ -441,8 +478,9 @@ def _options(method, reps, rng, small_sample, cluster) -> dict:
         options.update(resampling_options(reps, rng))
     if method in CLUSTER_METHODS:
         options["n_clusters"] = int(np.unique(cluster).size)
-    if method in CLUSTER_METHODS:
-        options["small_sample"] = small_sample_mode(small_sample)
+        options["small_sample"] = resolve_small_sample(small_sample, options["n_clusters"])
+        if small_sample_mode(small_sample) == "auto":
+            options["small_sample_rule"] = f"auto: cr2 below {FEW_CLUSTERS} clusters"
     return options
 
 

@@ -14,7 +14,7 @@ from scipy import special
 
 from rankci.certify.holm import reject
 from rankci.data import UnitScores
-from rankci.evidence.covariance import grouped_residuals, small_sample_mode
+from rankci.evidence.covariance import grouped_residuals
 from rankci.evidence.pairwise import Pairwise, pairwise_tests
 from rankci.ranking import transitive_closure
 
@@ -22,7 +22,7 @@ __all__ = ["clustered_pairwise", "paired_verdict"]
 
 
 def clustered_pairwise(
-    units: UnitScores, cluster: np.ndarray, small_sample: bool | str = False
+    units: UnitScores, cluster: np.ndarray, small_sample: bool | str = "auto"
 ) -> Pairwise:
     """Miller's clustered paired test of every ordered pair (Eq. 8), as a :class:`Pairwise`.
 
@@ -38,8 +38,9 @@ def clustered_pairwise(
         Units x models scores.
     cluster : numpy.ndarray
         Cluster code of each unit.
-    small_sample : bool or str, default False
-        ``False``/``"none"``, ``True``/``"cadjust"`` or ``"cr2"``.
+    small_sample : bool or str, default "auto"
+        ``"auto"`` (CR2 below 50 clusters, else none: :func:`rankci.evidence.covariance.
+        resolve_small_sample`), ``False``/``"none"``, ``True``/``"cadjust"`` or ``"cr2"``.
 
     Returns
     -------
@@ -63,7 +64,7 @@ def clustered_pairwise(
     >>> x = (np.random.default_rng(0).random((40, 3)) < [0.9, 0.6, 0.3]).astype(float)
     >>> units = rankci.Scores.from_matrix(x).units("item", missing="complete")
     >>> cluster = np.repeat(np.arange(8), 5)
-    >>> pairwise = clustered_pairwise(units, cluster)
+    >>> pairwise = clustered_pairwise(units, cluster, small_sample=False)  # plain HC0
     >>> z, p = pairwise.statistic[1, 2], pairwise.pvalue[1, 2]
     >>> pairwise.test, round(float(z), 4), round(float(p), 6)
     ('clustered-z', 1.6112, 0.053566)
@@ -89,6 +90,7 @@ def clustered_pairwise(
     pvalue = np.where(
         finite_df, special.stdtr(np.where(finite_df, df, 1.0), -stat), special.ndtr(-stat)
     )
+    pvalue = np.where(zero, 1.0, pvalue)  # a zero variance across clusters is no evidence
     finite = np.isfinite(units.values)
     if finite.all():
         shared = np.full(estimate.shape, units.n_units, dtype=np.int64)
@@ -96,7 +98,7 @@ def clustered_pairwise(
         shared = (finite.T.astype(float) @ finite.astype(float)).round().astype(np.int64)
     for matrix in (estimate, stat, pvalue):
         np.fill_diagonal(matrix, np.nan)
-    mode = small_sample_mode(small_sample)
+    mode = grouped.mode
     return Pairwise(
         models=units.models,
         test="clustered-z" if mode == "none" else "clustered-t",
@@ -120,7 +122,7 @@ def paired_verdict(
     units: UnitScores,
     alpha: float,
     cluster: np.ndarray | None = None,
-    small_sample: bool | str = False,
+    small_sample: bool | str = "auto",
 ) -> tuple[Pairwise, np.ndarray, dict]:
     """Paired evidence, the certified pairs (Holm over all ordered pairs, closed) and a summary.
 
@@ -137,8 +139,8 @@ def paired_verdict(
         Family-wise error rate.
     cluster : numpy.ndarray, optional
         Cluster code of each unit (clustered tests).
-    small_sample : bool or str, default False
-        Small-sample correction of the clustered tests.
+    small_sample : bool or str, default "auto"
+        Small-sample correction of the clustered tests (see :func:`clustered_pairwise`).
 
     Returns
     -------

@@ -67,7 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     method.add_argument("--missing", default="complete", choices=("complete", "pairwise"))
     method.add_argument("--multiplicity", default="holm", choices=PROCEDURES)
     method.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
-    method.add_argument("--seed", type=int, help="seed for the bootstrap and permutation tests")
+    method.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for the bootstrap and permutation tests (default 0; recorded in the output)",
+    )
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 

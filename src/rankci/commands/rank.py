@@ -96,9 +96,18 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._Argumen
         "statistics: tighter, asymptotic; test t only)",
     )
     group.add_argument(
-        "--seed", type=int, help="seed for the bootstrap and permutation tests and the max-t draws"
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for the bootstrap and permutation tests and the max-t draws (default 0; "
+        "recorded in the output)",
     )
-    group.add_argument("--reps", type=int, default=9999, help="resamples (bootstrap, permutation)")
+    group.add_argument(
+        "--reps",
+        type=int,
+        help="resamples (bootstrap, permutation); default 9999, or more where the board needs "
+        "them to reach Holm's first threshold",
+    )
     group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
     maxt = parser.add_argument_group("max-t (with --multiplicity max-t)")
     maxt.add_argument(
@@ -135,7 +144,7 @@ def test_options(args: argparse.Namespace) -> dict:
             "stepdown": not args.single_step,
         }
     if args.test in ("bootstrap", "permutation"):
-        return {"reps": args.reps}
+        return {} if args.reps is None else {"reps": args.reps}
     if args.test == "yuen":
         return {"trim": args.trim}
     return {}

@@ -49,19 +49,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="interval method (default: bootstrap, the percentile bootstrap)",
     )
     group.add_argument("--reps", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    group.add_argument("--seed", type=int, help="seed for the bootstrap methods")
-    add_alpha_argument(group, "each interval covers")
     group.add_argument(
-        "--small-sample",
-        action="store_true",
-        help="cluster methods: multiply the clustered variance by G/(G-1) and use "
-        "Student's t with G-1 df (recommended below ~50 clusters)",
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for the bootstrap methods (default 0, as rankci report, so both agree)",
     )
-    group.add_argument(
+    add_alpha_argument(group, "each interval covers")
+    correction = group.add_mutually_exclusive_group()
+    correction.add_argument(
+        "--small-sample",
+        dest="small_sample",
+        action="store_const",
+        const="cadjust",
+        default="auto",
+        help="cluster methods: multiply the clustered variance by G/(G-1) and use Student's t "
+        "with G-1 df. Default: CR2 below 50 clusters, none above",
+    )
+    correction.add_argument(
         "--cr2",
-        action="store_true",
-        help="cluster methods: the Bell-McCaffrey (CR2) small-sample correction "
-        "with Satterthwaite df instead; best when cluster sizes differ",
+        dest="small_sample",
+        action="store_const",
+        const="cr2",
+        help="cluster methods: the Bell-McCaffrey (CR2) correction with Satterthwaite df, at any "
+        "number of clusters; best when cluster sizes differ",
+    )
+    correction.add_argument(
+        "--no-small-sample",
+        dest="small_sample",
+        action="store_const",
+        const="none",
+        help="cluster methods: the plain clustered variance with normal quantiles (under-covers "
+        "with few clusters)",
     )
     group.add_argument(
         "--by-cluster",
@@ -97,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         missing=args.missing,
         verdict=not args.no_verdict,
     )
-    small_sample = "cr2" if args.cr2 else ("cadjust" if args.small_sample else False)
+    small_sample = args.small_sample
     result = score_intervals(scores, args.method, small_sample=small_sample, **common)
     by_cluster = subscores(scores, args.method, **common) if args.by_cluster else None
     emit(render(result, by_cluster, args.format, args), args)
