@@ -7,6 +7,7 @@ way (scikit-learn's ``check_*`` functions are the model).
 from __future__ import annotations
 
 import math
+import secrets
 import warnings
 from collections.abc import Iterable
 from numbers import Integral, Real
@@ -49,6 +50,43 @@ def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def fresh_seed() -> int:
+    """A new 64-bit seed from the operating system's entropy.
+
+    Used when a method that draws random numbers is given no seed: the draws are as random as
+    before, and the seed is recorded, so the result can be reproduced.
+
+    Examples
+    --------
+    >>> 0 <= fresh_seed() < 2**64
+    True
+    """
+    return secrets.randbits(64)
+
+
+def seeded_generator(rng: object) -> tuple[int | None, np.random.Generator]:
+    """The seed to record and the Generator to draw from, for an ``rng`` argument.
+
+    An int is its own seed; None draws a fresh seed (:func:`fresh_seed`), recorded so that the
+    result can be reproduced; a Generator is used as it is, with no seed to record.
+
+    Examples
+    --------
+    >>> seed, generator = seeded_generator(7)
+    >>> seed, float(generator.random()) == float(as_generator(7).random())
+    (7, True)
+    >>> seeded_generator(None)[0] is not None
+    True
+    """
+    import numpy as np
+
+    if rng is None:
+        rng = fresh_seed()
+    generator = as_generator(rng)
+    seed = None if isinstance(rng, np.random.Generator) else int(rng)
+    return seed, generator
 
 
 def as_generator(rng: object) -> np.random.Generator:

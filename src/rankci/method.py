@@ -35,14 +35,19 @@ True
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Integral
 from types import MappingProxyType
 from typing import Any
 
-from rankci._base import check_alpha, check_choice, check_nonnegative, check_positive_int
+from rankci._base import (
+    check_alpha,
+    check_choice,
+    check_nonnegative,
+    check_positive_int,
+    fresh_seed,
+)
 
 __all__ = [
     "COVARIANCES",
@@ -100,20 +105,6 @@ UNIT_SCOPE: Mapping[str, str] = MappingProxyType(
         "prompt": "new prompt variants like these",
     }
 )
-
-
-def fresh_seed() -> int:
-    """A new 64-bit seed from the operating system's entropy.
-
-    Used when a method that draws random numbers is given no seed: the draws are as random as
-    before, and the seed is recorded, so the result can be reproduced.
-
-    Examples
-    --------
-    >>> 0 <= fresh_seed() < 2**64
-    True
-    """
-    return secrets.randbits(64)
 
 
 def _frozen(options: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:

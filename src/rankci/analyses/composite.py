@@ -31,7 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankci._base import as_generator, check_alpha, check_choice, check_positive_int, jsonable
+from rankci._base import (
+    check_alpha,
+    check_choice,
+    check_positive_int,
+    jsonable,
+    seeded_generator,
+)
 from rankci.analyses.intervals import (
     CLUSTER_METHODS,
     METHODS,
@@ -296,7 +302,7 @@ def composite_scores(
     alpha = check_alpha(alpha)
     check_choice("missing", missing, MISSING)
     reps = check_positive_int(reps, "reps", minimum=2)
-    generator = as_generator(rng)
+    seed, generator = seeded_generator(rng)
     columns = {"model": model, "item": item, "score": score, "cluster": cluster}
     per_dim = _per_dimension(_frame(data), dimensions, dimension, columns, bounds)
     names = list(per_dim)
@@ -321,7 +327,7 @@ def composite_scores(
     )
     options: dict = {"weights": w}
     if method in ("bootstrap", "bca", "cluster-bootstrap"):
-        options.update(resampling_options(reps, rng))
+        options.update(resampling_options(reps, seed))
     if codes is not None:
         options.update(
             n_clusters=int(codes.max() + 1),

@@ -54,6 +54,7 @@ from rankci._base import (
     check_choice,
     check_positive_int,
     jsonable,
+    seeded_generator,
 )
 from rankci.analyses.verdicts import paired_verdict
 from rankci.data import MISSING, UNITS, Scores, UnitScores
@@ -403,7 +404,8 @@ def score_intervals(
     reps : int, default 1000
         Resamples for the bootstrap methods.
     rng : int, Generator or None
-        Seed for the bootstrap methods.
+        Seed for the bootstrap methods; with None a fresh seed is drawn and recorded in
+        ``options["seed"]``.
     small_sample : {"auto", False, True, "cadjust", "cr2"}, default "auto"
         Method ``"cluster"``: ``"auto"`` takes ``"cr2"`` below 50 clusters and none above
         (recorded in ``options``, and said in the guarantee); ``True``/``"cadjust"`` multiplies
@@ -450,7 +452,7 @@ def score_intervals(
     check_choice("missing", missing, MISSING)
     reps = check_positive_int(reps, "reps", minimum=2)
     small_sample = small_sample_mode(small_sample)
-    generator = as_generator(rng)
+    seed, generator = seeded_generator(rng)
     units = scores.units(unit, missing)
     clustered = method in CLUSTER_METHODS
     cluster = unit_clusters(scores, units) if clustered else None
@@ -463,19 +465,20 @@ def score_intervals(
         cluster=cluster,
         small_sample=small_sample,
     )
-    options = _options(method, reps, rng, small_sample, cluster)
+    options = _options(method, reps, seed, small_sample, cluster)
     return build_intervals(units, arrays, method, alpha, options, verdict, cluster, small_sample)
 
 
-def resampling_options(reps: int, rng) -> dict:
-    """``{"reps": ..., "seed": ...}`` for a result's options (seed None unless an int was given)."""
-    return {"reps": int(reps), "seed": int(rng) if isinstance(rng, (int, np.integer)) else None}
+def resampling_options(reps: int, seed: int | None) -> dict:
+    """``{"reps": ..., "seed": ...}`` for a result's options: the seed used (None for a Generator).
+    """
+    return {"reps": int(reps), "seed": seed}
 
 
-def _options(method, reps, rng, small_sample, cluster) -> dict:
+def _options(method, reps, seed, small_sample, cluster) -> dict:
     options: dict = {}
     if method in ("bootstrap", "bca", "cluster-bootstrap"):
-        options.update(resampling_options(reps, rng))
+        options.update(resampling_options(reps, seed))
     if method in CLUSTER_METHODS:
         options["n_clusters"] = int(np.unique(cluster).size)
         options["small_sample"] = resolve_small_sample(small_sample, options["n_clusters"])

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rankci._base import as_generator, check_alpha, check_choice, check_positive_int, jsonable
+from rankci._base import (
+    check_alpha,
+    check_choice,
+    check_positive_int,
+    jsonable,
+    seeded_generator,
+)
 from rankci.analyses.intervals import (
     METHODS,
     ScoreIntervals,
@@ -159,14 +165,14 @@ def subscores(
         raise ValueError(
             "per-cluster subscores need a cluster column (subject, category, task, ...)"
         )
-    generator = as_generator(rng)
+    seed, generator = seeded_generator(rng)
     within = WITHIN_CLUSTER[method]
     units = scores.units(unit, missing)
     codes = unit_clusters(scores, units)
     labels = np.asarray(units.labels, dtype=object)
     options: dict = {}
     if within in ("bootstrap", "bca"):
-        options = resampling_options(reps, rng)
+        options = resampling_options(reps, seed)
     results: dict[str, ScoreIntervals] = {}
     for code in np.unique(codes):
         rows = codes == code

@@ -315,6 +315,10 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\bmissing='(\w+)'"), r"--missing \1"),
     (re.compile(r"\bunit='(\w+)'"), r"--unit \1"),
     (re.compile(r"\bmultiplicity='([\w-]+)'"), r"--multiplicity \1"),
+    (re.compile(r"\btest='([\w-]+)'"), r"--test \1"),
+    (re.compile(r"\bor overall=False"), "or --no-overall"),
+    (re.compile(r"\bsmall_sample='cr2'"), "--cr2"),
+    (re.compile(r"\bmethod='([\w-]+)'"), r"--method \1"),
 )
 
 
