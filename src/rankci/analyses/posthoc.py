@@ -31,6 +31,34 @@ def tukey_pvalues(t: np.ndarray, n_means: int, df: np.ndarray | float) -> np.nda
 
     Exact only for k equally precise, independent means with a common pooled variance (balanced
     designs with i.i.d. errors); an approximation for mixed-model contrasts.
+
+    Parameters
+    ----------
+    t : array_like
+        t statistics of pairwise contrasts (any shape).
+    n_means : int
+        The number k of means compared.
+    df : array_like or float
+        Degrees of freedom of each t (broadcast against ``t``).
+
+    Returns
+    -------
+    ndarray
+        Adjusted p-values, the shape of ``t`` (NaN when fewer than 2 means).
+
+    References
+    ----------
+    Tukey, J. W. (1953). The problem of multiple comparisons. Unpublished manuscript, Princeton.
+    Lenth, R. V. (2016). Least-squares means: the R package lsmeans. Journal of Statistical
+    Software 69(1), 1-33.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> p = tukey_pvalues(np.array([3.0]), 4, 20.0)
+    >>> round(float(p[0]), 6), round(float(stats.studentized_range.sf(np.sqrt(2) * 3, 4, 20)), 6)
+    (0.032932, 0.032932)
     """
     t = np.asarray(t, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)

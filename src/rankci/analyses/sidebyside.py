@@ -117,6 +117,31 @@ def mean_covariances(
     Returns ``(means, naive, paired, clustered)``; ``clustered`` is None without clusters.
     Each covariance is a sandwich estimator of ``Cov(x)`` with a different independence unit
     (row, item, cluster), from one matrix product over the items x models residuals.
+
+    Parameters
+    ----------
+    scores : Scores
+    cluster_adjust : bool, default True
+        The G/(G - 1) factor on the clustered covariance.
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray, ndarray or None)
+        Means (M,), and the naive (diagonal), paired and clustered M x M covariances.
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640 (Sections 3-4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> x = np.array([[1, 0], [1, 1], [0, 0], [1, 0]])
+    >>> means, naive, paired, clustered = mean_covariances(Scores.from_matrix(x))
+    >>> paired.round(6).tolist(), clustered is None  # sum_i e_i e_i' / n^2 by hand: 0.046875 ...
+    ([[0.046875, 0.015625], [0.015625, 0.046875]], True)
     """
     units = scores.units("item", "pairwise")
     means, paired, _, _ = covariance_of_means(units.values)

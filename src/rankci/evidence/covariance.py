@@ -227,6 +227,39 @@ def grouped_residuals(
     freedom under a working independence model (Imbens and Kolesar 2016) are
     ``(tr K)^2 / tr K^2`` with ``K = diag(a) - b b'/n``, ``a_g = w_g n_g``, ``b_g^2 = w_g n_g^2``,
     ``w_g = 1 / (1 - n_g/n)``. Without clusters CR2 gives ``s^2/n`` with n - 1 df.
+
+    Parameters
+    ----------
+    values : ndarray (units, models)
+        NaN where a model has no score.
+    cluster : array_like, optional
+        Each unit's cluster label; None: every unit its own group.
+    small_sample : {"auto", False, True, "cadjust", "cr2"}, default False
+        See :func:`resolve_small_sample`.
+
+    Returns
+    -------
+    GroupedResiduals
+
+    Raises
+    ------
+    ValueError
+        With ``cluster`` and fewer than 2 clusters.
+
+    References
+    ----------
+    Bell, R. M. and McCaffrey, D. F. (2002). Bias reduction in standard errors for linear
+    regression with multi-stage samples. Survey Methodology 28(2), 169-181.
+    Imbens, G. W. and Kolesar, M. (2016). Robust standard errors in small samples: some practical
+    advice. Review of Economics and Statistics 98(4), 701-712.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
+    >>> g = grouped_residuals(x, cluster=[0, 0, 1, 1])
+    >>> g.n_groups, g.covariance().round(6).tolist()  # cluster sums of e, by hand: 0.03125
+    (2, [[0.03125, 0.03125], [0.03125, 0.03125]])
     """
     mean, residuals, n = centred(values)
     if cluster is None:
@@ -271,7 +304,32 @@ def grouped_residuals(
 def covariance_of_means(
     values: np.ndarray, cluster: np.ndarray | None = None, small_sample: object = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(means, sandwich covariance of the means, counts, G) of a units x models matrix."""
+    """(means, sandwich covariance of the means, counts, G) of a units x models matrix.
+
+    Parameters
+    ----------
+    values : ndarray (units, models)
+    cluster : array_like, optional
+    small_sample : {"auto", False, True, "cadjust", "cr2"}, default False
+        As :func:`grouped_residuals`.
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray, int)
+
+    References
+    ----------
+    Zeileis, A., Koell, S. and Graham, N. (2020). Various versatile variances: an object-oriented
+    implementation of clustered covariances in R. Journal of Statistical Software 95(1), 1-36.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mean, cov, n, g = covariance_of_means(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0],
+    ...                                                 [1.0, 0.0]]))
+    >>> mean.tolist(), cov.round(6).tolist(), g
+    ([0.75, 0.25], [[0.046875, 0.015625], [0.015625, 0.046875]], 4)
+    """
     grouped = grouped_residuals(values, cluster, small_sample)
     return grouped.mean, grouped.covariance(), grouped.n, grouped.n_groups
 
@@ -344,6 +402,30 @@ def units_covariance(
 
     With ``groups=None`` every unit is independent (``kind="item"``); otherwise units sharing a
     label may be dependent (``kind="cluster"``, cluster-robust).
+
+    Parameters
+    ----------
+    units : UnitScores
+    groups : array_like, optional
+        A cluster label per unit.
+    small_sample : {"auto", False, True, "cadjust", "cr2"}, default False
+
+    Returns
+    -------
+    MeansCovariance
+
+    References
+    ----------
+    Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+    evaluations. arXiv:2411.00640 (Eq. 4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankci import Scores
+    >>> units = Scores.from_matrix(np.array([[1, 0], [1, 1], [0, 0], [1, 0]])).units()
+    >>> units_covariance(units, groups=[0, 0, 1, 1]).n_groups
+    2
     """
     if not isinstance(units, UnitScores):
         raise ValueError(f"expected UnitScores (Scores.units(...)), got {type(units).__name__}")
