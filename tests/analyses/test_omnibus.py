@@ -246,3 +246,21 @@ def test_bad_input_is_a_clear_error():
         friedman(rankci.Scores.from_matrix(np.array([[1.0, 0.0]])))
     with pytest.raises(ValueError, match="alpha"):
         tukey_hsd(load("small"), alpha=1.5)
+
+
+def test_an_undefined_mauchly_test_says_why(tmp_path, capsys):
+    from rankci.cli import main
+
+    # 3 items, 4 models: the error df (2) does not exceed the 3 contrasts
+    x = np.array([[1, 0, 0.5, 1], [0, 1, 0.5, 0], [1, 1, 0.0, 1.0]])
+    result = rankci.rm_anova(rankci.Scores.from_matrix(x))
+    assert np.isnan(result.mauchly_w)
+    assert "needs more items than models - 1" in result.notes["mauchly"]
+    assert result.to_dict()["notes"] == result.notes
+    frame = pd.DataFrame(
+        [{"model": f"m{j}", "item": f"q{i}", "score": x[i, j]} for i in range(3) for j in range(4)]
+    )
+    path = tmp_path / "s.csv"
+    frame.to_csv(path, index=False)
+    assert main(["omnibus", str(path)]) == 0
+    assert "Mauchly W: n/a (Mauchly's test is not defined here" in capsys.readouterr().out

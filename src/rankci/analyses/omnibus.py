@@ -124,6 +124,7 @@ class RMAnova:
     p_hf: float
     n_items: int
     excluded: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
 
     @property
     def n_models(self) -> int:
@@ -176,6 +177,8 @@ class RMAnova:
         means = zip(self.models, self.means, strict=True)
         out["means"] = [{"model": m, "mean": x} for m, x in means]
         out["excluded"] = self.excluded
+        if self.notes:
+            out["notes"] = self.notes
         return jsonable(out)
 
     def __repr__(self) -> str:
@@ -265,6 +268,15 @@ def rm_anova(data: Data) -> RMAnova:
         p_hf = float(stats.f.sf(f_value, df_num * hf_used, df_den * hf_used))
 
     w, chi2, mdf, mp = _mauchly(t_mat, error_df)
+    notes = {}
+    if not np.isfinite(w):
+        notes["mauchly"] = (
+            f"Mauchly's test is not defined here: it needs more items than models - 1 (an error "
+            f"df of {error_df} against {p_dim} contrasts)"
+            if error_df <= p_dim
+            else "Mauchly's test is not defined here: the covariance of the model contrasts is "
+            "singular (some differences between models are constant or collinear)"
+        ) + "; the Greenhouse-Geisser and Huynh-Feldt corrections do not need it"
     total = ss_model + ss_items + ss_error
     return RMAnova(
         models=units.models,
@@ -288,6 +300,7 @@ def rm_anova(data: Data) -> RMAnova:
         p_hf=p_hf,
         n_items=n,
         excluded=dict(units.excluded),
+        notes=notes,
     )
 
 
@@ -355,6 +368,7 @@ class Friedman:
     ties: float
     n_items: int
     excluded: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
 
     @property
     def n_models(self) -> int:

@@ -151,8 +151,12 @@ def _anova_text(r, prompts: bool) -> str:
         f"F({r.df_num:g}, {r.df_den:g}) = {r.F:.4f}, p {_p(r.p)}",
         f"Greenhouse-Geisser epsilon = {r.gg_epsilon:.4f}, p {_p(r.p_gg)}; "
         f"Huynh-Feldt epsilon = {r.hf_epsilon:.4f}, p {_p(r.p_hf)}",
-        f"Mauchly W = {r.mauchly_w:.4f}, p {_p(r.mauchly_p)}; "
-        f"partial eta^2 = {r.eta2_partial:.4f}, generalized eta^2 = {r.eta2_generalized:.4f}",
+        (
+            f"Mauchly W = {r.mauchly_w:.4f}, p {_p(r.mauchly_p)}; "
+            if "mauchly" not in r.notes
+            else f"Mauchly W: n/a ({r.notes['mauchly']}); "
+        )
+        + f"partial eta^2 = {r.eta2_partial:.4f}, generalized eta^2 = {r.eta2_generalized:.4f}",
         "",
         text_table(r.to_frame(), ".6g"),
         "",
