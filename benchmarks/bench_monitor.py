@@ -1,8 +1,11 @@
-"""Speed and memory of the anytime-valid monitor (issue 3).
+"""Speed and memory of the anytime-valid monitor (issues 3 and 18).
 
-Targets: <= 10 us per streamed item for 20 models; the 395 models x 14,042 items replay with the
-shortcut at every 1 % in <= 60 s (synthetic data of that shape); exact certification at M = 8 in
-<= 5 ms per look after <= 1 s of set-up; memory under 4 GiB throughout.
+Targets: <= 10 us per streamed item for 20 models (single items are buffered until something
+reads the state); the 395 models x 14,042 items replay with the shortcut at every 1 % in <= 5 s
+(synthetic data of that shape; settled pairs frozen, ``freeze="auto"``); 300 x 3,000 at >= 10x the
+plain per-item loop of ``benchmarks/monitor_baseline.py`` in the same run, with the same rank
+intervals at every look; exact certification at M = 8 in <= 5 ms per look after <= 1 s of set-up;
+memory under 4 GiB throughout.
 
 Cases (each runs in its own subprocess, so that its peak resident memory is its own):
 
@@ -14,6 +17,12 @@ Cases (each runs in its own subprocess, so that its peak resident memory is its 
 * ``exact``   - M = 8: building the table of 545,835 weak orders (cold), a look with every order
   alive (the worst case), and the looks of a 5,000-item run with a look every 10 items.
 * ``ilp``     - M = 20: integer-program looks of a 3,000-item run with a look every 100 items.
+* ``baseline`` - 300 models x 3,000 items, a look every 1 %: the plain NumPy per-item loop
+  (``monitor_baseline.baseline_replay``) against ``replay`` with frozen pairs (the default above
+  8 models) and in the exact mode (``freeze=False``), with the number of looks whose rank
+  intervals are identical to the baseline's.
+* ``auto``    - time per look of the integer program and of the shortcut for M = 10 ... 30
+  (3,000 items, a look every 30), the measurement behind ``auto``'s rule.
 
 Run: ``python benchmarks/bench_monitor.py [--repeat 3] [--case stream]``. Times are the best of
 ``--repeat`` runs (the machine may be shared with other work).
@@ -33,7 +42,7 @@ import time
 import numpy as np
 from scipy import special
 
-CASES = ("stream", "replay", "exact", "ilp")
+CASES = ("stream", "replay", "exact", "ilp", "baseline", "auto")
 
 
 def best(fn, repeat):
@@ -109,12 +118,81 @@ def case_replay(repeat):
 
     seconds = best(once, repeat)
     run = runs[-1]
+    start = time.perf_counter()
+    plain = replay(scores, certifier="shortcut", look_every="1%", freeze=False)
+    unfrozen = time.perf_counter() - start
+    same = sum(
+        (a["lower"], a["upper"]) == (b["lower"], b["upper"]) for a, b in zip(run.looks, plain.looks)
+    )
     return {
         "Scores.from_matrix (5.5 M cells)": f"{build:.1f} s",
-        "replay, shortcut, look every 1 %": f"{seconds:.1f} s",
+        "replay, shortcut, look every 1 %, settled pairs frozen": f"{seconds:.2f} s",
+        "the same, freeze=False (every wealth updated; one run)": f"{unfrozen:.1f} s",
         "looks": len(run.looks),
+        "looks with the same rank intervals frozen / unfrozen": f"{same} of {len(run.looks)}",
         "certified pairs at the end": f"{run.looks[-1]['n_certified']} of {395 * 394}",
     }
+
+
+def case_baseline(repeat):
+    import rankci
+    from rankci.sequential import replay
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import monitor_baseline as mb
+
+    x = mb.binary_matrix(3000, 300, seed=300)
+    scores = rankci.Scores.from_matrix(x)
+    replay(rankci.Scores.from_matrix(x[:60, :12]))  # imports and caches outside the timings
+    start = time.perf_counter()
+    base = mb.baseline_replay(x)
+    t_base = time.perf_counter() - start
+    out = {"plain NumPy per-item loop (baseline)": f"{t_base:.2f} s"}
+    theirs = [(r["t"], r["lower"], r["upper"]) for r in base["look_records"]]
+    for label, freeze in (("frozen pairs (default)", True), ("exact mode, freeze=False", False)):
+        runs = []
+
+        def once(freeze=freeze, runs=runs):
+            runs.append(replay(scores, freeze=freeze))
+
+        seconds = best(once, repeat)
+        ours = [(r["t"], r["lower"], r["upper"]) for r in runs[-1].looks]
+        same = sum(a == b for a, b in zip(ours, theirs))
+        out[f"rankci replay, {label}"] = (
+            f"{seconds:.2f} s ({t_base / seconds:.1f}x the baseline; rank intervals identical "
+            f"at {same} of {len(theirs)} looks)"
+        )
+    return out
+
+
+def case_auto(repeat):
+    import warnings
+
+    from rankci.ranking import transitive_closure
+    from rankci.sequential import PairWealth, make_certifier
+
+    warnings.simplefilter("ignore")
+    out = {}
+    for m in (10, 12, 16, 20, 24, 30):
+        x = binary_matrix(3000, m, 4, spread=0.5)
+        for name in ("ilp", "shortcut"):
+            wealth = PairWealth(m, sampling="finite", n_items=3000)
+            certifier = make_certifier(name, m, 0.05)
+            known = np.zeros((m, m), dtype=bool)
+            times = []
+            for start_item in range(0, 3000, 30):
+                wealth.update(x[start_item : start_item + 30])
+                lw = wealth.log_wealth()
+                t0 = time.perf_counter()
+                known = certifier.look(lw, known)
+                times.append(time.perf_counter() - t0)
+            closed = transitive_closure(known)
+            width = float(np.mean((m - closed.sum(axis=1)) - (1 + closed.sum(axis=0))))
+            out[f"M = {m}, {name}"] = (
+                f"mean {np.mean(times) * 1e3:.1f} ms, max {np.max(times) * 1e3:.0f} ms per look; "
+                f"final mean width {width:.2f}"
+            )
+    return out
 
 
 def case_exact(repeat):

@@ -12,6 +12,13 @@ Targets: >= 5,000 scores/s ingested with SQLite; leaderboard reads under 100 ms 
 
 Run: ``python benchmarks/bench_service.py [--repeat 3] [--postgres postgresql://...]``; with
 ``--rate 5000`` the posts are paced at the target rate, to see read latency under that load.
+
+``--flood``: instead, 60 concurrent clients (``--flood-clients``) in another process post scores
+with a wrong token for ``--flood-seconds`` seconds, while a valid reader in this process reads a
+public board's leaderboard back to back and, in another thread, a valid writer (from 127.0.0.2,
+so not behind the flood's rate limit) posts single scores; reported: the reader's and writer's
+p50 / p99 / max and the flood's answers by status (target: reader p99 under 100 ms). Loopback
+only, bounded in time.
 Reported: best and median sustained scores/s over the repeats, read latencies (p50/p99/max)
 during and after ingestion, the server's peak resident memory, restart time.
 """
@@ -198,6 +205,124 @@ def one_run(args, n_models, n_items, folder: Path, seed: int) -> dict:
     }
 
 
+_FLOOD = """
+import http.client, json, sys, threading, time
+port, board, seconds, n = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+stop = time.monotonic() + seconds
+counts, lock = {}, threading.Lock()
+def flood():
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = json.dumps({"model": "model-00", "item": "item-00000", "score": 1.0})
+    headers = {"Authorization": "Bearer rkci_" + "w" * 43, "Content-Type": "application/json"}
+    while time.monotonic() < stop:
+        try:
+            conn.request("POST", f"/api/boards/{board}/scores", body=body, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            with lock:
+                counts[response.status] = counts.get(response.status, 0) + 1
+        except OSError:
+            conn.close()
+threads = [threading.Thread(target=flood) for _ in range(n)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(json.dumps(counts))
+"""
+
+
+def flood_run(args, folder: Path) -> dict:
+    """A wrong-token flood against one server; a valid reader and writer measured meanwhile."""
+    port = free_port()
+    db = args.postgres or str(folder / "flood.sqlite")
+    server = start_server(db, port, folder / "server.log")
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        items = [f"item-{i:05d}" for i in range(2000)]
+        spec = {
+            "benchmark": "flood",
+            "run": f"run-{time.time_ns()}",
+            "models": [f"model-{j:02d}" for j in range(10)],
+            "items": items,
+            "look_every": 50,
+        }
+        created = json.loads(request(conn, "POST", "/api/boards", json.dumps(spec).encode()))
+        board, token = created["board"]["id"], created["write_token"]
+        path = f"/api/boards/{board}/leaderboard"
+        flood = subprocess.Popen(
+            [sys.executable, "-c", _FLOOD, str(port), board, str(args.flood_seconds)]
+            + [str(args.flood_clients)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        reads, writes = [], []
+        try:
+            time.sleep(1.0)  # the flood is under way
+            stop = time.monotonic() + max(args.flood_seconds - 2.0, 1.0)
+
+            def read_all():
+                while time.monotonic() < stop:
+                    t0 = time.perf_counter()
+                    request(conn, "GET", path)
+                    reads.append(time.perf_counter() - t0)
+
+            def write_all():
+                writer = http.client.HTTPConnection(
+                    "127.0.0.1", port, timeout=60, source_address=("127.0.0.2", 0)
+                )
+                n = 0
+                while time.monotonic() < stop:
+                    cell = {"model": f"model-{n % 10:02d}", "item": items[n // 10], "score": 1.0}
+                    t0 = time.perf_counter()
+                    request(writer, "POST", f"/api/boards/{board}/scores", json.dumps(cell), token)
+                    writes.append(time.perf_counter() - t0)
+                    n += 1
+                writer.close()
+
+            threads = [threading.Thread(target=read_all), threading.Thread(target=write_all)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            out, _ = flood.communicate(timeout=args.flood_seconds + 60)
+        finally:
+            if flood.poll() is None:
+                flood.kill()
+                flood.wait(10)
+        conn.close()
+    finally:
+        server.terminate()
+        server.wait(30)
+    counts = {int(k): v for k, v in json.loads(out).items()}
+    return {"reads": reads, "writes": writes, "counts": counts}
+
+
+def report_flood(args, runs) -> None:
+    reads = [t for r in runs for t in r["reads"]]
+    writes = [t for r in runs for t in r["writes"]]
+    counts: dict[int, int] = {}
+    for r in runs:
+        for k, v in r["counts"].items():
+            counts[k] = counts.get(k, 0) + v
+    rate = sum(counts.values()) / (len(runs) * args.flood_seconds)
+    backend = "PostgreSQL" if args.postgres else "SQLite"
+    print(
+        f"{backend}, wrong-token flood: {args.flood_clients} clients for {args.flood_seconds:g} s"
+        f" x {len(runs)} run(s), {rate:,.0f} refused requests/s {dict(sorted(counts.items()))}; "
+        f"{platform.processor() or 'cpu'}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    print("| what | measured | target |\n|---|---|---|")
+    print(
+        f"| valid leaderboard read during the flood: p50 / p99 / max ({len(reads)} reads) | "
+        f"{ms(reads, 0.5):.1f} / **{ms(reads, 0.99):.1f}** / {1000 * max(reads):.1f} ms "
+        "| p99 < 100 ms |"
+    )
+    print(
+        f"| valid single-score post during the flood: p50 / p99 / max ({len(writes)} posts) | "
+        f"{ms(writes, 0.5):.1f} / {ms(writes, 0.99):.1f} / {1000 * max(writes):.1f} ms | |"
+    )
+
+
 def ms(values, q):
     return 1000 * float(np.quantile(values, q)) if values else float("nan")
 
@@ -215,8 +340,26 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=200, help="reads at rest after the stream")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--postgres", help="a postgresql:// URL instead of a SQLite file")
+    parser.add_argument("--flood", action="store_true", help="the wrong-token flood scenario")
+    parser.add_argument("--flood-clients", type=int, default=60)
+    parser.add_argument("--flood-seconds", type=float, default=6.0)
     args = parser.parse_args()
     runs = []
+    if args.flood:
+        with tempfile.TemporaryDirectory() as folder:
+            for r in range(args.repeat):
+                try:
+                    runs.append(flood_run(args, Path(folder)))
+                except Exception:
+                    print((Path(folder) / "server.log").read_text()[-3000:], file=sys.stderr)
+                    raise
+                print(
+                    f"run {r + 1}: reader p99 {ms(runs[-1]['reads'], 0.99):.1f} ms "
+                    f"(n={len(runs[-1]['reads'])}), flood {runs[-1]['counts']}",
+                    flush=True,
+                )
+        report_flood(args, runs)
+        return
     with tempfile.TemporaryDirectory() as folder:
         for r in range(args.repeat):
             try:

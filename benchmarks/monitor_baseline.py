@@ -22,8 +22,10 @@ Certifiers at a look (wealths capped at ``M(M-1)/alpha`` first, which changes no
 * exact (M <= 8): every weak order W with ``mean_{(j,l) in T(W)} E^{jl} >= 1/alpha`` is dropped
   for good; certified are the pairs on which every surviving order agrees.
 
-``certifier="auto"`` is what ``rankci.sequential.replay`` picks: exact for M <= 8, else the
-shortcut. Certified pairs are kept across looks, closed under transitivity, and counted:
+``certifier="auto"`` here is the paper's rule: exact for M <= 8, else the shortcut (rankci's
+``auto`` uses its integer program for 9 <= M <= 16, which this baseline does not implement, so
+:func:`rankci_replay` passes the baseline's resolved certifier to rankci). Certified pairs are
+kept across looks, closed under transitivity, and counted:
 ``L_j = 1 + #{l above j}``, ``U_j = M - #{l below j}``.
 
 Run ``python benchmarks/monitor_baseline.py [--quick]`` for the timing table (baseline against
@@ -255,18 +257,28 @@ def rankci_replay(
     look_every: int | str = "1%",
     order_seed: int = 0,
     certifier: str = "auto",
+    freeze: bool | str = False,
 ):
     """``rankci.sequential.replay`` on ``Scores.from_matrix(x)``, plus its final log-wealths
-    (:func:`rankci_log_wealth`). Returns ``(run, log_wealth)``."""
+    (:func:`rankci_log_wealth`). Returns ``(run, log_wealth)``.
+
+    ``certifier="auto"`` is resolved as the baseline resolves it (the same algorithm on both
+    sides). ``freeze=False`` (default) is rankci's exact mode, which must agree look for look;
+    with ``freeze=True`` settled pairs stop being updated and the answers may differ only as
+    ``rankci.sequential.freezing`` allows.
+    """
     import rankci
     from rankci.sequential import replay
 
+    if certifier == "auto":
+        certifier = "exact" if np.asarray(x).shape[1] <= MAX_EXACT else "shortcut"
     run = replay(
         rankci.Scores.from_matrix(np.asarray(x, dtype=float)),
         alpha=alpha,
         look_every=look_every,
         order_seed=order_seed,
         certifier=certifier,
+        freeze=freeze,
     )
     return run, rankci_log_wealth(x, order_seed=order_seed)
 

@@ -36,3 +36,16 @@ def test_environment_switch(monkeypatch):
     stream = io.StringIO()
     list(progress(range(3), stream=stream, min_interval=0))
     assert "3/3" in stream.getvalue()
+
+
+def test_the_bar_is_tqdm(monkeypatch):
+    """tqdm (its auto mode in notebooks) draws the bar; rankci only decides whether to draw."""
+    from tqdm import tqdm
+
+    monkeypatch.delenv("RANKCI_PROGRESS", raising=False)
+    with Progress(3, "work", stream=Terminal()) as bar:
+        assert isinstance(bar._bar, tqdm)
+        bar.update(5)  # more than the total is clipped, as before
+        assert bar.done == 3
+    with Progress(3, "work", stream=io.StringIO()) as bar:
+        assert bar._bar is None  # not a terminal, not a notebook: no tqdm at all

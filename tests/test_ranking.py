@@ -143,6 +143,7 @@ def test_json_follows_the_documented_schema(mmlu):
         "tier",
     }
     index = {m: k for k, m in enumerate(r.models)}
-    for first, second in payload["dominance"]:
+    pairs = r.to_dict(pairs=True)["dominance"]
+    for first, second in pairs:
         assert r.dominance[index[first], index[second]]
-    assert len(payload["dominance"]) == r.dominance.sum()
+    assert len(pairs) == r.dominance.sum() == payload["dominance"]["n_pairs"]

@@ -1,20 +1,28 @@
-"""A small progress bar for long work (resampling, replays, validation), standard library only.
+"""Progress bars for long work (resampling, replays, validation), drawn by ``tqdm.auto``.
 
-It draws on standard error only when that is a terminal, so logs, pipes and CI output stay clean;
+``tqdm.auto`` draws a text bar on a terminal and a widget in a Jupyter notebook (a text bar when
+ipywidgets is not installed). rankci decides whether to draw at all: on standard error only when
+that is a terminal or the code runs in a notebook kernel, so logs, pipes and CI output stay clean;
 ``RANKCI_PROGRESS=0`` turns it off, ``RANKCI_PROGRESS=1`` forces it on.
+
+The hand-written bar this replaces did nothing tqdm cannot (rate limiting is tqdm's
+``mininterval``, the terminal test its ``disable``); tqdm adds notebook widgets, rates and
+terminal-width handling.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from typing import IO, TypeVar
 
 T = TypeVar("T")
 
 __all__ = ["Progress", "progress"]
+
+#: the text bar, as the hand-written one drew it: "desc [####    ]  50% 2/4 ETA 3s"
+BAR_FORMAT = "{desc} [{bar:24}] {percentage:3.0f}% {n_fmt}/{total_fmt} {elapsed}<{remaining}"
 
 
 class Progress:
@@ -34,39 +42,39 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
             setting = os.environ.get("RANKCI_PROGRESS", "")
-            enabled = setting == "1" or (setting != "0" and _is_terminal(self.stream))
-        self.enabled = enabled
+            enabled = setting == "1" or (
+                setting != "0" and (_is_terminal(self.stream) or _in_notebook())
+            )
+        self.enabled = bool(enabled)
         self.done = 0
-        self.start = time.monotonic()
-        self._last = 0.0
-        self._min_interval = min_interval
+        self._bar = None
+        if self.enabled:
+            if _is_terminal(self.stream) or not _in_notebook():
+                from tqdm import tqdm  # the text bar on the given stream
+            else:
+                from tqdm.auto import tqdm  # a widget in a notebook
+            self._bar = tqdm(
+                total=self.total,
+                desc=desc,
+                file=self.stream,
+                mininterval=min_interval,
+                bar_format=BAR_FORMAT,
+                ascii=" #",
+                leave=True,
+                dynamic_ncols=False,
+            )
 
     def update(self, n: int = 1) -> None:
-        self.done = min(self.total, self.done + n)
-        now = time.monotonic()
-        if self.enabled and (now - self._last >= self._min_interval or self.done == self.total):
-            self._last = now
-            self._draw(now)
-
-    def _draw(self, now: float) -> None:
-        fraction = self.done / self.total if self.total else 1.0
-        width = 24
-        filled = int(round(width * fraction))
-        elapsed = now - self.start
-        eta = elapsed * (1 - fraction) / fraction if fraction > 0 else float("nan")
-        eta_text = f"ETA {eta:.0f}s" if fraction < 1 and eta == eta else f"{elapsed:.1f}s"
-        self.stream.write(
-            f"\r{self.desc} [{'#' * filled}{' ' * (width - filled)}] {fraction:4.0%} "
-            f"{self.done}/{self.total} {eta_text}"
-        )
-        self.stream.flush()
+        step = min(self.total, self.done + n) - self.done
+        self.done += step
+        if self._bar is not None and step:
+            self._bar.update(step)
 
     def close(self) -> None:
-        if self.enabled:
-            self._draw(time.monotonic())
-            self.stream.write("\n")
-            self.stream.flush()
-            self.enabled = False
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self.enabled = False
 
     def __enter__(self) -> Progress:
         return self
@@ -91,4 +99,15 @@ def _is_terminal(stream) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
+        return False
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (not a plain IPython terminal)."""
+    shell = sys.modules.get("IPython")
+    if shell is None or "ipykernel" not in sys.modules:
+        return False
+    try:
+        return type(shell.get_ipython()).__name__ == "ZMQInteractiveShell"
+    except Exception:  # noqa: BLE001 - any failure means "not a notebook"
         return False

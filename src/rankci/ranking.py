@@ -156,11 +156,37 @@ class Ranking:
         """Every certified "first better than second", best first model first."""
         if self.dominance is None:
             return []
-        position = np.empty(self.n_models, dtype=int)
-        position[self.order()] = np.arange(self.n_models)
-        j, l = np.nonzero(self.dominance)
-        keys = np.lexsort((position[l], position[j]))
-        return [(self.models[a], self.models[b]) for a, b in zip(j[keys], l[keys])]
+        order = self.order()
+        names = np.asarray(self.models, dtype=object)[order]
+        j, l = np.nonzero(self.dominance[np.ix_(order, order)])  # row-major: sorted by (j, l)
+        return list(zip(names[j].tolist(), names[l].tolist()))
+
+    def dominance_runs(self) -> list[list[list[int]]] | None:
+        """The certified relation, compactly: per model, the runs of models certified below it.
+
+        Models are indexed by their position in :meth:`order` (best observed score first, as
+        the rows of :meth:`to_frame` and the ``models`` list of the JSON). Entry ``i`` is a list
+        of inclusive ranges ``[first, last]``: model ``i`` is certified better than models
+        ``first, first + 1, ..., last``. Certified sets are mostly one contiguous tail of the
+        board in this order, so this needs a few numbers per model where the pair list needs
+        one pair per certified statement. None for marginal coverage.
+        """
+        if self.dominance is None:
+            return None
+        order = self.order()
+        m = self.n_models
+        starts, ends, counts = [], [], np.zeros(m, dtype=np.int64)
+        for r0 in range(0, m, 1024):  # row blocks: the int8 differences stay small
+            block = self.dominance[order[r0 : r0 + 1024]][:, order].view(np.int8)
+            edges = np.diff(block, axis=1, prepend=np.int8(0), append=np.int8(0))
+            rows, first = np.nonzero(edges == 1)
+            _, stop = np.nonzero(edges == -1)  # same rows, same order: runs are closed
+            starts.append(first)
+            ends.append(stop - 1)
+            counts[r0 : r0 + block.shape[0]] = np.bincount(rows, minlength=block.shape[0])
+        runs = np.stack([np.concatenate(starts), np.concatenate(ends)], axis=1).tolist()
+        bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+        return [runs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     def to_frame(self, k: int | None = None) -> pd.DataFrame:
         """One row per model, best first.
@@ -182,16 +208,27 @@ class Ranking:
             frame[f"top_{k}"] = self.top_k(k)[idx]
         return frame
 
-    def to_dict(self, k: int | None = None) -> dict:
-        """JSON-safe summary, following the schema of ``rankci rank --format json``."""
-        rows = []
-        for record in self.to_frame(k).to_dict(orient="records"):
-            rows.append(
-                {
-                    key: (None if value is None or value is pd.NA else jsonable(value))
-                    for key, value in record.items()
-                }
-            )
+    def to_dict(self, k: int | None = None, pairs: bool = False) -> dict:
+        """JSON-safe summary, following the schema of ``rankci rank --format json``.
+
+        ``dominance`` is the certified relation in the compact form of :meth:`dominance_runs`
+        (``{"form": "runs", "n_pairs": ..., "below": [...]}``, indices into ``models``; see
+        docs/json.md); with ``pairs=True`` it is the list of ``[better, worse]`` name pairs
+        instead (:meth:`dominance_pairs`), one per certified statement. None for marginal
+        coverage.
+        """
+        frame = self.to_frame(k)
+        rows = [dict(zip(frame.columns, values)) for values in zip(*_json_columns(frame))]
+        if self.dominance is None:
+            dominance = None
+        elif pairs:
+            dominance = [list(pair) for pair in self.dominance_pairs()]
+        else:
+            dominance = {
+                "form": "runs",
+                "n_pairs": int(np.count_nonzero(self.dominance)),
+                "below": self.dominance_runs(),
+            }
         out = {
             "alpha": self.alpha,
             "coverage": self.coverage,
@@ -199,11 +236,7 @@ class Ranking:
             "n_units": int(self.n_units),
             "excluded": jsonable(self.excluded),
             "models": rows,
-            "dominance": (
-                [list(pair) for pair in self.dominance_pairs()]
-                if self.dominance is not None
-                else None
-            ),
+            "dominance": dominance,
             "guarantee": self.guarantee,
         }
         if k is not None:
@@ -230,18 +263,82 @@ class Ranking:
             )
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the table, the guarantee in one sentence and a small rank-interval plot."""
+        import html
+
+        frame = self.to_frame()
+        frame.insert(3, "rank interval", [f"[{a}, {b}]" for a, b in
+                                          zip(frame.pop("rank_lower"), frame.pop("rank_upper"))])
+        table = frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}", na_rep="-")
+        m, row, width = self.n_models, 14, 160
+        step = width / max(m, 1)
+        bars = "".join(
+            f'<line x1="{(r.rank_lower - 0.5) * step:.1f}" x2="{(r.rank_upper - 0.5) * step:.1f}" '
+            f'y1="{(i + 0.5) * row}" y2="{(i + 0.5) * row}" stroke="#3b6ea8" stroke-width="5" '
+            f'stroke-linecap="round"><title>{html.escape(str(r.model))}: '
+            f"[{r.rank_lower}, {r.rank_upper}]</title></line>"
+            for i, r in enumerate(self.to_frame().itertuples(index=False))
+        ) if m <= 60 else ""
+        plot = (
+            f'<svg width="{width}" height="{m * row}" role="img" aria-label="rank intervals">'
+            f"{bars}</svg>" if bars else ""
+        )
+        head = (f"Ranking: {m} models, {self.coverage} coverage, alpha = {self.alpha:g}, "
+                f"{self.n_units} units")
+        return (
+            f'<div><p><b>{html.escape(head)}</b></p><div style="display:flex;gap:1em">'
+            f'<div>{table}</div><div style="padding-top:2em">{plot}</div></div>'
+            f"<p><small>{html.escape(self.guarantee)}</small></p></div>"
+        )
+
+
+def _json_columns(frame: pd.DataFrame) -> list[list]:
+    """Each column of ``frame`` as a JSON-safe list (None for missing values), column by column.
+
+    The same values as :func:`rankci._base.jsonable` of each cell, without a call per cell.
+    """
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype == object or not pd.api.types.is_numeric_dtype(column.dtype):
+            values = [
+                None if value is None or value is pd.NA else jsonable(value)
+                for value in column.tolist()
+            ]
+        elif pd.api.types.is_float_dtype(column.dtype):
+            array = column.to_numpy(dtype=float)
+            values = [v if np.isfinite(v) else None for v in array.tolist()]
+        else:
+            values = jsonable(column.to_numpy())
+        columns.append(values)
+    return columns
+
 
 # ---------------------------------------------------------------------- counting
-def transitive_closure(dominance: np.ndarray, models: Sequence[str] | None = None) -> np.ndarray:
+def transitive_closure(
+    dominance: np.ndarray,
+    models: Sequence[str] | None = None,
+    order: np.ndarray | None = None,
+) -> np.ndarray:
     """The transitive closure of a strict order given as an M x M boolean matrix.
 
     Paths are composed by boolean matrix products (``R <- R or R @ R``) until nothing changes,
     so a closure needs about log2(longest chain) products, and a relation that is already closed
     costs one. Raises :class:`DominanceCycleError` naming the models on a cycle.
+
+    ``order`` (optional, for example the models by observed score, best first) is a hint: when
+    every certified pair goes down that order, the relation is acyclic and the products run on
+    blocks of the triangle only, skipping blocks that are already all certified or that no path
+    can cross (:func:`_closure_in_order`). The result is the same closure.
     """
     closed = np.asarray(dominance, dtype=bool).copy()
     if closed.ndim != 2 or closed.shape[0] != closed.shape[1]:
         raise ValueError(f"dominance must be a square matrix, got shape {closed.shape}")
+    if order is not None and closed.shape[0] >= 2 * CLOSURE_BLOCK:
+        fast = _closure_in_order(closed, np.asarray(order))
+        if fast is not None:
+            return fast
     while True:
         middle = np.flatnonzero(closed.any(axis=0) & closed.any(axis=1))
         if middle.size == 0:
@@ -264,6 +361,67 @@ def transitive_closure(dominance: np.ndarray, models: Sequence[str] | None = Non
             "so no ranking can be reported from them",
             members,
         )
+    return closed
+
+
+#: Block size of :func:`_closure_in_order` (and the board size, twice this, from which it is used).
+CLOSURE_BLOCK = 512
+
+
+def _closure_in_order(relation: np.ndarray, order: np.ndarray) -> np.ndarray | None:
+    """Transitive closure of a relation whose pairs all go down ``order``; None if one does not.
+
+    In that order the relation is strictly upper triangular, so a path from block I to block K
+    only passes through blocks I..K, and the closure of block (I, K) needs only the products of
+    blocks (I, J) (J, K) for I <= J <= K: a sixth of the full product. A block already fully
+    certified needs none, and a product with an empty block is skipped. Repeated until nothing
+    changes, like the general product loop; the closure of a relation is unique, so the result
+    is the same.
+    """
+    m = relation.shape[0]
+    if order.shape != (m,) or not np.array_equal(np.sort(order), np.arange(m)):
+        return None
+    s = CLOSURE_BLOCK
+    cuts = list(range(0, m, s)) + [m]
+    blocks = len(cuts) - 1
+    ordered = relation[np.ix_(order, order)]
+    for i in range(blocks):  # every pair must go down the order (no entry on or below the diagonal)
+        rows = slice(cuts[i], cuts[i + 1])
+        if np.tril(ordered[rows, : cuts[i + 1]], cuts[i]).any():
+            return None
+    while True:
+        changed = False
+        values = ordered.astype(np.float32)
+        block = [[None] * blocks for _ in range(blocks)]
+        full = np.zeros((blocks, blocks), dtype=bool)
+        empty = np.zeros((blocks, blocks), dtype=bool)
+        for i in range(blocks):
+            for k in range(i, blocks):
+                view = ordered[cuts[i] : cuts[i + 1], cuts[k] : cuts[k + 1]]
+                full[i, k] = view.all() if k > i else False
+                empty[i, k] = not view.any()
+                block[i][k] = values[cuts[i] : cuts[i + 1], cuts[k] : cuts[k + 1]]
+        for i in range(blocks):
+            for k in range(i, blocks):
+                if full[i, k]:
+                    continue
+                paths = None
+                for j in range(i, k + 1):
+                    if empty[i, j] or empty[j, k]:
+                        continue
+                    product = block[i][j] @ block[j][k]
+                    paths = product if paths is None else paths + product
+                if paths is None:
+                    continue
+                target = ordered[cuts[i] : cuts[i + 1], cuts[k] : cuts[k + 1]]
+                grown = target | (paths > 0.5)
+                if not np.array_equal(grown, target):
+                    target[...] = grown
+                    changed = True
+        if not changed:
+            break
+    closed = np.empty_like(relation)
+    closed[np.ix_(order, order)] = ordered
     return closed
 
 
@@ -348,7 +506,9 @@ def ranking_from_dominance(
         "ranking_from_dominance", procedure, deprecated, "method", "procedure"
     )
     models = tuple(models)
-    closed = transitive_closure(dominance, models)
+    score = np.asarray(score, dtype=float)
+    by_score = np.lexsort((np.asarray(models), -score)) if len(models) else None
+    closed = transitive_closure(dominance, models, order=by_score)
     m = len(models)
     return Ranking(
         models=models,

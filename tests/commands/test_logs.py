@@ -58,7 +58,7 @@ def test_options_that_do_not_apply_are_refused(capsys):
     assert main(["rank", str(HELM), "--model-col", "who"]) == 2
     assert "--model-col applies to tables" in capsys.readouterr().err
     assert main(["rank", str(HELM), "--scorer", "match"]) == 2
-    assert "scorer= applies to Inspect logs" in capsys.readouterr().err
+    assert "--scorer applies to Inspect logs; helm logs take --metric" in capsys.readouterr().err
     table = FIXTURES / "oracles" / "small.csv.gz"
     assert main(["rank", str(table), "--metric", "acc"]) == 2
     assert "--metric and --scorer apply to evaluation logs" in capsys.readouterr().err
@@ -103,3 +103,39 @@ def test_every_command_that_takes_data_reads_logs(capsys):
         assert args.input_format == "helm" and args.metric == ["x"]
         with pytest.raises(ValueError, match="has no per-instance stat 'x'"):
             command.run(args)
+
+
+VARIANTS = FIXTURES / "lm_eval_variants"
+
+
+def test_tasks_exclude_tasks_and_filter_on_the_command_line(capsys):
+    args = ["rank", str(LM_EVAL), "--tasks", "toy_mc", "--exclude-tasks", "toy_capitals"]
+    assert main([*args, "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["n_units"] == 25  # toy_arith, scored by every model on 25 documents
+    # lines without a filter key: the error names the flag that picks one, and the flag works
+    assert main(["rank", str(VARIANTS / "v0.4.4")]) == 2
+    err = capsys.readouterr().err
+    assert "choose one with --filter strict" in err and "filter=" not in err
+    assert (
+        main(["rank", str(VARIANTS / "v0.4.4"), "--filter", "first-letter", "--format", "json"])
+        == 0
+    )
+    expected = rankci.rank(quiet(read_lm_eval, VARIANTS / "v0.4.4", filter="first-letter"))
+    assert json.loads(capsys.readouterr().out)["models"] == expected.to_dict()["models"]
+    table = FIXTURES / "oracles" / "small.csv.gz"
+    assert main(["rank", str(table), "--tasks", "x"]) == 2
+    assert "--tasks applies to evaluation logs" in capsys.readouterr().err
+
+
+def test_the_reading_summary_names_what_the_readers_set_aside(capsys):
+    assert main(["rank", str(VARIANTS / "corpus")]) == 0
+    err = capsys.readouterr().err
+    assert "rankci: warning:" in err and "tasks skipped (corpus-level metric): toy_echo" in err
+    assert main(["rank", str(VARIANTS / "tiny")]) == 0
+    assert (
+        "IRT-scored tasks (tinyBenchmarks) read as raw item scores: tinyArc"
+        in capsys.readouterr().err
+    )
+    assert main(["rank", str(VARIANTS / "lfs")]) == 2
+    assert "Git LFS pointer file" in capsys.readouterr().err

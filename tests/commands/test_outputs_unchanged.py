@@ -4,6 +4,13 @@ The fixtures in tests/fixtures/before_move were written by the CLI at the commit
 move (their README lists the commands). Each command runs again here; every key and value of
 the old output must be unchanged. The only differences allowed are the ones the move made on
 purpose, each listed in ``RENAMED`` or ``ADDED`` below with its reason.
+
+Since issue 18 the certified relation of a ranking (``dominance``) is written in a compact form by
+default (docs/json.md): ``{"form": "runs", "n_pairs": N, "below": [...]}``, where ``below[i]``
+lists inclusive ranges ``[first, last]`` of indices into ``models``, the models certified below
+``models[i]``. :func:`_expanded` turns it back into the list of ``[better, worse]`` name pairs
+the fixtures hold (best first model first, then by the position of the second), and that list
+must equal the fixture's exactly; ``rankci rank --pairs`` writes the list itself.
 """
 
 from __future__ import annotations
@@ -47,8 +54,30 @@ COMMANDS = {
 #: ``method``, a word rankci keeps for the choice of an analysis.
 RENAMED = {("test_options", "method"): ("test_options", "distribution")}
 
-#: Top-level keys the move added: the method specification every result records.
-ADDED = {"spec"}
+#: Top-level keys added since: the method specification every result records, and the
+#: monitor's record of whether settled pairs were frozen (issue 18; with the shortcut
+#: certifier on ChemBench every look is the same as before, which this test checks).
+ADDED = {"spec", "freeze"}
+
+
+def _expanded(payload: dict) -> dict:
+    """The payload with every compact ``dominance`` (docs/json.md) expanded to name pairs."""
+    payload = dict(payload)
+    dominance = payload.get("dominance")
+    if isinstance(dominance, dict):
+        assert dominance["form"] == "runs" and len(dominance["below"]) == len(payload["models"])
+        names = [row["model"] for row in payload["models"]]
+        pairs = [
+            [names[i], names[c]]
+            for i, runs in enumerate(dominance["below"])
+            for first, last in runs
+            for c in range(first, last + 1)
+        ]
+        assert len(pairs) == dominance["n_pairs"]
+        payload["dominance"] = pairs
+    if isinstance(payload.get("ranking"), dict):
+        payload["ranking"] = _expanded(payload["ranking"])
+    return payload
 
 
 def _run(name: str, tmp_path: Path) -> dict:
@@ -74,9 +103,19 @@ def test_every_fixture_has_its_command():
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_json_output_is_unchanged(name, tmp_path):
     before = _renamed(json.loads((BEFORE / name).read_text()))
-    after = _run(name, tmp_path)
+    after = _expanded(_run(name, tmp_path))
     assert set(after) - set(before) <= ADDED, f"new keys: {sorted(set(after) - set(before))}"
     assert {k: after[k] for k in before} == before
+
+
+@pytest.mark.parametrize("name", ["rank_chembench.json", "rank_mmlu_pro.json"])
+def test_pairs_option_writes_the_fixtures_pair_list(name, tmp_path):
+    command, data, *rest = COMMANDS[name]
+    out = tmp_path / name
+    argv = [command, str(DATA / data), *rest, "--format", "json", "--pairs", "-o", str(out)]
+    assert main(argv) == 0
+    before = json.loads((BEFORE / name).read_text())
+    assert json.loads(out.read_text())["dominance"] == before["dominance"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

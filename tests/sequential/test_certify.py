@@ -122,7 +122,9 @@ def test_shortcut_statistic_against_loops():
 
 def test_certifier_choice():
     assert resolve_certifier("auto", 8) == "exact"
-    assert resolve_certifier("auto", 9) == "shortcut"
+    assert resolve_certifier("auto", 9) == "ilp"  # the integer program while it stays fast
+    assert resolve_certifier("auto", 16) == "ilp"
+    assert resolve_certifier("auto", 17) == "shortcut"
     with pytest.raises(ValueError, match="limited to 8 models"):
         resolve_certifier("exact", 9)
     with pytest.raises(ValueError, match="unknown certifier"):

@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["wealth", "orders", "monitor", "replay"]
+MODULES = ["wealth", "orders", "monitor", "replay", "freezing", "certifier", "certify"]
 
 
 @pytest.mark.parametrize("name", MODULES)

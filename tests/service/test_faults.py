@@ -1,19 +1,23 @@
-"""Database faults under the real `rankci serve`: PostgreSQL sessions killed mid-stream (writes
-resume, nothing acknowledged is lost, a second server is refused throughout), SQLite on a full
-filesystem (503 with the reason, then recovery), and a database file with a
-corrupted page (that board quarantined, the others serving)."""
+"""Database faults under the real `rankci serve`: PostgreSQL sessions killed and PostgreSQL
+restarted mid-stream (writes resume, nothing acknowledged is lost, a second server is refused
+throughout), SQLite on a full filesystem and on a read-only file (503 with the reason, then
+recovery), and a database file with a corrupted page (that board quarantined, the others
+serving)."""
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
-from service_server import ADMIN, Server, postgres_schema, running
+from service_server import ADMIN, Server, free_port, postgres_schema, running
 
 
 def _as_postgres(sql: str) -> None:
@@ -35,42 +39,51 @@ def _board(api, models, items):
     return created["board"]["id"], created["write_token"]
 
 
+def _stream(server, board_id, token, models, items, acknowledged):
+    """Post every item's scores, retrying 503s (never a 500) for up to 30 s each."""
+    client = server.client()
+    for i, item in enumerate(items):
+        batch = [
+            {"model": m, "item": item, "score": float((i + j) % 2)} for j, m in enumerate(models)
+        ]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                status, body = client.post(
+                    f"/api/boards/{board_id}/scores", {"scores": batch}, token
+                )
+            except OSError:
+                time.sleep(0.05)
+                continue
+            if status == 200:
+                acknowledged.add(item)
+                break
+            assert status == 503, body
+            time.sleep(0.05)
+        time.sleep(0.005)
+    client.close()
+
+
+def _stored_items(api, board_id) -> set[str]:
+    status, exported = api.get(f"/api/boards/{board_id}/scores?format=jsonl")
+    assert status == 200
+    return {
+        line.split(b'"item": "')[1].split(b'"')[0].decode()
+        for line in exported.splitlines()
+        if line
+    }
+
+
 def test_postgres_sessions_killed_mid_stream(tmp_path):
     models = ["a", "b", "c"]
     items = [f"q{i}" for i in range(400)]
     with postgres_schema() as db, running(db, tmp_path / "server.log") as server:
         api = server.client()
         board_id, token = _board(api, models, items)
-        acknowledged, answers = set(), []
-        stop = threading.Event()
-
-        def write():
-            client = server.client()
-            for i, item in enumerate(items):
-                if stop.is_set():
-                    break
-                batch = [
-                    {"model": m, "item": item, "score": float((i + j) % 2)}
-                    for j, m in enumerate(models)
-                ]
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline:
-                    try:
-                        status, body = client.post(
-                            f"/api/boards/{board_id}/scores", {"scores": batch}, token
-                        )
-                    except OSError:
-                        continue
-                    answers.append(status)
-                    if status == 200:
-                        acknowledged.add(item)
-                        break
-                    assert status == 503, body  # never a 500
-                    time.sleep(0.05)
-                time.sleep(0.005)
-            client.close()
-
-        writer = threading.Thread(target=write)
+        acknowledged: set[str] = set()
+        writer = threading.Thread(
+            target=_stream, args=(server, board_id, token, models, items, acknowledged)
+        )
         writer.start()
         try:
             for _ in range(3):
@@ -84,17 +97,9 @@ def test_postgres_sessions_killed_mid_stream(tmp_path):
                     Server(db, tmp_path / "second.log", args=["--lock-wait", "1"])
         finally:
             writer.join(120)
-            stop.set()
         assert not writer.is_alive()
         assert len(acknowledged) == len(items)  # writes resumed every time
-        status, exported = api.get(f"/api/boards/{board_id}/scores?format=jsonl")
-        assert status == 200
-        stored = {
-            line.split(b'"item": "')[1].split(b'"')[0].decode()
-            for line in exported.splitlines()
-            if line
-        }
-        assert stored == acknowledged
+        assert _stored_items(api, board_id) == acknowledged
         deadline = time.monotonic() + 10  # the background probe sees the database is back
         while api.get("/api/health")[1]["status"] != "ok":
             assert time.monotonic() < deadline, api.get("/api/health")[1]
@@ -191,4 +196,123 @@ def test_a_corrupted_board_is_quarantined_and_the_others_serve(tmp_path):
         assert status == 503 and "quarantined" in answer["detail"]
         status, board = api.get(f"/api/boards/{ids[1]}/leaderboard")
         assert status == 200 and board["progress"]["scores_received"] == 3 * len(items)
+        api.close()
+
+
+def test_sqlite_read_only_file_answers_503_with_the_reason_then_recovers(tmp_path):
+    # As root, chmod does not stop writes and a bind mount cannot be remounted read-only while
+    # the server holds the file open for writing (EBUSY); the immutable attribute (chattr +i)
+    # stops writes even by root, through file descriptors already open. The -shm file stays
+    # writable (it is mapped into memory; SQLite needs it to read).
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        pytest.skip("needs root and chattr to make the database file read-only")
+    db = tmp_path / "boards.sqlite"
+    files = [str(db), f"{db}-wal"]
+    with running(str(db), tmp_path / "server.log") as server:
+        api = server.client()
+        items = [f"q{i}" for i in range(50)]
+        board_id, token = _board(api, ["a", "b"], items)
+        path = f"/api/boards/{board_id}/scores"
+        assert api.post(path, {"model": "a", "item": "q0", "score": 1.0}, token)[0] == 200
+        locked = subprocess.run(["chattr", "+i", *files], capture_output=True, timeout=30)
+        if locked.returncode != 0:
+            pytest.skip(f"chattr +i does not work here: {locked.stderr.decode()[:200]}")
+        try:
+            before = api.get(f"/api/boards/{board_id}/leaderboard")[1]["progress"]
+            status, answer = api.post(path, {"model": "b", "item": "q0", "score": 1.0}, token)
+            assert status == 503 and "read-only" in answer["detail"], answer
+            health = api.get("/api/health")[1]
+            assert health["status"] == "degraded" and not health["database"]["writable"]
+            assert "read-only" in health["database"]["reason"]
+            after = api.get(f"/api/boards/{board_id}/leaderboard")[1]["progress"]
+            assert after["scores_received"] == before["scores_received"]
+        finally:
+            subprocess.run(["chattr", "-i", *files], timeout=30, check=True)
+        deadline = time.monotonic() + 20  # the background probe reconnects once writable
+        while api.get("/api/health")[1]["status"] != "ok":
+            assert time.monotonic() < deadline, api.get("/api/health")[1]
+            time.sleep(0.2)
+        status, answer = api.post(path, {"model": "b", "item": "q0", "score": 1.0}, token)
+        assert status == 200 and answer["accepted"] == 1, answer
+        api.close()
+    with sqlite3.connect(db) as conn:  # both acknowledged scores are in the file
+        assert conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 2
+
+
+def _postgres_bin() -> str:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if os.geteuid() != 0 or not found or shutil.which("su") is None:
+        pytest.skip("needs root and PostgreSQL's server programs to run a private cluster")
+    return os.path.dirname(found[-1])
+
+
+def _su_postgres(command: str, timeout: float = 60) -> None:
+    done = subprocess.run(
+        ["su", "postgres", "-s", "/bin/sh", "-c", command], capture_output=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:] + done.stdout.decode()[-2000:]
+
+
+@contextmanager
+def _private_postgres():
+    """A PostgreSQL cluster of this test's own on a free loopback port (restarting it disturbs
+    no other test); yields (URL, restart). Stopped and removed at the end."""
+    bindir = _postgres_bin()
+    folder = tempfile.mkdtemp(prefix="rankci-pg-")  # tmp_path's parents are root's only
+    shutil.chown(folder, "postgres")
+    data, port = os.path.join(folder, "data"), free_port()
+    ctl = (
+        f'{bindir}/pg_ctl -D {data} -l {folder}/log -w -t 60 -o "-p {port} -k {folder} '
+        f'-c listen_addresses=127.0.0.1 -c max_connections=20 -c shared_buffers=16MB"'
+    )
+    started = False
+    try:
+        _su_postgres(f"{bindir}/initdb -D {data} -A trust -U postgres --no-sync >/dev/null")
+        _su_postgres(f"{ctl} start >/dev/null")
+        started = True
+        psql = f"{bindir}/psql -q -h {folder} -p {port} -U postgres -d postgres -c"
+        _su_postgres(f"{psql} \"CREATE ROLE rankci LOGIN PASSWORD 'rankci'\"")
+        _su_postgres(f'{psql} "CREATE DATABASE rankci_private OWNER rankci"')
+
+        def restart() -> None:
+            _su_postgres(f"{ctl} -m fast restart >/dev/null")
+
+        yield f"postgresql://rankci:rankci@127.0.0.1:{port}/rankci_private", restart
+    finally:
+        if started:
+            subprocess.run(
+                ["su", "postgres", "-s", "/bin/sh", "-c", f"{ctl} -m immediate stop"],
+                capture_output=True,
+                timeout=60,
+            )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_postgres_restarted_mid_stream(tmp_path):
+    models = ["a", "b", "c"]
+    items = [f"q{i}" for i in range(300)]
+    with _private_postgres() as (db, restart), running(db, tmp_path / "server.log") as server:
+        api = server.client()
+        board_id, token = _board(api, models, items)
+        acknowledged: set[str] = set()
+        writer = threading.Thread(
+            target=_stream, args=(server, board_id, token, models, items, acknowledged)
+        )
+        writer.start()
+        try:
+            for _ in range(2):
+                time.sleep(0.7)
+                restart()  # fast shutdown and start: every session of the server is cut
+                # a second server on the same database is refused, its lease still held
+                with pytest.raises(RuntimeError, match="another rankci server"):
+                    Server(db, tmp_path / "second.log", args=["--lock-wait", "1"])
+        finally:
+            writer.join(120)
+        assert not writer.is_alive()
+        assert len(acknowledged) == len(items)  # writes resumed after every restart
+        assert _stored_items(api, board_id) == acknowledged  # and nothing acknowledged was lost
+        deadline = time.monotonic() + 10
+        while api.get("/api/health")[1]["status"] != "ok":
+            assert time.monotonic() < deadline, api.get("/api/health")[1]
+            time.sleep(0.2)
         api.close()

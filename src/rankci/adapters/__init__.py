@@ -23,7 +23,7 @@ from rankci._base import check_choice
 from rankci.adapters.helm import read_helm
 from rankci.adapters.inspect import looks_like_log, read_inspect
 from rankci.adapters.inspect_stopping import RankEarlyStopping
-from rankci.adapters.lm_eval import RESULTS_FILE, SAMPLES_FILE, read_lm_eval
+from rankci.adapters.lm_eval import LEGACY_RESULTS, RESULTS_FILE, SAMPLES_FILE, read_lm_eval
 from rankci.data import Scores
 
 __all__ = [
@@ -51,6 +51,11 @@ def read_log(
     item: str | None = None,
     cluster: str | None = None,
     model=None,
+    tasks: str | Sequence[str] | None = None,
+    exclude_tasks: str | Sequence[str] | None = None,
+    filter: str | Sequence[str] | None = None,
+    split: str | None = None,
+    as_frame: bool = False,
 ) -> Scores:
     """Read evaluation logs of the given format (``"lm-eval"``, ``"inspect"``, ``"helm"``).
 
@@ -75,10 +80,19 @@ def read_log(
         Cluster choice of the reader; ``""`` for none.
     model : str, mapping or callable, optional
         Model names (see the readers).
+    tasks, exclude_tasks : str or sequence of str, optional
+        The tasks (lm-eval tasks or groups, Inspect tasks, HELM scenarios or benchmarks) to read
+        or to leave out; glob patterns allowed.
+    filter : str or sequence of str, optional
+        lm-eval filter (``strict-match``); wins over a filter given in ``metric``.
+    split : str, optional
+        HELM split (default ``test``).
+    as_frame : bool, default False
+        Return the long table instead of Scores (one model's logs, or logs to combine later).
 
     Returns
     -------
-    Scores
+    Scores or pandas.DataFrame
 
     Raises
     ------
@@ -115,11 +129,15 @@ def read_log(
     >>> folder.cleanup()
     """
     check_choice("format", format, LOG_FORMATS)
-    options: dict = {}
+    options: dict = {"tasks": tasks, "exclude_tasks": exclude_tasks, "as_frame": as_frame}
     if model is not None:
         options["model"] = model
     if cluster is not None:
         options["cluster"] = cluster or None
+    if filter is not None and format != "lm-eval":
+        raise ValueError(f"filter= applies to lm-eval logs, not to {format} logs")
+    if split is not None and format != "helm":
+        raise ValueError(f"split= applies to HELM logs, not to {format} logs")
     if format == "inspect":
         if metric is not None:
             raise ValueError("Inspect logs are scored by scorers: use scorer=, not metric=")
@@ -129,8 +147,12 @@ def read_log(
     if format == "helm":
         if item is not None:
             raise ValueError("HELM items are its instance ids; item= does not apply")
+        if split is not None:
+            options["split"] = split
         return read_helm(source, metric=metric, **options)
     names, filters = _metric_and_filter(metric)
+    if filter is not None:
+        filters = [filter] if isinstance(filter, str) else list(filter)
     return read_lm_eval(source, metric=names, filter=filters, item=item, **options)
 
 
@@ -226,7 +248,7 @@ def detect_format(source: str | os.PathLike) -> str:
 
 def _kind_of_file(path: Path) -> str:
     name = path.name
-    if SAMPLES_FILE.match(name) or RESULTS_FILE.match(name):
+    if SAMPLES_FILE.match(name) or RESULTS_FILE.match(name) or name == LEGACY_RESULTS:
         return "lm-eval"
     if path.suffix == ".eval":
         return "inspect"
@@ -243,7 +265,7 @@ def _kinds_in(directory: Path) -> set[str]:
         name = path.name
         if name == "per_instance_stats.json":
             kinds.add("helm")
-        elif SAMPLES_FILE.match(name):
+        elif SAMPLES_FILE.match(name) or name == LEGACY_RESULTS:
             kinds.add("lm-eval")
         elif path.suffix == ".eval":
             kinds.add("inspect")

@@ -7,6 +7,7 @@ table with :meth:`rankci.Scores.from_frame`.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import warnings
@@ -24,6 +25,25 @@ ModelNames = str | Mapping[str, str] | Callable[[str], str] | None
 
 # how many item ids to quote per model in the missing-items report
 _EXAMPLES = 5
+#: the first line of a Git LFS pointer file (what a clone without ``git lfs pull`` holds)
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+
+
+def check_not_lfs_pointer(path: str | os.PathLike, head: bytes | None = None) -> None:
+    """Refuse a Git LFS pointer file, naming it as such, instead of a confusing parse error.
+
+    A repository cloned without Git LFS holds, in place of each large file, a three-line text file
+    whose first line is ``version https://git-lfs.github.com/spec/v1``.
+    """
+    if head is None:
+        with open(path, "rb") as handle:
+            head = handle.read(len(LFS_POINTER) + 8)
+    if head.lstrip(b"\xef\xbb\xbf").startswith(LFS_POINTER):
+        raise ValueError(
+            f"{os.fspath(path)!r} is a Git LFS pointer file, not the log itself (its first line "
+            "is 'version https://git-lfs.github.com/spec/v1'): fetch the content with "
+            "'git lfs pull' in that repository (or download the file) and read it again"
+        )
 
 
 def expand_sources(source: Source, what: str) -> list[Path]:
@@ -105,23 +125,53 @@ def model_namer(model: ModelNames, found: list[str], option: str = "model") -> C
     )
 
 
-def select_tasks(records: list[dict], tasks: Iterable[str] | None) -> tuple[list[dict], list[str]]:
-    """Keep the records whose ``"task"`` is one of ``tasks`` (all when None).
+def _matches(record: dict, pattern: str) -> bool:
+    names = [record["task"], *record.get("aliases", ())]
+    return any(fnmatch.fnmatchcase(str(name), pattern) for name in names)
 
-    Returns ``(kept, skipped task names)``; a wanted task that is not in the logs is an error
-    naming the tasks that are.
+
+def select_tasks(
+    records: list[dict],
+    tasks: Iterable[str] | str | None,
+    exclude: Iterable[str] | str | None = None,
+) -> tuple[list[dict], list[str]]:
+    """Keep the records whose ``"task"`` is wanted: one of ``tasks`` (all when None) and none of
+    ``exclude``.
+
+    Names may be glob patterns (``mmlu_*``) and match the task or one of the record's
+    ``"aliases"`` (the groups holding an lm-eval task, the benchmark of a HELM scenario).
+    Returns ``(kept, skipped task names)``; a name that matches no task is an error naming the
+    tasks that are in the logs.
     """
-    if tasks is None:
-        return records, []
-    wanted = {str(t) for t in tasks}
-    present = {record["task"] for record in records}
-    absent = sorted(wanted - present)
-    if absent:
+    present = sorted({record["task"] for record in records})
+
+    def names(option, what):
+        if option is None:
+            return None
+        listed = [option] if isinstance(option, str) else list(option)
+        out = [n.strip() for entry in listed for n in str(entry).split(",") if n.strip()]
+        for name in out:
+            if not any(_matches(record, name) for record in records):
+                raise ValueError(
+                    f"{what} {name!r} is not in the logs; tasks found: "
+                    + ", ".join(repr(t) for t in present)
+                )
+        return out
+
+    wanted, unwanted = names(tasks, "task"), names(exclude, "excluded task")
+    kept = [
+        record
+        for record in records
+        if (wanted is None or any(_matches(record, n) for n in wanted))
+        and not any(_matches(record, n) for n in unwanted or ())
+    ]
+    if not kept:
         raise ValueError(
-            f"task {absent[0]!r} is not in the logs; tasks found: "
-            + ", ".join(repr(t) for t in sorted(present))
+            "no task is left to read after the task selection (tasks=, exclude_tasks=); tasks "
+            "found: " + ", ".join(repr(t) for t in present)
         )
-    return [record for record in records if record["task"] in wanted], sorted(present - wanted)
+    left = {record["task"] for record in kept}
+    return kept, [t for t in present if t not in left]
 
 
 def missing_report(frame: pd.DataFrame) -> dict:
@@ -166,13 +216,35 @@ def build_scores(
     bounds: tuple[float, float] | None,
     notes: dict,
     source: str,
-) -> Scores:
+    models_found: Iterable[str] = (),
+    as_frame: bool = False,
+) -> Scores | pd.DataFrame:
     """Validate the collected long table into Scores, reporting missing items.
 
     ``frame`` has columns model, item, score, and cluster / prompt when the flags say so. Items
     that some models lack stay in the table (the analysis decides what to do with them, and
     counts it); they are listed in ``notes["missing"]`` and announced with a RankciWarning.
+    A model of ``models_found`` (the models the logs name) that has no score left is never
+    dropped silently: it is listed in ``notes["models_without_scores"]`` with a warning.
+
+    With ``as_frame`` the long table itself is returned (columns model, item, [cluster],
+    [prompt], score; ``frame.attrs["notes"]``): one model's logs, or logs to combine with others
+    later (``rankci.read_scores(pandas.concat(frames))``).
     """
+    present = set(frame["model"]) if not frame.empty else set()
+    vanished = [m for m in dict.fromkeys(models_found) if m not in present]
+    if vanished:
+        notes = {**notes, "models_without_scores": vanished}
+        warnings.warn(
+            f"{source} logs: "
+            + ", ".join(repr(m) for m in vanished)
+            + (" has" if len(vanished) == 1 else " have")
+            + " no score in the logs read (no samples, or none scored); "
+            + ("it is" if len(vanished) == 1 else "they are")
+            + " not in the table",
+            RankciWarning,
+            stacklevel=3,
+        )
     if frame.empty:
         raise ValueError(f"the {source} logs hold no scores")
     report = missing_report(frame)
@@ -187,6 +259,17 @@ def build_scores(
             RankciWarning,
             stacklevel=3,
         )
+    columns = ["model", "item", *(["cluster"] if cluster else []), *(["prompt"] if prompt else [])]
+    if as_frame:
+        table = frame[[*columns, "score"]].reset_index(drop=True)
+        table.attrs["notes"] = notes
+        return table
+    if len(present) == 1:
+        raise ValueError(
+            f"the {source} logs read hold only one model, {next(iter(present))!r}, and rankci "
+            "compares two or more: add the other models' logs, or read this one as a table "
+            "with as_frame=True and combine it later (rankci.read_scores(pandas.concat(...)))"
+        )
     return Scores.from_frame(
         frame,
         model="model",
@@ -197,6 +280,11 @@ def build_scores(
         bounds=bounds,
         notes=notes,
     )
+
+
+def warn(message: str) -> None:
+    """A RankciWarning about the logs (shown by the command line as ``rankci: warning: ...``)."""
+    warnings.warn(message, RankciWarning, stacklevel=3)
 
 
 def epoch_labels(epochs: np.ndarray) -> np.ndarray:

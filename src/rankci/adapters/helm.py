@@ -25,6 +25,12 @@ prompt     the train trial (``trial0``, ...) when a run has several   ``perturba
 score      the ``mean`` of stat ``exact_match``                       ``metric=`` (name or list)
 =========  =========================================================  ==========================
 
+Only the instances of one split are read: ``test`` by default, ``split="valid"`` (``--split``) for
+the others; the instances of other splits are counted in ``notes["other_split_instances"]``. The
+scenario keeps the run name's ``dataset=`` argument (``commonsense:dataset=hellaswag``), which
+some scenarios take in the run name rather than in their arguments, so a suite holding several
+datasets of one scenario reads them as different scenarios (same benchmark cluster).
+
 Entries computed on perturbed inputs (``data_augmentation=robustness`` and the like) are left out
 by default and counted in ``notes["perturbed_entries_skipped"]``; with ``perturbations=True`` each
 perturbation is a prompt variant (``original``, ``mild_mix``, ...). Two runs of one model on the
@@ -40,7 +46,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankci.adapters._common import ModelNames, Source, build_scores, expand_sources, model_namer
+from rankci.adapters._common import (
+    ModelNames,
+    Source,
+    build_scores,
+    check_not_lfs_pointer,
+    expand_sources,
+    model_namer,
+    select_tasks,
+)
 from rankci.data import Scores
 
 __all__ = ["read_helm", "PREFERRED_METRICS"]
@@ -56,8 +70,12 @@ def read_helm(
     model: ModelNames = None,
     cluster: str | None = "scenario",
     perturbations: bool = False,
+    split: str = "test",
+    tasks: Sequence[str] | str | None = None,
+    exclude_tasks: Sequence[str] | str | None = None,
     bounds: tuple[float, float] | None = (0.0, 1.0),
-) -> Scores:
+    as_frame: bool = False,
+) -> Scores | pd.DataFrame:
     """Read HELM ``per_instance_stats.json`` of several models (and scenarios) into Scores.
 
     Parameters
@@ -73,7 +91,16 @@ def read_helm(
     cluster : {"scenario", "benchmark", "group"} or None
     perturbations : bool, default False
         Also read the entries computed on perturbed inputs, as prompt variants.
+    split : str, default "test"
+        The split whose instances are read (HELM's ``test``, ``valid``, ...); a run with no
+        instance of it is an error naming the splits it has.
+    tasks, exclude_tasks : sequence of str, optional
+        Read only (or leave out) these scenarios (``mmlu:subject=anatomy``) or benchmarks
+        (``mmlu``); glob patterns allowed.
     bounds : (float, float) or None, default (0, 1)
+    as_frame : bool, default False
+        Return the long table (notes in ``.attrs["notes"]``) instead of Scores: one model's runs,
+        or runs to combine later.
 
     Returns
     -------
@@ -120,6 +147,7 @@ def read_helm(
     cluster = None if cluster in ("", "none") else cluster
     runs = [_read_run_spec(d) for d in _find_runs(expand_sources(source, "HELM runs"))]
     rename = model_namer(model, sorted({r["model"] for r in runs}))
+    runs, skipped = select_tasks(runs, tasks, exclude_tasks)
     seen: dict[tuple[str, str], Path] = {}
     for run in runs:
         run["model"] = rename(run["model"])
@@ -137,8 +165,11 @@ def read_helm(
     perturbed_skipped: dict[str, int] = {}
     without_metric: dict[str, int] = {}
     trials = False
+    other_split: dict[str, int] = {}
     for run in runs:
-        frame, chosen, n_perturbed, n_without = _read_instances(run, metric, perturbations)
+        frame, chosen, n_perturbed, n_without, n_other = _read_instances(
+            run, metric, perturbations, split
+        )
         scenario = run["scenario"]
         if metric_used.setdefault(scenario, chosen) != chosen:
             raise ValueError(
@@ -150,6 +181,8 @@ def read_helm(
             perturbed_skipped[label] = n_perturbed
         if n_without:
             without_metric[label] = n_without
+        if n_other:
+            other_split[label] = n_other
         trials = trials or bool((frame["trial"] > 0).any())
         if cluster is not None:
             frame["cluster"] = run[cluster]
@@ -173,13 +206,25 @@ def read_helm(
         "metric": metric_used,
         "cluster": cluster,
         "perturbations": bool(perturbations),
+        "split": split,
     }
+    if other_split:
+        notes["other_split_instances"] = other_split
+    if skipped:
+        notes["tasks_skipped"] = skipped
     if perturbed_skipped:
         notes["perturbed_entries_skipped"] = perturbed_skipped
     if without_metric:
         notes["instances_without_metric"] = without_metric
     return build_scores(
-        long, cluster=cluster is not None, prompt=prompt, bounds=bounds, notes=notes, source="HELM"
+        long,
+        cluster=cluster is not None,
+        prompt=prompt,
+        bounds=bounds,
+        notes=notes,
+        source="HELM",
+        models_found=sorted({r["model"] for r in runs}),
+        as_frame=as_frame,
     )
 
 
@@ -209,6 +254,7 @@ def _find_runs(paths: list[Path]) -> list[Path]:
 
 
 def _load_json(path: Path):
+    check_not_lfs_pointer(path)
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -227,10 +273,17 @@ def _read_run_spec(directory: Path) -> dict:
     if not model:
         raise ValueError(f"{str(spec_path)!r} names no model (adapter_spec.model)")
     benchmark = name.split(":", 1)[0]
-    args = (spec.get("scenario_spec") or {}).get("args") or {}
+    args = dict((spec.get("scenario_spec") or {}).get("args") or {})
+    # some scenarios (commonsense, ...) take the dataset in the run name, not in their arguments
+    name_args = _name_args(name)
+    if "dataset" in name_args and "dataset" not in args:
+        args["dataset"] = name_args["dataset"]
     settings = ",".join(f"{k}={_plain_arg(v)}" for k, v in sorted(args.items()))
     groups = spec.get("groups") or [benchmark]
+    scenario = benchmark + (f":{settings}" if settings else "")
     return {
+        "task": scenario,
+        "aliases": [benchmark],
         "path": directory,
         "name": name,
         "model": str(model),
@@ -240,6 +293,17 @@ def _read_run_spec(directory: Path) -> dict:
     }
 
 
+def _name_args(name: str) -> dict[str, str]:
+    """The ``key=value`` arguments of a run name ``scenario:key=value,...``."""
+    _, _, rest = name.partition(":")
+    out = {}
+    for part in rest.split(","):
+        key, sep, value = part.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
 def _plain_arg(value) -> str:
     if isinstance(value, (list, tuple)):
         return "+".join(map(str, value))
@@ -247,7 +311,7 @@ def _plain_arg(value) -> str:
 
 
 # ---------------------------------------------------------------------- instances
-def _read_instances(run: dict, metric, perturbations: bool):
+def _read_instances(run: dict, metric, perturbations: bool, split: str = "test"):
     path = run["path"] / "per_instance_stats.json"
     entries = _load_json(path)
     if not isinstance(entries, list):
@@ -260,27 +324,43 @@ def _read_instances(run: dict, metric, perturbations: bool):
                 offered.append(name)
     chosen = _choose_metric(metric, offered, run)
     items, trials, labels, values = [], [], [], []
-    n_perturbed = n_without = 0
+    n_perturbed = n_without = n_other = 0
+    splits: dict[str, None] = {}
     for entry in entries:
         perturbation = entry.get("perturbation")
         if perturbation and not perturbations:
             n_perturbed += 1
             continue
-        value = None
+        value, found, entry_split = None, False, None
         for stat in entry.get("stats") or []:
             name = stat.get("name") or {}
-            if name.get("name") == chosen and stat.get("count", 1):
-                value = stat.get("mean")
-                if value is None and stat.get("count"):
-                    value = stat["sum"] / stat["count"]
+            if name.get("name") == chosen:
+                entry_split = name.get("split")
+                splits[str(entry_split)] = None
+                if entry_split is not None and entry_split != split:
+                    break
+                found = True
+                if stat.get("count", 1):
+                    value = stat.get("mean")
+                    if value is None and stat.get("count"):
+                        value = stat["sum"] / stat["count"]
                 break
+        if entry_split is not None and entry_split != split:
+            n_other += 1
+            continue
         if value is None:
-            n_without += 1
+            n_without += 1 if found or entry_split is None else 0
             continue
         items.append(f"{run['scenario']}/{entry['instance_id']}")
         trials.append(int(entry.get("train_trial_index", 0)))
         labels.append(_perturbation_label(perturbation))
         values.append(float(value))
+    if not values and n_other:
+        raise ValueError(
+            f"run {run['name']!r} has no {chosen!r} stats on split {split!r}; its instances are "
+            f"on split {', '.join(repr(s) for s in splits)}: choose one with split="
+            f"{next(iter(splits))!r}"
+        )
     frame = pd.DataFrame(
         {
             "model": run["model"],
@@ -297,7 +377,7 @@ def _read_instances(run: dict, metric, perturbations: bool):
             f"{str(path)!r}: instance {first['item']!r} (trial {first['trial']}, "
             f"{first['perturbation']}) appears twice"
         )
-    return frame, chosen, n_perturbed, n_without
+    return frame, chosen, n_perturbed, n_without, n_other
 
 
 def _perturbation_label(perturbation) -> str:

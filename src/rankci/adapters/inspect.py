@@ -28,8 +28,16 @@ and ``"N"`` 0, booleans, numbers, numeric strings, ``yes``/``no``/``true``/``fal
 a value it cannot convert is an error here instead of a silent 0. Samples that ended in an error,
 or that the chosen scorer did not score, have no score: they are counted per model in
 ``notes["samples_errored"]`` / ``notes["samples_unscored"]`` and the items they leave missing are
-reported in ``notes["missing"]``. When several logs hold the same task and model, the most recently
-created is read and the others are listed in ``notes["superseded"]``.
+reported in ``notes["missing"]``. When several logs hold the same task and model, a completed
+(``success``) log with samples is preferred over a cancelled, errored or unfinished one, then the
+most recently created; the others are set aside, listed in ``notes["set_aside"]`` (path, status,
+samples, why) and ``notes["superseded"]``, and announced with a warning. A log without samples is
+reported (``notes["logs_without_samples"]``), and so is a model left with no score.
+
+Logs written under an early-stopping manager (``results.early_stopping`` with stopped samples)
+hold adaptively stopped data: fixed-sample tests do not keep their guarantee on them. They are
+listed in ``notes["early_stopped"]`` with a warning that points to the anytime-valid path (the
+stopping manager's own record, ``rankci monitor``).
 """
 
 from __future__ import annotations
@@ -44,14 +52,17 @@ import numpy as np
 import pandas as pd
 
 from rankci.adapters._common import (
+    LFS_POINTER,
     ModelNames,
     Source,
     build_scores,
+    check_not_lfs_pointer,
     epoch_labels,
     expand_sources,
     get_field,
     model_namer,
     select_tasks,
+    warn,
 )
 from rankci.data import Scores
 
@@ -70,9 +81,11 @@ def read_inspect(
     item: str | None = None,
     cluster: str | None = "task",
     epochs: str = "prompt",
-    tasks: Sequence[str] | None = None,
+    tasks: Sequence[str] | str | None = None,
+    exclude_tasks: Sequence[str] | str | None = None,
     bounds: tuple[float, float] | None = (0.0, 1.0),
-) -> Scores:
+    as_frame: bool = False,
+) -> Scores | pd.DataFrame:
     """Read Inspect AI eval logs of several models (and tasks) into Scores.
 
     Parameters
@@ -96,8 +109,13 @@ def read_inspect(
         ``unit="item"`` averages the epochs and ``unit="prompt"`` compares epochs. ``mean``:
         average each item's epochs here into one score.
     tasks : sequence of str, optional
-        Read only these tasks.
+        Read only these tasks (glob patterns allowed).
+    exclude_tasks : sequence of str, optional
+        Leave these tasks out.
     bounds : (float, float) or None, default (0, 1)
+    as_frame : bool, default False
+        Return the long table (model, item, [cluster], [prompt], score; notes in
+        ``.attrs["notes"]``) instead of Scores: one model's logs, or logs to combine later.
 
     Returns
     -------
@@ -138,8 +156,51 @@ def read_inspect(
     rename = model_namer(model, sorted({log["model"] for log in logs}))
     for log in logs:
         log["model"] = rename(log["model"])
-    logs, superseded = _latest(logs)
-    logs, skipped = select_tasks(logs, tasks)
+    models_found = sorted({log["model"] for log in logs})
+    logs, set_aside = _latest(logs)
+    logs, skipped = select_tasks(logs, tasks, exclude_tasks)
+    if set_aside:
+        warn(
+            "Inspect logs: "
+            + "; ".join(
+                f"set aside {a['path']!r} ({a['status']}, {a['samples']} samples) for "
+                f"{a['model']}/{a['task']}: read {a['kept']!r} ({a['kept_status']}, "
+                f"{a['kept_samples']} samples), {a['reason']}"
+                for a in set_aside
+            )
+        )
+    without = {str(log["path"]): log["status"] for log in logs if not log["samples"]}
+    if without:
+        warn(
+            "Inspect logs without samples (nothing to score; written with --no-log-samples, or "
+            "stopped before any sample finished): "
+            + ", ".join(f"{path!r} ({status})" for path, status in without.items())
+        )
+    unfinished = {
+        str(log["path"]): log["status"]
+        for log in logs
+        if log["status"] != "success" and log["samples"]
+    }
+    if unfinished:
+        warn(
+            "Inspect logs that did not complete are read as they are (their missing samples are "
+            "reported): " + ", ".join(f"{path!r} ({status})" for path, status in unfinished.items())
+        )
+    stopped = {
+        f"{log['model']}/{log['task']}": log["early_stopping"]
+        for log in logs
+        if log["early_stopping"] and log["early_stopping"]["samples_stopped"]
+    }
+    if stopped:
+        warn(
+            "Inspect logs written under early stopping ("
+            + ", ".join(f"{k}: {v['samples_stopped']} samples stopped" for k, v in stopped.items())
+            + "): the items each model answered were chosen adaptively, so the fixed-sample "
+            "guarantees of rank, scores and omnibus do not hold for these data. The anytime-valid "
+            "statements are the stopping manager's (results.early_stopping.metadata in the log); "
+            "run the evaluation through the anytime-valid monitor (rankci monitor, "
+            "RankEarlyStopping) for rankings that stay valid under stopping"
+        )
     if cluster is not None and cluster not in ("", "none", "task") and "." not in cluster:
         raise ValueError(
             f"unknown cluster {cluster!r}; choose 'task', a sample field such as "
@@ -152,6 +213,8 @@ def read_inspect(
     errored: dict[str, int] = {}
     unscored: dict[str, int] = {}
     for log in logs:
+        if not log["samples"]:
+            continue
         chosen = _choose_scorer(log, scorer)
         if scorer_used.setdefault(log["task"], chosen) != chosen:
             raise ValueError(
@@ -165,8 +228,13 @@ def read_inspect(
         if n_unscored:
             unscored[key] = n_unscored
         frames.append(frame)
+    if not frames:
+        raise ValueError(
+            "the Inspect logs read hold no samples: "
+            + ", ".join(f"{path!r} ({status})" for path, status in without.items())
+        )
     long = pd.concat(frames, ignore_index=True)
-    with_epochs = bool((long["epoch"] > 1).any())
+    with_epochs = bool((long["epoch"] > 1).any()) if len(long) else False
     if epochs == "mean":
         keys = ["model", "item"] + (["cluster"] if cluster is not None else [])
         long = long.groupby(keys, sort=False, as_index=False)["score"].mean()
@@ -183,10 +251,15 @@ def read_inspect(
     for name, counts in (("samples_errored", errored), ("samples_unscored", unscored)):
         if counts:
             notes[name] = counts
-    if superseded:
-        notes["superseded"] = superseded
+    if set_aside:
+        notes["set_aside"] = set_aside
+        notes["superseded"] = [a["path"] for a in set_aside]
     if skipped:
         notes["tasks_skipped"] = skipped
+    if without:
+        notes["logs_without_samples"] = without
+    if stopped:
+        notes["early_stopped"] = stopped
     return build_scores(
         long.drop(columns=["epoch"], errors="ignore"),
         cluster=cluster is not None,
@@ -194,6 +267,8 @@ def read_inspect(
         bounds=bounds,
         notes=notes,
         source="Inspect",
+        models_found=models_found,
+        as_frame=as_frame,
     )
 
 
@@ -291,6 +366,8 @@ def looks_like_log(path: Path) -> bool:
         return False
     with open(path, "rb") as handle:
         head = handle.read(4096)
+    if head.startswith(LFS_POINTER):  # read, so that the reader names it as such
+        return True
     return head.lstrip()[:1] == b"{" and b'"eval"' in head and b'"version"' in head
 
 
@@ -317,6 +394,7 @@ def _stdlib_zstd() -> bool:
 
 
 def _read_log(path: Path) -> dict:
+    check_not_lfs_pointer(path)
     if path.suffix == ".eval":
         with _open_zip(path) as archive:
             names = set(archive.namelist())
@@ -345,6 +423,14 @@ def _read_log(path: Path) -> dict:
         name = score.get("scorer") or score.get("name")
         if name and name not in scorers:
             scorers.append(name)
+    stopping = (header.get("results") or {}).get("early_stopping")
+    if isinstance(stopping, dict):
+        stopping = {
+            "manager": str(stopping.get("manager", "")),
+            "samples_stopped": len(stopping.get("early_stops") or []),
+        }
+    else:
+        stopping = None
     return {
         "path": path,
         "task": str(spec["task"]),
@@ -354,6 +440,7 @@ def _read_log(path: Path) -> dict:
         "epochs": int(epochs),
         "scorers": scorers,
         "samples": samples,
+        "early_stopping": stopping,
     }
 
 
@@ -377,15 +464,49 @@ def _eval_samples(archive: zipfile.ZipFile, names: set[str]) -> list[dict]:
     ]
 
 
-def _latest(logs: list[dict]) -> tuple[list[dict], list[str]]:
-    latest: dict[tuple[str, str], dict] = {}
-    superseded: list[str] = []
-    for log in sorted(logs, key=lambda g: (g["created"], str(g["path"]))):
-        key = (log["model"], log["task"])
-        if key in latest:
-            superseded.append(str(latest[key]["path"]))
-        latest[key] = log
-    return sorted(latest.values(), key=lambda g: (g["model"], g["task"])), superseded
+def _latest(logs: list[dict]) -> tuple[list[dict], list[dict]]:
+    """One log per (model, task): a completed log with samples first, then the newest.
+
+    Returns the logs kept and a record of every log set aside (path, status, samples, the log
+    kept instead and why)."""
+
+    def priority(log):
+        return (bool(log["samples"]), log["status"] == "success", log["created"], str(log["path"]))
+
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for log in logs:
+        groups.setdefault((log["model"], log["task"]), []).append(log)
+    kept, set_aside = [], []
+    for key in sorted(groups):
+        ranked = sorted(groups[key], key=priority, reverse=True)
+        best = ranked[0]
+        kept.append(best)
+        for other in ranked[1:]:
+            if bool(other["samples"]) != bool(best["samples"]):
+                reason = "a log with samples is preferred over one without"
+            elif (other["status"] == "success") != (best["status"] == "success"):
+                reason = (
+                    "a completed log is preferred over a newer unfinished one"
+                    if (other["created"] > best["created"])
+                    else "a completed log is preferred over an unfinished one"
+                )
+            else:
+                reason = "the newest log is read"
+            set_aside.append(
+                {
+                    "path": str(other["path"]),
+                    "model": key[0],
+                    "task": key[1],
+                    "status": other["status"],
+                    "samples": len(other["samples"]),
+                    "created": other["created"],
+                    "kept": str(best["path"]),
+                    "kept_status": best["status"],
+                    "kept_samples": len(best["samples"]),
+                    "reason": reason,
+                }
+            )
+    return kept, set_aside
 
 
 def _choose_scorer(log: dict, scorer) -> str:

@@ -28,10 +28,27 @@ Items are matched across models by id; a document whose ``doc_hash`` differs bet
 under the same id is an error (the models were run on different data). When a directory holds
 several runs of one task for one model, the latest is read and the others are listed in
 ``notes["superseded"]``.
+
+Layouts and variants read:
+
+* lm-eval >= 0.4.3: ``results_<date>.json`` and ``samples_<task>_<date>.jsonl`` (one JSON object
+  per line);
+* lm-eval <= 0.4.2: ``results.json`` and ``<model_args>_<task>.jsonl`` beside it, each holding one
+  JSON array (``<model_args>`` is ``--model_args`` with ``/`` and ``=`` replaced by ``__``);
+* sample lines without a ``filter`` key (lm-eval <= 0.4.4): a task with several filters writes one
+  block of lines per filter, in the order of its ``filter_list``; ``filter=`` picks one (checked
+  against the harness's aggregate when the results file has it);
+* tasks whose metric is aggregated over the whole corpus (bleu, f1 of some tasks, perplexities)
+  have no per-item score: they are skipped, listed in ``notes["tasks_skipped_corpus_metric"]``;
+* tinyBenchmarks tasks (IRT-scored: the harness's score is an IRT estimate of the full
+  benchmark, not the mean over the items) are read as raw per-item scores and flagged in
+  ``notes["irt_scored"]`` with a warning;
+* Git LFS pointer files in place of logs are named as such.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -44,10 +61,12 @@ from rankci.adapters._common import (
     ModelNames,
     Source,
     build_scores,
+    check_not_lfs_pointer,
     expand_sources,
     get_field,
     model_namer,
     select_tasks,
+    warn,
 )
 from rankci.data import Scores
 
@@ -59,6 +78,20 @@ CLUSTER_CHOICES = ("task", "group", "benchmark")
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl?$")
 RESULTS_FILE = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
+#: the results file of lm-eval <= 0.4.2 (its samples are ``<model_args>_<task>.jsonl`` arrays)
+LEGACY_RESULTS = "results.json"
+#: the tinyBenchmarks tasks of lm-eval, scored by item response theory (IRT) estimates
+IRT_TASKS = frozenset(
+    {
+        "tinyArc",
+        "tinyGSM8k",
+        "tinyHellaswag",
+        "tinyMMLU",
+        "tinyTruthfulQA",
+        "tinyTruthfulQA_mc1",
+        "tinyWinogrande",
+    }
+)
 # fields of a sample line that are not per-sample metrics
 _NOT_METRICS = frozenset(
     {
@@ -92,9 +125,11 @@ def read_lm_eval(
     model: ModelNames = None,
     item: str | None = None,
     cluster: str | None = "task",
-    tasks: Sequence[str] | None = None,
+    tasks: Sequence[str] | str | None = None,
+    exclude_tasks: Sequence[str] | str | None = None,
     bounds: tuple[float, float] | None = (0.0, 1.0),
-) -> Scores:
+    as_frame: bool = False,
+) -> Scores | pd.DataFrame:
     """Read the per-sample logs of lm-evaluation-harness (``--log_samples``) for several models.
 
     Parameters
@@ -119,9 +154,16 @@ def read_lm_eval(
     cluster : {"task", "group", "benchmark"}, a field such as ``"doc.subject"``, or None
         Where each item's cluster comes from (see the module docstring).
     tasks : sequence of str, optional
-        Read only these tasks (the others are counted in ``notes["tasks_skipped"]``).
+        Read only these tasks (the others are listed in ``notes["tasks_skipped"]``). A name may
+        be a group (``mmlu`` reads its subtasks) or a glob pattern (``mmlu_*``); a name that
+        matches nothing is an error.
+    exclude_tasks : sequence of str, optional
+        Leave these tasks (or groups, or patterns) out.
     bounds : (float, float) or None, default (0, 1)
         Allowed score range; None for metrics outside [0, 1].
+    as_frame : bool, default False
+        Return the long table (model, item, [cluster], score; notes in ``.attrs["notes"]``)
+        instead of Scores: one model's logs, or logs to combine with others later.
 
     Returns
     -------
@@ -134,8 +176,9 @@ def read_lm_eval(
     ------
     ValueError
         No samples files found, an unknown metric or filter (naming the task and what it has),
-        a metric that is not a per-sample number, a document that differs between models under
-        the same id, two runs of one model and task that disagree on the model name.
+        a document that differs between models under the same id, sample lines of several
+        filters without a ``filter`` key and no ``filter=``, a Git LFS pointer file, only one
+        model without ``as_frame``.
 
     References
     ----------
@@ -168,18 +211,25 @@ def read_lm_eval(
     found_models = sorted({f["model"] for f in files})
     rename = model_namer(model, found_models)
     files, superseded = _latest_runs(files, rename)
-    files, skipped_tasks = select_tasks(files, tasks)
+    models_found = sorted({f["model"] for f in files})
+    files, skipped_tasks = select_tasks(files, tasks, exclude_tasks)
 
     cluster_mode = _cluster_mode(cluster)
     frames = []
     metric_used: dict[str, str] = {}
     filter_used: dict[str, str] = {}
     no_value: dict[str, int] = {}
+    corpus: dict[str, str] = {}
+    read_files = []
     for f in files:
-        frame, chosen_metric, chosen_filter, n_none = _read_samples(
-            f, metric, filter, item, cluster_mode
-        )
         task = f["task"]
+        if task in corpus:
+            continue
+        outcome = _read_samples(f, metric, filter, item, cluster_mode)
+        if isinstance(outcome, str):  # a corpus-level metric: the task is skipped
+            corpus[task] = outcome
+            continue
+        frame, chosen_metric, chosen_filter, n_none = outcome
         for used, chosen in ((metric_used, chosen_metric), (filter_used, chosen_filter)):
             if used.setdefault(task, chosen) != chosen:
                 raise ValueError(
@@ -189,12 +239,38 @@ def read_lm_eval(
         if n_none:
             no_value[f"{f['model']}/{task}"] = n_none
         frames.append(frame)
+        read_files.append(f)
+    if corpus:
+        frames = [fr for fr, f in zip(frames, read_files) if f["task"] not in corpus]
+        read_files = [f for f in read_files if f["task"] not in corpus]
+        for used in (metric_used, filter_used):
+            for task in corpus:
+                used.pop(task, None)
+        if not frames:
+            raise ValueError(
+                "every task read has only corpus-level metrics, which give no per-item score: "
+                + "; ".join(corpus.values())
+            )
+        warn(
+            f"lm-evaluation-harness logs: {len(corpus)} task(s) skipped, their metric has no "
+            "per-item score: " + "; ".join(corpus.values())
+        )
+    irt = _irt_tasks(read_files)
+    if irt:
+        warn(
+            "lm-evaluation-harness logs: "
+            + ", ".join(repr(t) for t in irt)
+            + " are tinyBenchmarks tasks, scored by the harness with an IRT estimate of the full "
+            "benchmark; rankci compares the raw per-item scores of these items, which differ "
+            "from the harness's reported score (see Scores.notes['irt_scored'])"
+        )
     long = pd.concat(frames, ignore_index=True)
     _check_same_documents(long)
     long = long.drop(columns=["doc_hash"])
     notes = {
         "source": "lm-eval",
-        "files": [str(f["path"]) for f in files],
+        "files": [str(f["path"]) for f in read_files],
+        "log_layout": sorted({f["layout"] for f in read_files}),
         "metric": metric_used,
         "filter": filter_used,
         "cluster": cluster if cluster is not None else None,
@@ -205,6 +281,10 @@ def read_lm_eval(
         notes["superseded"] = superseded
     if skipped_tasks:
         notes["tasks_skipped"] = skipped_tasks
+    if corpus:
+        notes["tasks_skipped_corpus_metric"] = corpus
+    if irt:
+        notes["irt_scored"] = irt
     return build_scores(
         long,
         cluster=cluster_mode is not None,
@@ -212,16 +292,22 @@ def read_lm_eval(
         bounds=bounds,
         notes=notes,
         source="lm-evaluation-harness",
+        models_found=models_found,
+        as_frame=as_frame,
     )
 
 
 # ---------------------------------------------------------------------- files
 def _find_sample_files(paths: list[Path]) -> list[dict]:
-    """One entry per samples file: path, task, date, directory, model name, groups."""
+    """One entry per samples file: path, task, date, model name, groups, layout, results."""
     sample_paths: list[Path] = []
+    legacy: dict[Path, None] = {}  # results.json of lm-eval <= 0.4.2
     for path in paths:
         if path.is_dir():
-            sample_paths.extend(p for p in path.rglob("samples_*.json*") if SAMPLES_FILE.match(p.name))
+            sample_paths.extend(
+                p for p in path.rglob("samples_*.json*") if SAMPLES_FILE.match(p.name)
+            )
+            legacy.update(dict.fromkeys(path.rglob(LEGACY_RESULTS)))
         elif SAMPLES_FILE.match(path.name):
             sample_paths.append(path)
         elif RESULTS_FILE.match(path.name):
@@ -229,17 +315,19 @@ def _find_sample_files(paths: list[Path]) -> list[dict]:
             sample_paths.extend(
                 p for p in path.parent.glob(f"samples_*_{date}.json*") if SAMPLES_FILE.match(p.name)
             )
+        elif path.name == LEGACY_RESULTS:
+            legacy[path] = None
+        elif path.suffix == ".jsonl" and (path.parent / LEGACY_RESULTS).exists():
+            legacy[path.parent / LEGACY_RESULTS] = None
+            sample_paths.append(path)  # kept only if it is one of that run's samples files
         else:
             raise ValueError(
                 f"{str(path)!r} is not an lm-evaluation-harness log: expected a directory, a "
-                "samples_<task>_<date>.jsonl or a results_<date>.json file"
+                "samples_<task>_<date>.jsonl or results_<date>.json file, or (lm-eval <= 0.4.2) "
+                "a results.json file or a <model_args>_<task>.jsonl beside one"
             )
-    if not sample_paths:
-        raise ValueError(
-            "no lm-evaluation-harness samples files (samples_<task>_<date>.jsonl) found in "
-            + ", ".join(repr(str(p)) for p in paths)
-            + "; run lm_eval with --log_samples"
-        )
+    explicit_legacy = {p for p in sample_paths if not SAMPLES_FILE.match(p.name)}
+    sample_paths = [p for p in sample_paths if SAMPLES_FILE.match(p.name)]
     results_cache: dict[Path, dict] = {}
     files = []
     for path in sorted(set(sample_paths)):
@@ -252,6 +340,91 @@ def _find_sample_files(paths: list[Path]) -> list[dict]:
                 "date": match["date"],
                 "model": info["model"] or path.parent.name,
                 "parents": info["parents"],
+                "results": info["results"],
+                "layout": "samples_<task>_<date>.jsonl",
+            }
+        )
+    for results_path in sorted(legacy):
+        files.extend(_legacy_files(results_path, explicit_legacy))
+    if not files:
+        lfs = [p for p in sample_paths if p.is_file()]
+        for candidate in lfs[:1]:
+            check_not_lfs_pointer(candidate)
+        raise ValueError(
+            "no lm-evaluation-harness samples files (samples_<task>_<date>.jsonl, or "
+            "<model_args>_<task>.jsonl beside a results.json) found in "
+            + ", ".join(repr(str(p)) for p in paths)
+            + "; run lm_eval with --log_samples"
+        )
+    for f in files:
+        f["aliases"] = _ancestors(f["task"], f["parents"])
+    return files
+
+
+def _ancestors(task: str, parents: dict) -> list[str]:
+    out, seen = [], {task}
+    while task in parents and parents[task] not in seen:
+        task = parents[task]
+        seen.add(task)
+        out.append(task)
+    return out
+
+
+def _load_results(path: Path) -> dict:
+    check_not_lfs_pointer(path)
+    with open(path, encoding="utf-8") as handle:
+        try:
+            results = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"could not read {str(path)!r}: {error}") from error
+    if not isinstance(results, dict):
+        raise ValueError(f"{str(path)!r} is not an lm-evaluation-harness results file")
+    return results
+
+
+def _legacy_files(results_path: Path, explicit: set[Path]) -> list[dict]:
+    """The samples files of an lm-eval <= 0.4.2 run: ``<model_args>_<task>.jsonl`` arrays named
+    after ``config.model_args`` (``/`` and ``=`` replaced by ``__``) and the tasks in
+    ``configs``."""
+    results = _load_results(results_path)
+    configs = results.get("configs") or {}
+    if not isinstance(configs, dict) or "results" not in results:
+        return []  # some other results.json
+    directory = results_path.parent
+    args = (results.get("config") or {}).get("model_args")
+    prefix = re.sub("/|=", "__", args) if isinstance(args, str) else None
+    date = results.get("date")
+    if isinstance(date, (int, float)):
+        from datetime import datetime, timezone
+
+        date = datetime.fromtimestamp(date, tz=timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")
+    date = str(date) if date else ""
+    parents = _group_parents(results.get("group_subtasks") or {})
+    model = _model_name(results) or directory.name
+    files = []
+    for task in configs:
+        path = directory / f"{prefix}_{task}.jsonl" if prefix is not None else None
+        if path is None or not path.exists():
+            longer = [o for o in configs if o != task and str(o).endswith(str(task))]
+            candidates = [
+                p
+                for p in directory.glob(f"*_{glob.escape(str(task))}.jsonl")
+                if not any(p.name.endswith(f"_{other}.jsonl") for other in longer)
+            ]
+            if len(candidates) != 1:
+                continue  # the task wrote no samples (a group, or --log_samples off)
+            path = candidates[0]
+        if explicit and directory in {e.parent for e in explicit} and path not in explicit:
+            continue
+        files.append(
+            {
+                "path": path,
+                "task": str(task),
+                "date": date,
+                "model": model,
+                "parents": parents,
+                "results": results,
+                "layout": "results.json + <model_args>_<task>.jsonl",
             }
         )
     return files
@@ -269,17 +442,14 @@ def _results_for(directory: Path, date: str, cache: dict) -> dict:
     entry = cache[directory]
     runs = entry["runs"]
     if not runs:
-        return {"model": None, "parents": {}}
+        return {"model": None, "parents": {}, "results": {}}
     key = date if date in runs else max(runs)
     if key not in entry["parsed"]:
-        with open(runs[key], encoding="utf-8") as handle:
-            try:
-                results = json.load(handle)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"could not read {str(runs[key])!r}: {error}") from error
+        results = _load_results(runs[key])
         entry["parsed"][key] = {
             "model": _model_name(results),
             "parents": _group_parents(results.get("group_subtasks") or {}),
+            "results": results if key == date else {},
         }
     return entry["parsed"][key]
 
@@ -340,10 +510,20 @@ def _cluster_mode(cluster: str | None) -> str | None:
 
 
 def _load_lines(path: Path) -> list[dict]:
+    """The sample records of a file: JSON lines, or one JSON array (lm-eval <= 0.4.2)."""
     with open(path, "rb") as handle:
         data = handle.read()
-    if path.suffix == ".json" and data.lstrip()[:1] == b"[":
-        return json.loads(data)
+    check_not_lfs_pointer(path, data[:64])
+    if data.lstrip()[:1] == b"[":
+        try:
+            records = json.loads(data)
+        except ValueError as error:
+            raise ValueError(
+                f"{str(path)!r}: not a valid JSON array of samples ({error})"
+            ) from None
+        if not all(isinstance(r, dict) for r in records):
+            raise ValueError(f"{str(path)!r}: the JSON array holds entries that are not samples")
+        return records
     records = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
@@ -386,16 +566,140 @@ def _metrics_of(record: dict) -> list[str]:
     return [k for k in record if k not in _NOT_METRICS]
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (bool, int, float))
+
+
+def _split_metrics(records: list[dict], offered: list[str]) -> tuple[list[str], list[str]]:
+    """(per-sample metrics, corpus-level metrics): a metric whose values are lists, strings or
+    dicts (bleu's ``[reference, prediction]``, a perplexity's ``[loglikelihood, words]``) is
+    aggregated over the whole corpus and has no per-item score."""
+    per_sample, corpus = [], []
+    for name in offered:
+        value = next((r[name] for r in records if r.get(name) is not None), None)
+        (per_sample if value is None or _is_number(value) else corpus).append(name)
+    return per_sample, corpus
+
+
+def _filter_names(f: dict) -> list[str]:
+    """The task's filters in the order lm-eval applies them (its config's ``filter_list``), else
+    as the results file's ``metric,filter`` keys name them."""
+    results = f.get("results") or {}
+    config = (results.get("configs") or {}).get(f["task"]) or {}
+    listed = config.get("filter_list")
+    if isinstance(listed, list) and listed:
+        names = [str(e.get("name")) for e in listed if isinstance(e, dict) and e.get("name")]
+        if names:
+            return names
+    keys = (results.get("results") or {}).get(f["task"]) or {}
+    names = [k.split(",", 1)[1] for k in keys if "," in k and "_stderr" not in k.split(",")[0]]
+    return list(dict.fromkeys(names))
+
+
+def _blocks_by_filter(f: dict, records: list[dict], filter, metric) -> tuple[list[dict], str]:
+    """Sample lines without a ``filter`` key (lm-eval <= 0.4.4): one block of lines per filter,
+    in the order of the task's ``filter_list``. Returns the chosen filter's lines."""
+    path, task = f["path"], f["task"]
+    occurrence: dict = {}
+    block = np.empty(len(records), dtype=np.int64)
+    for k, r in enumerate(records):
+        key = r.get("doc_id", k)
+        block[k] = occurrence.get(key, 0)
+        occurrence[key] = block[k] + 1
+    n_blocks = int(block.max()) + 1 if len(records) else 1
+    names = _filter_names(f)
+    if n_blocks == 1:
+        return records, (names[0] if len(names) == 1 else "none")
+    listed = ", ".join(repr(n) for n in names) if names else "names unknown"
+    if (
+        len(names) != n_blocks
+        or not (np.diff(block) >= 0).all()
+        or len(set(occurrence.values())) != 1
+    ):
+        raise ValueError(
+            f"{str(path)!r}: task {task!r} has {n_blocks} lines per document and no 'filter' key "
+            f"(lm-eval <= 0.4.4), and its results file lists the filters {listed}: rankci cannot "
+            "tell which lines belong to which filter; rerun with lm-eval >= 0.4.5, which records "
+            "the filter of every line"
+        )
+    wanted = filter.get(task) if isinstance(filter, Mapping) else filter
+    if wanted is None:
+        raise ValueError(
+            f"{str(path)!r}: task {task!r} holds the results of {n_blocks} filters ({listed}) in "
+            f"sample lines without a 'filter' key (lm-eval <= 0.4.4); choose one with "
+            f"filter={names[0]!r}"
+        )
+    chosen = _choose(wanted, task, names, "filter")
+    index = names.index(chosen)
+    kept = [r for r, b in zip(records, block) if b == index]
+    _check_block(f, records, block, names, metric)
+    return kept, chosen
+
+
+def _check_block(f: dict, records, block, names, metric) -> None:
+    """The blocks' means must equal the harness's aggregates ``<metric>,<filter>`` (when the
+    results file has them and they tell the filters apart): the lines are then where lm-eval
+    put them."""
+    aggregates = ((f.get("results") or {}).get("results") or {}).get(f["task"]) or {}
+    offered = _metrics_of(records[0])
+    wanted = metric.get(f["task"]) if isinstance(metric, Mapping) else metric
+    candidates = [wanted] if isinstance(wanted, str) else list(wanted or PREFERRED_METRICS)
+    for name in [*candidates, *offered]:
+        keys = [f"{name},{n}" for n in names]
+        if name not in offered or not all(k in aggregates for k in keys):
+            continue
+        expected = [aggregates[k] for k in keys]
+        if len(set(expected)) == 1:
+            return
+        for j, key in enumerate(keys):
+            values = [r.get(name) for r, b in zip(records, block) if b == j]
+            values = [float(v) for v in values if _is_number(v)]
+            if values and abs(np.mean(values) - float(aggregates[key])) > 1e-9:
+                raise ValueError(
+                    f"{str(f['path'])!r}: the lines of task {f['task']!r} do not fall into "
+                    f"blocks in the order of its filters ({', '.join(names)}): the mean of "
+                    f"block {j + 1} is {np.mean(values):.6g}, the harness reports "
+                    f"{key} = {float(aggregates[key]):.6g}"
+                )
+        return
+
+
+def _type_of(records: list[dict], name: str) -> str:
+    return type(next(r[name] for r in records if r.get(name) is not None)).__name__
+
+
 def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str | None):
+    """The task's scores as a frame, or a string saying why the task is skipped."""
     path, task = f["path"], f["task"]
     records = _load_lines(path)
     if not records:
         raise ValueError(f"{str(path)!r} holds no samples")
-    filters = list(dict.fromkeys(str(r.get("filter", "none")) for r in records))
-    chosen_filter = _choose(filter, task, filters, "filter")
-    records = [r for r in records if str(r.get("filter", "none")) == chosen_filter]
+    if any("filter" in r for r in records):
+        filters = list(dict.fromkeys(str(r.get("filter", "none")) for r in records))
+        chosen_filter = _choose(filter, task, filters, "filter")
+        records = [r for r in records if str(r.get("filter", "none")) == chosen_filter]
+    else:
+        records, chosen_filter = _blocks_by_filter(f, records, filter, metric)
     offered = _metrics_of(records[0])
-    chosen_metric = _choose(metric, task, offered, "metric", PREFERRED_METRICS)
+    per_sample, corpus = _split_metrics(records, offered)
+    try:
+        if not per_sample:
+            raise ValueError("no per-sample metric")
+        chosen_metric = _choose(metric, task, per_sample, "metric", PREFERRED_METRICS)
+    except ValueError:
+        wanted = metric.get(task) if isinstance(metric, Mapping) else metric
+        wanted = [] if wanted is None else [wanted] if isinstance(wanted, str) else list(wanted)
+        hit = [w for w in wanted if w in corpus]
+        if not per_sample or hit:
+            names = hit or corpus
+            return (
+                f"task {task!r}: metric " + ", ".join(repr(n) for n in names) + " is aggregated "
+                "over the whole corpus (each sample holds "
+                f"{_type_of(records, names[0])}"
+                " values, not a score), so it has no per-item score"
+                + (f"; per-sample metrics: {', '.join(per_sample)}" if per_sample else "")
+            )
+        raise
 
     values = np.empty(len(records))
     keep = np.ones(len(records), dtype=bool)
@@ -406,13 +710,12 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
         if value is None:
             keep[k] = False
             values[k] = np.nan
-        elif isinstance(value, bool) or isinstance(value, (int, float)):
+        elif _is_number(value):
             values[k] = float(value)
         else:
             raise ValueError(
                 f"{str(path)!r}, doc_id {r.get('doc_id')!r}: metric {chosen_metric!r} of task "
-                f"{task!r} is {type(value).__name__} {str(value)[:60]!r}, not a number; it is "
-                "aggregated over the whole corpus (bleu, f1, ...), so it has no per-item score"
+                f"{task!r} is {type(value).__name__} {str(value)[:60]!r}, not a number"
             )
         ids.append(_item_id(r, item, path))
         hashes.append(r.get("doc_hash"))
@@ -437,6 +740,29 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
             "choose a unique item field with item="
         )
     return frame, chosen_metric, chosen_filter, int((~keep).sum())
+
+
+def _irt_tasks(files: list[dict]) -> dict[str, str]:
+    """Tasks the harness scores by IRT (tinyBenchmarks): by name, group or aggregation."""
+    found: dict[str, str] = {}
+    for f in files:
+        task = f["task"]
+        config = ((f.get("results") or {}).get("configs") or {}).get(task) or {}
+        aggregations = " ".join(
+            str(m.get("aggregation", ""))
+            for m in config.get("metric_list") or []
+            if isinstance(m, dict)
+        )
+        if (
+            task in IRT_TASKS
+            or "tinyBenchmarks" in f.get("aliases", ())
+            or re.search(r"\b(?:agg_)?g?p?irt", aggregations)
+        ):
+            found[task] = (
+                "tinyBenchmarks: the harness's score is an IRT estimate of the full benchmark; "
+                "rankci reads the raw per-item scores"
+            )
+    return dict(sorted(found.items()))
 
 
 def _item_id(record: dict, item: str | None, path: Path) -> str:

@@ -332,6 +332,17 @@ class ScoreIntervals:
         )
         return head + "\n" + self.to_frame().head(10).to_string(index=False)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the table and the guarantee in one sentence."""
+        import html
+
+        head = (f"Score intervals: {self.n_models} models, method {self.method}, "
+                f"alpha = {self.alpha:g}, {self.n_units} units")
+        table = self.to_frame().to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}",
+                                        na_rep="-")
+        return (f"<div><p><b>{html.escape(head)}</b></p>{table}"
+                f"<p><small>{html.escape(self.guarantee)}</small></p></div>")
+
 
 # ---------------------------------------------------------------------- the public function
 def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, options: dict) -> str:

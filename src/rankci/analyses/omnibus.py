@@ -190,6 +190,21 @@ class RMAnova:
             f"= {self.eta2_generalized:.4g}; {self.n_items} items, {self.n_models} models)"
         )
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the means and the test, with what it guarantees in one sentence."""
+        import html
+
+        frame = pd.DataFrame({"model": list(self.models), "mean": self.means})
+        table = frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
+        head = (f"Repeated-measures ANOVA: F({self.df_num:g}, {self.df_den:g}) = {self.F:.4g}, "
+                f"p = {self.p:.3g} (Greenhouse-Geisser p = {self.p_gg:.3g}); {self.n_items} "
+                f"items, {self.n_models} models")
+        note = ("The p-value tests that all models have the same mean score (its type I error is "
+                "at most alpha, under sphericity; the Greenhouse-Geisser p without it); it says "
+                "nothing about which models differ.")
+        return (f"<div><p><b>{html.escape(head)}</b></p>{table}"
+                f"<p><small>{html.escape(note)}</small></p></div>")
+
 
 def rm_anova(data: Data) -> RMAnova:
     """One-way repeated-measures ANOVA with sphericity diagnostics and corrections.
@@ -416,6 +431,19 @@ class Friedman:
             f"{self.iman_davenport:.4g}, p = {self.p_iman_davenport:.3g}; {self.n_items} items, "
             f"{self.n_models} models)"
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the mean ranks and the test, with what it guarantees in one sentence."""
+        import html
+
+        table = self.to_frame().to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
+        head = (f"Friedman: chi2({self.df:g}) = {self.chi2:.4g}, p = {self.p:.3g}; Kendall W = "
+                f"{self.kendall_w:.4g}; Iman-Davenport p = {self.p_iman_davenport:.3g}; "
+                f"{self.n_items} items, {self.n_models} models")
+        note = ("The p-value tests that the models' scores are exchangeable within items (type I "
+                "error at most alpha, asymptotically); it says nothing about which models differ.")
+        return (f"<div><p><b>{html.escape(head)}</b></p>{table}"
+                f"<p><small>{html.escape(note)}</small></p></div>")
 
 
 def _row_ranks(y: np.ndarray) -> tuple[np.ndarray, float]:

@@ -2,6 +2,7 @@
 
 from rankci.commands import (
     benchmarks,
+    check,
     demo,
     monitor,
     omnibus,
@@ -13,4 +14,16 @@ from rankci.commands import (
     taubest,
 )
 
-COMMANDS = [rank, taubest, scores, plan, omnibus, benchmarks, monitor, report, serve, demo]
+COMMANDS = [
+    rank,
+    taubest,
+    scores,
+    plan,
+    omnibus,
+    benchmarks,
+    check,
+    monitor,
+    report,
+    serve,
+    demo,
+]

@@ -122,9 +122,43 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
         metavar="NAME",
         help="Inspect logs: the scorer whose value is the score (default: the first)",
     )
+    group.add_argument(
+        "--tasks",
+        action="append",
+        metavar="NAMES",
+        help="logs: read only these tasks (comma-separated, repeatable; lm-eval groups, HELM "
+        "scenarios or benchmarks, glob patterns such as 'mmlu_*')",
+    )
+    group.add_argument(
+        "--exclude-tasks",
+        action="append",
+        metavar="NAMES",
+        help="logs: leave these tasks out (comma-separated, repeatable, patterns allowed)",
+    )
+    group.add_argument(
+        "--filter",
+        dest="log_filter",
+        action="append",
+        metavar="NAME",
+        help="lm-eval logs: the filter whose results are read (strict-match, flexible-extract); "
+        "repeat for an order of preference",
+    )
+    group.add_argument(
+        "--split",
+        help="HELM logs: the split whose instances are read (default: test; valid, ...)",
+    )
 
 
 _TABLE_ONLY = ("model_col", "score_col", "prompt_col", "bounds")
+#: log-reading options, by their flags (refused for tables)
+_LOG_ONLY = (
+    ("metric", "--metric"),
+    ("scorer", "--scorer"),
+    ("tasks", "--tasks"),
+    ("exclude_tasks", "--exclude-tasks"),
+    ("log_filter", "--filter"),
+    ("split", "--split"),
+)
 # files with these extensions are tables whatever their name: no log reader claims them
 # (rankci.adapters.detect_format says "table" for them), so they need not load the adapters
 _TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
@@ -188,9 +222,16 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             scorer=getattr(args, "scorer", None),
             item=args.item_col,
             cluster=args.cluster_col if args.cluster_col is not None else cluster,
+            tasks=getattr(args, "tasks", None),
+            exclude_tasks=getattr(args, "exclude_tasks", None),
+            filter=getattr(args, "log_filter", None),
+            split=getattr(args, "split", None),
         )
-    if getattr(args, "metric", None) or getattr(args, "scorer", None):
-        raise ValueError("--metric and --scorer apply to evaluation logs (--from lm-eval, ...)")
+    given = [flag for dest, flag in _LOG_ONLY if getattr(args, dest, None)]
+    if given:
+        if given[:2] == ["--metric", "--scorer"] or given == ["--metric"] or given == ["--scorer"]:
+            raise ValueError("--metric and --scorer apply to evaluation logs (--from lm-eval, ...)")
+        raise ValueError(f"{given[0]} applies to evaluation logs (--from lm-eval, ...), not tables")
     from rankci.io import read_scores
 
     bounds = getattr(args, "bounds", None)
@@ -248,7 +289,37 @@ def reading_summary(scores: Scores, source: str) -> str:
         )
         shown = ", ".join(f"{m} {c}" for c, m in worst[:3]) + (", ..." if len(worst) > 3 else "")
         line += f"; {unscored} cells not scored ({shown}): --missing decides"
-    return line
+    return line + "".join(_log_notes(notes))
+
+
+def _log_notes(notes: dict) -> list[str]:
+    """What a log reader set aside or flagged, for the reading summary."""
+    parts = []
+    set_aside = notes.get("set_aside") or notes.get("superseded")
+    if set_aside:
+        parts.append(f"; logs set aside: {len(set_aside)} (older or unfinished runs)")
+    for key, what in (
+        ("tasks_skipped_corpus_metric", "tasks skipped (corpus-level metric)"),
+        ("logs_without_samples", "logs without samples"),
+        ("models_without_scores", "models without scores"),
+    ):
+        if notes.get(key):
+            listed = notes[key]
+            names = list(listed) if isinstance(listed, (dict, list)) else [listed]
+            parts.append(
+                f"; {what}: {', '.join(map(str, names[:4]))}" + (", ..." if len(names) > 4 else "")
+            )
+    if notes.get("irt_scored"):
+        parts.append(
+            "; IRT-scored tasks (tinyBenchmarks) read as raw item scores: "
+            + ", ".join(notes["irt_scored"])
+        )
+    if notes.get("early_stopped"):
+        parts.append(
+            "; early-stopped logs: fixed-sample guarantees do not hold for adaptively stopped "
+            "data (anytime-valid: rankci monitor)"
+        )
+    return parts
 
 
 # ---------------------------------------------------------------------- output
@@ -313,6 +384,10 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\bbounds=\(low, high\)"), "--bounds LOW HIGH"),
     (re.compile(r"\bbounds=None"), "--bounds -inf inf"),
     (re.compile(r"\bmissing='(\w+)'"), r"--missing \1"),
+    (re.compile(r"\bfilter='([^']+)'"), r"--filter \1"),
+    (re.compile(r"\bsplit='([^']+)'"), r"--split \1"),
+    (re.compile(r"\b(metric|filter|scorer|split|tasks)=(?=[\s,;)]|$)"), r"--\1"),
+    (re.compile(r"\bexclude_tasks=(?=[\s,;)]|$)"), "--exclude-tasks"),
     (re.compile(r"\bunit='(\w+)'"), r"--unit \1"),
     (re.compile(r"\bmultiplicity='([\w-]+)'"), r"--multiplicity \1"),
     (re.compile(r"\btest='([\w-]+)'"), r"--test \1"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import TYPE_CHECKING
 
 from rankci.commands.options import (
@@ -62,6 +63,12 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> None:
         help="alpha fractions for the screen and the ranking",
     )
     group.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="json: the certified relation as the full list of [better, worse] pairs instead of "
+        "the compact per-model runs (docs/json.md); large on big boards",
+    )
 
 
 def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
@@ -172,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     common = method_options(args)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
-        emit(render_clusters(result, args.format, args.top_k), args)
+        emit(render_clusters(result, args.format, args.top_k, pairs=args.pairs), args)
     else:
         result = rank(
             scores,
@@ -180,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
             alpha_split=tuple(args.alpha_split),
             **common,
         )
-        emit(render_ranking(result, args.format, args.top_k), args)
+        emit(render_ranking(result, args.format, args.top_k, pairs=args.pairs), args)
     return 0
 
 
@@ -222,9 +229,23 @@ def summary_lines(ranking: Ranking) -> list[str]:
     return lines
 
 
-def render_ranking(ranking: Ranking, fmt: str, k: int | None = None) -> str:
+def ranking_json(payload: dict) -> str:
+    """:func:`to_json` of a ranking's payload, with a long ``dominance`` pair list written fast.
+
+    The indented encoder of the standard library is pure Python; a pair list of millions of
+    entries is written by its C encoder instead, one line for the list (same JSON values).
+    """
+    dominance = payload.get("dominance")
+    if not isinstance(dominance, list) or len(dominance) < 10_000:
+        return to_json(payload)
+    marker = "@@rankci-dominance-pairs@@"
+    text = to_json({**payload, "dominance": marker})
+    return text.replace(json.dumps(marker), json.dumps(dominance, allow_nan=False), 1)
+
+
+def render_ranking(ranking: Ranking, fmt: str, k: int | None = None, pairs: bool = False) -> str:
     if fmt == "json":
-        return to_json(ranking.to_dict(k))
+        return ranking_json(ranking.to_dict(k, pairs=pairs))
     if fmt == "csv":
         return ranking.to_frame(k).to_csv(index=False)
     frame = display_frame(ranking, k)
@@ -235,9 +256,16 @@ def render_ranking(ranking: Ranking, fmt: str, k: int | None = None) -> str:
     return "\n".join([*summary_lines(ranking), "", text_table(frame), "", ranking.guarantee])
 
 
-def render_clusters(result: ClusterRankings, fmt: str, k: int | None = None) -> str:
+def render_clusters(
+    result: ClusterRankings, fmt: str, k: int | None = None, pairs: bool = False
+) -> str:
     if fmt == "json":
-        return to_json(result.to_dict(k))
+        payload = result.to_dict(k)
+        if pairs:
+            payload["clusters"] = {
+                name: ranking.to_dict(k, pairs=True) for name, ranking in result.rankings.items()
+            }
+        return to_json(payload)
     if fmt == "csv":
         return result.to_frame(k).to_csv(index=False)
     blocks = []

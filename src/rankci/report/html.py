@@ -222,7 +222,8 @@ def _method_section(ranking: Ranking, scores: Scores) -> Section:
         + (f", {len(scores.clusters)} clusters" if scores.clusters else "")
         + (f", {len(scores.prompts)} prompt variants" if scores.prompts else "")
         + f"; {ranking.n_units} {html.escape(str(procedure.get('unit', '')))} units analysed.</li>",
-        f"<li><b>Evidence</b>: one-sided paired {html.escape(str(procedure.get('test', '')))} tests "
+        "<li><b>Evidence</b>: one-sided paired "
+        f"{html.escape(str(procedure.get('test', '')))} tests "
         "for every ordered pair of models, indifference margin "
         f"δ = {procedure.get('delta', 0):g}.</li>",
         f"<li><b>Error control</b>: {html.escape(str(procedure.get('multiplicity', '')).title())}, "
@@ -239,6 +240,7 @@ def _method_section(ranking: Ranking, scores: Scores) -> Section:
             f"<li><b>Clusters dropped</b>: {excluded['clusters_dropped']} — "
             f"{html.escape(excluded.get('clusters_dropped_reason', ''))}.</li>"
         )
+    items.extend(_data_notes(scores))
     return Section("Method", "<ul>" + "".join(items) + "</ul>", "method")
 
 
@@ -283,6 +285,12 @@ def omnibus_section(scores: Scores, alpha: float = 0.05) -> Section:
     from rankci.analyses.omnibus import friedman, rm_anova
     from rankci.mixed import mixed_model
 
+    complete = scores.units("item", missing="pairwise").values
+    if not np.isfinite(complete).all(axis=1).any():
+        raise ValueError(
+            "the omnibus tests compare all models on the same items, and no item is scored by "
+            "every model (the rank intervals above compare the models pair by pair)"
+        )
     anova, fried = rm_anova(scores), friedman(scores)
     rows = [
         [
@@ -365,6 +373,53 @@ def monitor_section(run) -> Section:
     return Section("Anytime-valid monitor", body, "monitor")
 
 
+#: the failures of an optional section that replace it by a note instead of aborting the report
+_NOT_COMPUTABLE = (ValueError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def _not_computed(title: str, anchor: str, error: BaseException) -> Section:
+    """A section that could not be computed: one line saying why."""
+    reason = " ".join(str(error).split()) or type(error).__name__
+    return Section(
+        title, f'<p class="note">Not computed for these data: {html.escape(reason)}</p>', anchor
+    )
+
+
+def _data_notes(scores: Scores) -> list[str]:
+    """What the log readers set aside or flagged, as list items of the Method section."""
+    notes = scores.notes or {}
+    items = []
+    if notes.get("early_stopped"):
+        items.append(
+            "<li><b>Early stopping</b>: the logs were written under early stopping ("
+            + html.escape(", ".join(notes["early_stopped"]))
+            + "), so the items each model answered were chosen adaptively. The fixed-sample "
+            "guarantee of this page does not hold for adaptively stopped data; the anytime-valid "
+            "statements are the stopping manager's own record, and <code>rankci monitor</code> "
+            "is the anytime-valid path.</li>"
+        )
+    if notes.get("irt_scored"):
+        items.append(
+            "<li><b>IRT-scored tasks</b>: "
+            + html.escape(", ".join(notes["irt_scored"]))
+            + " are tinyBenchmarks tasks, whose harness score is an IRT estimate; this page "
+            "compares the raw per-item scores.</li>"
+        )
+    set_aside = notes.get("set_aside") or notes.get("superseded")
+    if set_aside:
+        items.append(
+            f"<li><b>Logs set aside</b>: {len(set_aside)} (older or unfinished runs).</li>"
+        )
+    for key, what in (
+        ("tasks_skipped_corpus_metric", "Tasks skipped (corpus-level metric)"),
+        ("logs_without_samples", "Logs without samples"),
+        ("models_without_scores", "Models without scores"),
+    ):
+        if notes.get(key):
+            items.append(f"<li><b>{what}</b>: {html.escape(', '.join(map(str, notes[key])))}.</li>")
+    return items
+
+
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
@@ -439,21 +494,28 @@ def build_report(
     """
     if ranking is None:
         ranking = rank(scores, rng=rng, **rank_options)
+    blocks = []
+    interval_note = None
     if isinstance(score_intervals, str):
         from rankci.analyses.intervals import score_intervals as compute_intervals
 
         # the same units and missing-data rule as the ranking, so each interval is about the
         # score shown beside it
-        score_intervals = compute_intervals(
-            scores,
-            score_intervals,
-            alpha=ranking.alpha,
-            rng=rng,
-            unit=ranking.procedure.get("unit", "item"),
-            missing=ranking.procedure.get("missing", "complete"),
-            verdict=False,
-        )
-    blocks = [leaderboard_section(ranking, k, score_intervals)]
+        method = score_intervals
+        try:
+            score_intervals = compute_intervals(
+                scores,
+                method,
+                alpha=ranking.alpha,
+                rng=rng,
+                unit=ranking.procedure.get("unit", "item"),
+                missing=ranking.procedure.get("missing", "complete"),
+                verdict=False,
+            )
+        except _NOT_COMPUTABLE as error:
+            score_intervals = None
+            interval_note = _not_computed("Score intervals", "score-intervals", error)
+    blocks.append(leaderboard_section(ranking, k, score_intervals))
     if score_intervals is not None:
         blocks.append(
             Section(
@@ -464,23 +526,34 @@ def build_report(
                 "score-intervals",
             )
         )
+    elif interval_note is not None:
+        blocks.append(interval_note)
     blocks.append(_plots_section(ranking))
     if by_cluster and scores.clusters is not None and len(scores.clusters) > 1:
         spec = _cluster_spec(ranking)
-        by_cluster = (
-            rank_by_cluster(scores, alpha=ranking.alpha, rng=rng)
-            if spec is None
-            else rank_by_cluster(scores, spec=spec, rng=rng)
-        )
-        blocks.append(_cluster_section(by_cluster))
+        try:
+            by_cluster = (
+                rank_by_cluster(scores, alpha=ranking.alpha, rng=rng)
+                if spec is None
+                else rank_by_cluster(scores, spec=spec, rng=rng)
+            )
+            blocks.append(_cluster_section(by_cluster))
+        except _NOT_COMPUTABLE as error:
+            blocks.append(_not_computed("By cluster", "clusters", error))
     if omnibus:
-        blocks.append(omnibus_section(scores, ranking.alpha))
+        try:
+            blocks.append(omnibus_section(scores, ranking.alpha))
+        except _NOT_COMPUTABLE as error:
+            blocks.append(_not_computed("Omnibus tests and variance components", "omnibus", error))
     if monitor is not None:
-        if isinstance(monitor, dict):
-            from rankci.sequential import replay
+        try:
+            if isinstance(monitor, dict):
+                from rankci.sequential import replay
 
-            monitor = replay(scores, **{"alpha": ranking.alpha, **monitor})
-        blocks.append(monitor_section(monitor))
+                monitor = replay(scores, **{"alpha": ranking.alpha, **monitor})
+            blocks.append(monitor_section(monitor))
+        except _NOT_COMPUTABLE as error:
+            blocks.append(_not_computed("Anytime-valid monitor", "monitor", error))
     blocks.extend(sections)
     blocks.append(_method_section(ranking, scores))
 

@@ -12,9 +12,17 @@ import numpy as np
 
 from rankci._base import check_alpha, check_positive_int
 
-__all__ = ["Certifier", "capped_wealth", "certify_shortcut", "shortcut_statistic"]
+__all__ = [
+    "Certifier",
+    "capped_wealth",
+    "certify_shortcut",
+    "boolean_product",
+    "may_reach",
+    "shortcut_statistic",
+]
 
 _SMALL = 48  # up to this M the shortcut's min-plus sum is one (M, M, M) array operation
+_CHUNK = 1 << 16  # elements of one (models x pairs) work array of the pooled statistic
 
 
 def capped_wealth(log_wealth: np.ndarray, cap: float) -> np.ndarray:
@@ -98,24 +106,95 @@ def shortcut_statistic(capped: np.ndarray, pairs: np.ndarray | None = None) -> n
         pairs = np.ones((m, m), dtype=bool)
         np.fill_diagonal(pairs, False)
     out = np.full((m, m), np.nan)
-    rows = np.flatnonzero(pairs.any(axis=1))
-    if m <= _SMALL and rows.size:
-        full = np.minimum(e[rows][:, :, None], e[None, :, :]).sum(axis=1)
-        out[rows] = np.where(pairs[rows], e[rows] + full, np.nan)
-        return out
-    for j in rows:  # a loop over models; each step is vectorised over m and l
-        cols = np.flatnonzero(pairs[j])
-        out[j, cols] = e[j, cols] + np.minimum(e[j][:, None], e[:, cols]).sum(axis=0)
+    jj, ll = np.nonzero(pairs)
+    if jj.size:
+        out[jj, ll] = _pooled(e, jj, ll)
     return out
 
 
-def certify_shortcut(log_wealth: np.ndarray, threshold: float, known: np.ndarray) -> np.ndarray:
+def _pooled(e: np.ndarray, jj: np.ndarray, ll: np.ndarray) -> np.ndarray:
+    """``e[j, l] + sum_m min(e[j, m], e[m, l])`` for the listed pairs, in chunks of pairs.
+
+    The terms are laid out models x pairs and summed along the models axis, i.e. added in model
+    order, the order of the full (M, M, M) reduction: the same bits.
+    """
+    m = e.shape[0]
+    e_t = np.ascontiguousarray(e.T)
+    width = max(1, _CHUNK // m)
+    out = np.empty(jj.size)
+    for p0 in range(0, jj.size, width):
+        j, l = jj[p0 : p0 + width], ll[p0 : p0 + width]
+        terms = np.minimum(np.take(e_t, j, axis=1), np.take(e, l, axis=1))
+        out[p0 : p0 + width] = e[j, l] + terms.sum(axis=0)
+    return out
+
+
+def boolean_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(a @ b) > 0`` for boolean matrices, on bits packed 64 to a word (no BLAS threads).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[True, False], [False, False]]); b = np.array([[False, True], [True, True]])
+    >>> boolean_product(a, b).tolist()
+    [[False, True], [False, False]]
+    """
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    n = a.shape[1]
+    pad = (-n) % 64
+    left = np.ascontiguousarray(np.packbits(np.pad(a, ((0, 0), (0, pad))), axis=1))
+    right = np.ascontiguousarray(np.packbits(np.pad(b.T, ((0, 0), (0, pad))), axis=1))
+    left, right = left.view(np.uint64), right.view(np.uint64)
+    out = np.zeros((a.shape[0], b.shape[1]), dtype=bool)
+    work = np.empty(out.shape, dtype=np.uint64)
+    for k in range(left.shape[1]):  # OR over the words of AND-ed bits
+        np.bitwise_and(left[:, k, None], right[None, :, k], out=work)
+        out |= work != 0
+    return out
+
+
+def may_reach(capped: np.ndarray, threshold: float, pairs: np.ndarray) -> np.ndarray:
+    """Pairs of ``pairs`` whose pooled statistic may reach ``threshold`` (a cheap upper bound).
+
+    With ``tau = threshold / (4 M)``, every term ``min(E^{jm}, E^{ml})`` is at most ``E^{jm}`` if
+    that is below tau, else at most ``E^{ml}`` if that is below tau, else at most the cap. So
+    ``B^{jl} <= E^{jl} + s_j + s'_l + cap * n_jl`` with ``s_j`` (``s'_l``) the sum of row j's
+    (column l's) capped wealths below tau and ``n_jl = #{m : E^{jm} >= tau, E^{ml} >= tau}``; as
+    ``cap * n_jl`` alone reaches the threshold when ``n_jl >= 1``, only whether ``n_jl > 0``
+    matters, one boolean matrix product (:func:`boolean_product`). Also
+    ``B^{jl} <= E^{jl} + min(sum_m E^{jm}, sum_m E^{ml})``. A pair is dropped only when both
+    bounds stay below the threshold by a relative margin of 1e-9 (far above the rounding of a sum
+    of M terms), so no pair the statistic certifies is dropped.
+    """
+    e = np.asarray(capped, dtype=float)
+    m = e.shape[0]
+    keep = pairs.copy()
+    np.fill_diagonal(keep, False)
+    rows, cols = np.flatnonzero(keep.any(axis=1)), np.flatnonzero(keep.any(axis=0))
+    if rows.size == 0:
+        return keep
+    level = threshold * (1.0 - 1e-9)
+    sub = np.ix_(rows, cols)
+    simple = e[sub] + np.minimum(e.sum(axis=1)[rows, None], e.sum(axis=0)[None, cols])
+    big = e >= threshold / (4.0 * m)
+    small = np.where(big, 0.0, e)
+    bound = e[sub] + small.sum(axis=1)[rows, None] + small.sum(axis=0)[None, cols]
+    keep[sub] &= (simple >= level) & ((bound >= level) | boolean_product(big[rows], big[:, cols]))
+    return keep
+
+
+def certify_shortcut(
+    log_wealth: np.ndarray,
+    threshold: float,
+    known: np.ndarray,
+    candidates: np.ndarray | None = None,
+) -> np.ndarray:
     """Pairs certified by the shortcut (or e-Bonferroni, or known) at one look.
 
     A pair is certified when ``E^{jl} >= threshold`` (e-Bonferroni), when it was ``known``, or when
     the pooled statistic ``B^{jl}`` of the capped wealths (:func:`shortcut_statistic`) reaches the
-    threshold; ``B`` is evaluated only where the cheap upper bound
-    ``E^{jl} + min(sum_m E^{jm}, sum_m E^{ml})`` reaches it.
+    threshold. Certified pairs are never examined again, and ``B`` is evaluated only for the pairs
+    that :func:`may_reach` cannot rule out (and that are ``candidates``, when given).
 
     Parameters
     ----------
@@ -125,6 +204,8 @@ def certify_shortcut(log_wealth: np.ndarray, threshold: float, known: np.ndarray
         ``M(M-1)/alpha``.
     known : numpy.ndarray
         M x M boolean: pairs certified at earlier looks.
+    candidates : numpy.ndarray, optional
+        M x M boolean: the only pairs the pooled statistic may add (default: every pair).
 
     Returns
     -------
@@ -154,12 +235,13 @@ def certify_shortcut(log_wealth: np.ndarray, threshold: float, known: np.ndarray
         out = log_wealth >= np.log(threshold)
     np.fill_diagonal(out, False)
     out |= known
-    bound = capped + np.minimum(capped.sum(axis=1)[:, None], capped.sum(axis=0)[None, :])
-    todo = ~out & (bound >= threshold * (1.0 - 1e-12))
+    todo = ~out if candidates is None else candidates & ~out
     np.fill_diagonal(todo, False)
     if todo.any():
-        stat = shortcut_statistic(capped, todo)
-        out |= todo & (stat >= threshold)
+        todo = may_reach(capped, threshold, todo)
+    if todo.any():
+        jj, ll = np.nonzero(todo)
+        out[jj, ll] = _pooled(capped, jj, ll) >= threshold
     return out
 
 
@@ -174,12 +256,25 @@ class Certifier:
         self.threshold = n_models * (n_models - 1) / self.alpha
         self.n_looks = 0
 
-    def look(self, log_wealth: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
-        """Certified pairs (M x M bool) at this look; ``known`` are pairs certified before."""
-        self.n_looks += 1
-        return self._look(np.asarray(log_wealth, dtype=float), _known(known, self.n_models))
+    def look(
+        self,
+        log_wealth: np.ndarray,
+        known: np.ndarray | None = None,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Certified pairs (M x M bool) at this look; ``known`` are pairs certified before.
 
-    def _look(self, log_wealth: np.ndarray, known: np.ndarray) -> np.ndarray:
+        ``candidates`` (M x M bool, optional) are the only pairs that may be added at this look;
+        the monitor's ``freeze`` mode passes the pairs settled neither way (:mod:`.freezing`).
+        The exact enumeration ignores it (it certifies whatever every surviving order agrees on).
+        """
+        self.n_looks += 1
+        known = _known(known, self.n_models)
+        if candidates is not None:
+            candidates = _known(candidates, self.n_models)
+        return self._look(np.asarray(log_wealth, dtype=float), known, candidates)
+
+    def _look(self, log_wealth: np.ndarray, known: np.ndarray, candidates=None) -> np.ndarray:
         raise NotImplementedError
 
     def details(self) -> dict:

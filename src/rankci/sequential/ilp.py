@@ -101,7 +101,7 @@ class IntegerProgram(Certifier):
         self.n_solves = 0
         self._certified = np.zeros((self.n_models, self.n_models), dtype=bool)
 
-    def _look(self, log_wealth, known):
+    def _look(self, log_wealth, known, candidates=None):
         w = self.alpha * capped_wealth(log_wealth, self.threshold)[self._rows, self._cols] - 1.0
         self._append(w)
         if self.pool.shape[0]:
@@ -109,10 +109,12 @@ class IntegerProgram(Certifier):
         certified = (
             self._certified
             | known
-            | certify_shortcut(log_wealth, self.threshold, self._certified | known)
+            | certify_shortcut(log_wealth, self.threshold, self._certified | known, candidates)
         )
         flat = certified[self._rows, self._cols]
         covered = self.pool.any(axis=0)
+        if candidates is not None:  # pairs that may not be added are not solved for
+            covered = covered | ~candidates[self._rows, self._cols]
         bases = self._bases(log_wealth) if self.heuristics else None
         for p in np.flatnonzero(~flat & ~covered):
             if covered[p]:
@@ -146,7 +148,8 @@ class IntegerProgram(Certifier):
         """Levels of a few plausible orders: the ranking by net capped log-wealth, everyone tied,
         and the most recent witnesses (levels = 1 + number of models strictly above)."""
         m = self.n_models
-        lw = np.minimum(np.nan_to_num(log_wealth, nan=0.0), np.log(self.threshold))
+        cap = np.log(self.threshold)  # frozen pairs read +-inf (.freezing)
+        lw = np.minimum(np.nan_to_num(log_wealth, nan=0.0, posinf=cap, neginf=-cap), cap)
         net = lw.sum(axis=1) - lw.sum(axis=0)
         consensus = np.empty(m, dtype=np.int64)
         consensus[np.argsort(-net, kind="stable")] = np.arange(m)

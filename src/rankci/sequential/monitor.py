@@ -34,8 +34,14 @@ import pandas as pd
 
 from rankci._base import RankciWarning, check_alpha, check_choice, check_positive_int
 from rankci._progress import Progress
-from rankci.ranking import DominanceCycleError, Ranking, ranking_from_dominance
+from rankci.ranking import (
+    DominanceCycleError,
+    Ranking,
+    ranking_from_dominance,
+    transitive_closure,
+)
 from rankci.sequential.certify import make_certifier, resolve_certifier
+from rankci.sequential.freezing import close_incremental, frozen_view, resolve_freeze
 from rankci.sequential.persistence import restore_monitor, save_monitor
 from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
 from rankci.sequential.wealth import DEFAULT_GRID, PairWealth
@@ -69,6 +75,15 @@ class Monitor:
         Target of the ``width`` rule.
     look_every : int, optional
         Look automatically after every ``look_every``-th item (and after item N under model F).
+    freeze : {"auto", True, False}
+        Stop updating the wealths of settled pairs (certified one way or the other), which the
+        certifier then no longer reads (:mod:`.freezing`: valid, and never beyond the exact test
+        on the unfrozen wealths; where answers may differ). ``"auto"``: for more than 8 models.
+        ``False`` is the exact mode, look for look the plain per-item algorithm.
+
+    Single items given to :meth:`update` are buffered and consumed as one block when something
+    reads the state (a look, retirement, saving, the wealths); the wealths do not depend on the
+    block sizes, so this changes no bit.
 
     Examples
     --------
@@ -97,6 +112,7 @@ class Monitor:
         k: int | None = None,
         width: int = 0,
         look_every: int | None = None,
+        freeze: bool | str = "auto",
     ) -> None:
         if isinstance(models, str) or not isinstance(models, Sequence):
             raise ValueError("models must be a sequence of model names")
@@ -121,6 +137,13 @@ class Monitor:
         self.look_every = (
             None if look_every is None else check_positive_int(look_every, "look_every")
         )
+        self.freeze_requested = freeze
+        self.freeze = resolve_freeze(freeze, m)
+        self._pending = np.empty((64, m))  # single items not yet consumed (see update)
+        self._shape = (m,)
+        self._finite = self._wealth.sampling == "finite"
+        self._n_pending = 0
+        self._check_looks = self.look_every is not None or self._wealth.sampling == "finite"
         self._index = {name: j for j, name in enumerate(self.models)}
         self._sum = np.zeros(m)
         self._dominance = np.zeros((m, m), dtype=bool)
@@ -130,6 +153,7 @@ class Monitor:
         self._excluded_items = 0
         self._missing_by_model = np.zeros(m, dtype=np.int64)
         self._ranking: Ranking | None = None
+        self._ranking_looks: int | None = None
         self._warned_exclusion = False
         #: Where the <= alpha event happened (None while it has not): every weak order
         #: eliminated, or a cycle among the certified pairs. See :meth:`look`.
@@ -155,12 +179,17 @@ class Monitor:
     @property
     def t(self) -> int:
         """Items consumed so far."""
-        return self._wealth.t
+        return self._wealth.t + self._n_pending
 
     @property
     def active(self) -> np.ndarray:
         """Boolean mask of the models still evaluated."""
         return self._wealth.active
+
+    @property
+    def n_frozen_pairs(self) -> int:
+        """Ordered pairs whose wealth is no longer updated because they are settled (``freeze``)."""
+        return int(self._wealth.n_frozen_pairs)
 
     def needs(self) -> list[str]:
         """The models that still need scores (empty once the evaluation can stop)."""
@@ -174,7 +203,7 @@ class Monitor:
         wealth = self._wealth
         if wealth.n_active < 2:
             return True
-        return wealth.sampling == "finite" and wealth.t >= wealth.n_items
+        return wealth.sampling == "finite" and self.t >= wealth.n_items
 
     @property
     def excluded(self) -> dict:
@@ -192,10 +221,13 @@ class Monitor:
         return self.evaluations / total if total else 0.0
 
     def log_wealth(self) -> np.ndarray:
-        """Current pairwise log-wealths (M x M, NaN diagonal)."""
+        """Current pairwise log-wealths (M x M, NaN diagonal); frozen pairs keep their value at the
+        look where they were frozen."""
+        self._flush()
         return self._wealth.log_wealth()
 
     def __repr__(self) -> str:
+        self._flush()
         return (
             f"Monitor({self.n_models} models, t={self.t}, sampling={self.sampling!r}, "
             f"certifier={self.certifier!r}, active={int(self.active.sum())}, "
@@ -209,28 +241,44 @@ class Monitor:
         Retired models' scores may be left out (or NaN). An item without a finite score for some
         active model is excluded and counted in :attr:`excluded`. Scores must lie in [0, 1].
         """
-        if isinstance(item, pd.Series):
-            item = item.to_dict()
-        if isinstance(item, Mapping):
+        if type(item) is np.ndarray and item.dtype == np.float64:
+            row = item
+        elif isinstance(item, pd.Series):
+            row = self._row_from_mapping(item.to_dict())
+        elif isinstance(item, Mapping):
             row = self._row_from_mapping(item)
         else:
             row = np.asarray(item, dtype=float)
-            if row.shape != (self.n_models,):
-                raise ValueError(
-                    f"an item needs {self.n_models} scores in model order, got shape {row.shape}"
-                )
-        if self.finished:
-            raise ValueError(self._finished_message())
+        if row.shape != self._shape:
+            raise ValueError(
+                f"an item needs {self.n_models} scores in model order, got shape {row.shape}"
+            )
         wealth = self._wealth
+        n = self._n_pending
+        if wealth.n_active < 2 or (self._finite and wealth.t + n >= wealth.n_items):
+            raise ValueError(self._finished_message())
         if not wealth._all_active or not (0.0 <= row.min() and row.max() <= 1.0):
+            self._flush()
             self.update_block(row[None, :])
             return
-        wealth.update(row)
-        self._sum += row
+        self._pending[n] = row
+        self._n_pending = n = n + 1
         self.evaluations += wealth.n_models
-        if self.look_every is not None or wealth.sampling == "finite":
-            if self._look_due():
-                self.look()
+        if self._check_looks:
+            t = wealth.t + n
+            every = self.look_every
+            if (every is not None and t % every == 0) or (self._finite and t == wealth.n_items):
+                self._look()
+                return
+        if n == 64:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Consume the buffered single items as one block (bit for bit the same wealths)."""
+        n = self._n_pending
+        if n:
+            self._n_pending = 0
+            self._consume(self._pending[:n], count=False)
 
     def update_block(self, block) -> int:
         """Consume several items: a (B, M) array in model order, a DataFrame with one column per
@@ -240,6 +288,7 @@ class Monitor:
         finishes inside the block (every model retired, or item N reached under model F).
         """
         x = self._matrix(block)
+        self._flush()
         if x.shape[0] and self.finished:
             raise ValueError(self._finished_message())
         start = 0
@@ -256,11 +305,11 @@ class Monitor:
             bar.update(stop - start)
             start = stop
             if self._look_due():
-                self.look()
+                self._look()
         bar.close()
         return start
 
-    def _consume(self, chunk: np.ndarray) -> None:
+    def _consume(self, chunk: np.ndarray, count: bool = True) -> None:
         """Feed validated items (the caller never lets a chunk cross a look point)."""
         active = self.active
         self._wealth.update(chunk)
@@ -268,7 +317,8 @@ class Monitor:
         self._sum[active] = np.cumsum(
             np.concatenate([self._sum[None, active], chunk[:, active]]), axis=0
         )[-1]
-        self.evaluations += chunk.shape[0] * int(active.sum())
+        if count:
+            self.evaluations += chunk.shape[0] * int(active.sum())
 
     def _usable(self, x: np.ndarray) -> np.ndarray:
         """Drop (and count) items missing an active model's score; check the range."""
@@ -347,9 +397,12 @@ class Monitor:
     def retire(self, model: str | int) -> None:
         """Stop evaluating a model (by name or index): its pairs' wealths are frozen for good."""
         j = self._model_index(model)
+        if self._ranking is None and self.looks:  # the last look's ranking, as it was
+            self._ranking = self._build_ranking(n_looks=self._ranking_looks)
         self._retire([j], "manual")
 
     def _retire(self, indices, reason: str) -> None:
+        self._flush()
         for j in indices:
             if self._wealth.active[j]:
                 self._wealth.retire([j])
@@ -372,28 +425,50 @@ class Monitor:
         model in tier 1, no retirement), with the event in the ranking's ``details`` and
         guarantee.
         """
-        certified = self._certifier.look(self._wealth.log_wealth(), known=self._dominance)
-        if self.alpha_event is None:
-            try:
-                ranking = self._build_ranking(self._dominance | certified)  # closes the union
-            except DominanceCycleError as error:
-                self._record_alpha_event(error)
-        if self.alpha_event is not None:
-            ranking = self._build_ranking(np.zeros_like(self._dominance))
-            self._dominance = ranking.dominance
-            newly: list[str] = []
+        self._look()
+        return self.ranking()
+
+    def _look(self) -> None:
+        """A look without building the Ranking (built on demand by :meth:`ranking`).
+
+        Certified pairs are kept and never examined again; the new ones are closed into the
+        closed set incrementally (:func:`.freezing.close_incremental`). Under ``freeze`` the
+        certifier reads the frozen view of the wealths and the settled pairs stop being updated.
+        """
+        self._flush()
+        dominance, candidates = self._dominance, None
+        if self.freeze and self.alpha_event is None:  # settled pairs' wealths are not read
+            unsettled = ~(dominance | dominance.T)
+            log_wealth, candidates = frozen_view(self._wealth.log_wealth(unsettled), dominance)
         else:
-            self._dominance = ranking.dominance
-            newly = self._apply_rule(ranking)
-        if newly:  # the same statements; details now say who was retired at this look
-            ranking = self._build_ranking()
+            log_wealth = self._wealth.log_wealth()
+        certified = self._certifier.look(log_wealth, known=dominance, candidates=candidates)
+        newly: list[str] = []
+        self._ranking = None
+        self._ranking_looks = len(self.looks)  # what an eager ranking of this look recorded
+        if self.alpha_event is None:
+            closed = close_incremental(dominance, certified)
+            if closed.diagonal().any():
+                try:
+                    transitive_closure(closed, self.models)
+                except DominanceCycleError as error:
+                    self._record_alpha_event(error)
+        if self.alpha_event is not None:
+            self._dominance = np.zeros_like(dominance)
+        else:
+            self._dominance = closed
+            if self.retire_rule != "none":
+                newly = self._apply_rule(self._build_ranking())
+            if self.freeze:
+                self._wealth.freeze_pairs(closed | closed.T)
+        m = self.n_models
         record = {
             "t": self.t,
             "n_certified": int(self._dominance.sum()),
             "evaluations": int(self.evaluations),
             "n_active": int(self._wealth.n_active),
-            "lower": ranking.lower.tolist(),
-            "upper": ranking.upper.tolist(),
+            "lower": (1 + self._dominance.sum(axis=0)).tolist(),
+            "upper": (m - self._dominance.sum(axis=1)).tolist(),
         }
         if self.certifier == "exact":
             record["n_surviving_orders"] = self._certifier.n_surviving
@@ -402,8 +477,6 @@ class Monitor:
         if self.alpha_event is not None:
             record["alpha_event"] = True
         self.looks.append(record)
-        self._ranking = ranking
-        return ranking
 
     def _record_alpha_event(self, error: DominanceCycleError) -> None:
         gone = self.certifier == "exact" and self._certifier.n_surviving == 0
@@ -411,9 +484,7 @@ class Monitor:
             "t": int(self.t),
             "look": len(self.looks) + 1,
             "reason": (
-                "every weak order was eliminated"
-                if gone
-                else "the certified pairs contain a cycle"
+                "every weak order was eliminated" if gone else "the certified pairs contain a cycle"
             ),
             "cycle": list(error.models),
         }
@@ -430,21 +501,24 @@ class Monitor:
     def ranking(self) -> Ranking:
         """The Ranking now: a look if items arrived since the last one, else the last result."""
         if self.t > 0 and (not self.looks or self.looks[-1]["t"] != self.t):
-            return self.look()
+            self._look()
         if self._ranking is None:
-            self._ranking = self._build_ranking()
+            self._ranking = self._build_ranking(n_looks=self._ranking_looks)
         return self._ranking
 
     def _scores(self) -> np.ndarray:
+        self._flush()
         stop = self._wealth._stop
         count = np.where(stop < 0, self.t, stop)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(count > 0, self._sum / np.maximum(count, 1), np.nan)
 
-    def _build_ranking(self, dominance: np.ndarray | None = None) -> Ranking:
+    def _build_ranking(
+        self, dominance: np.ndarray | None = None, n_looks: int | None = None
+    ) -> Ranking:
         details = {
             "t": int(self.t),
-            "n_looks": len(self.looks),
+            "n_looks": len(self.looks) if n_looks is None else n_looks,
             "evaluations": int(self.evaluations),
             "cost_fraction": self.cost_fraction(),
             "active": [m for m, on in zip(self.models, self.active) if on],

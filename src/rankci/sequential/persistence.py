@@ -62,6 +62,7 @@ def save_monitor(monitor, path: str | os.PathLike) -> None:
     >>> bool(np.array_equal(again.log_wealth(), mon.log_wealth(), equal_nan=True))
     True
     """
+    monitor._flush()
     wealth = monitor._wealth.state()
     config = {
         "format": FORMAT,
@@ -72,6 +73,7 @@ def save_monitor(monitor, path: str | os.PathLike) -> None:
         "k": monitor.k,
         "width": monitor.width,
         "look_every": monitor.look_every,
+        "freeze": monitor.freeze_requested,
         **{
             key: wealth["config"][key]
             for key in ("sampling", "n_items", "bet", "lam", "grid", "eps")

@@ -206,6 +206,16 @@ class MonitorRun:
             + repr(self.ranking)
         )
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the run in one line, then the final ranking (table, guarantee, plot)."""
+        import html
+
+        c = self.config
+        head = (f"Monitor replay: {self.n_consumed} of {self.n_items} items consumed, "
+                f"{len(self.looks)} looks, certifier {c.get('certifier')}, sampling "
+                f"{c.get('sampling')}, {self.cost_fraction:.1%} of the evaluations")
+        return f"<div><p><b>{html.escape(head)}</b></p>{self.ranking._repr_html_()}</div>"
+
 
 def replay(
     scores: Scores,
@@ -222,6 +232,7 @@ def replay(
     retire: str = "none",
     k: int | None = None,
     width: int = 0,
+    freeze: bool | str = "auto",
 ) -> MonitorRun:
     """Replay a Scores table through a :class:`Monitor` (see the module docstring's contract).
 
@@ -232,8 +243,8 @@ def replay(
         Seed of the item order, ``numpy.random.default_rng(order_seed).permutation(n)``.
     look_every : int or str
         Items between looks, or ``"P%"`` of the items.
-    alpha, sampling, bet, lam, grid, eps, certifier, retire, k, width
-        As for :class:`Monitor`.
+    alpha, sampling, bet, lam, grid, eps, certifier, retire, k, width, freeze
+        As for :class:`Monitor` (``freeze=False``: the exact mode, every wealth updated).
 
     Returns
     -------
@@ -290,6 +301,7 @@ def replay(
         k=k,
         width=width,
         look_every=every,
+        freeze=freeze,
     )
     monitor.update_block(values[order])
     ranking = monitor.ranking()  # the look at the last item (already taken under model F)
@@ -303,6 +315,8 @@ def replay(
         "retire": monitor.retire_rule,
         "k": monitor.k,
     }
+    if monitor.freeze:
+        config["freeze"] = True
     if monitor.bet == "fixed":
         config["lam"] = float(lam)
     if monitor.retire_rule == "width":

@@ -38,7 +38,11 @@ with cumulative sums along the item axis and vectorised over the pairs, in row c
 in cache; only the ``ons`` recursion loops over the items of a block.
 
 Freezing: after :meth:`PairWealth.retire` a model's pairs keep their wealth for good, which keeps
-every wealth an e-process (Proposition 4.5 of the source).
+every wealth an e-process (Proposition 4.5 of the source). :meth:`PairWealth.freeze_pairs` does the
+same for single ordered pairs (the monitor's ``freeze`` option, :mod:`.freezing`): a wealth stopped
+at a stopping time is a stopped supermartingale, hence still an e-process. Once some pairs are
+frozen, a block is processed over the list of the pairs still updated (gathered columns, the same
+arithmetic in the same order as the dense path, so every unfrozen pair keeps the same bits).
 
 References
 ----------
@@ -136,6 +140,9 @@ class PairWealth:
         self.t = 0
         self._t_commit = 0
         self._stop = np.full(m, -1, dtype=np.int64)  # item count at retirement, -1 = active
+        self._pair_stop = np.full((m, m), -1, dtype=np.int64)  # item count at freezing, -1 = on
+        self.n_frozen_pairs = 0  # ordered pairs frozen by freeze_pairs (not by retirement)
+        self._pairs: tuple | None = None  # cached list of the pairs still updated
         self._log = np.zeros((k, m, m))
         self._part = np.ones((k, m, m))
         self._csum = np.zeros(m)
@@ -160,10 +167,20 @@ class PairWealth:
         """Boolean mask of the models whose pairs are still updated."""
         return self._stop < 0
 
+    @property
+    def frozen_pairs(self) -> np.ndarray:
+        """M x M boolean: ordered pairs frozen by :meth:`freeze_pairs` (retirement not included)."""
+        return self._pair_stop >= 0
+
     def _pair_items_since_commit(self) -> np.ndarray:
         last = np.where(self._stop < 0, self.t, self._stop)
         since = np.maximum(last - self._t_commit, 0).astype(float)
-        return np.minimum.outer(since, since)
+        out = np.minimum.outer(since, since)
+        if self.n_frozen_pairs:
+            frozen = self._pair_stop >= 0
+            pair = np.maximum(self._pair_stop - self._t_commit, 0).astype(float)
+            out = np.where(frozen, np.minimum(out, pair), out)
+        return out
 
     def component_log_wealth(self) -> np.ndarray:
         """``log E`` of each constant bet of the grid (K x M x M; K = 1 for other bets)."""
@@ -172,11 +189,14 @@ class PairWealth:
             out += self._pair_items_since_commit()[None] * self._log_lam
         return out
 
-    def log_wealth(self) -> np.ndarray:
+    def log_wealth(self, pairs: np.ndarray | None = None) -> np.ndarray:
         """``log E_t^{jl}`` (M x M, row j = "j better than l", NaN on the diagonal).
 
-        For the mixture, ``log(mean_k exp(log E_k))``, computed stably.
+        For the mixture, ``log(mean_k exp(log E_k))``, computed stably. With ``pairs`` (M x M
+        boolean) only those entries are computed, with the same bits; the others are NaN.
         """
+        if pairs is not None:
+            return self._some_log_wealth(np.asarray(pairs, dtype=bool))
         comp = self.component_log_wealth()
         if comp.shape[0] == 1:
             out = comp[0]
@@ -185,6 +205,26 @@ class PairWealth:
             out = top + np.log(np.exp(comp - top).sum(axis=0)) - np.log(comp.shape[0])
         np.fill_diagonal(out, np.nan)
         return out
+
+    def _some_log_wealth(self, pairs: np.ndarray) -> np.ndarray:
+        m, k = self.n_models, self.n_components
+        pairs = pairs & ~np.eye(m, dtype=bool)
+        if np.count_nonzero(pairs) * 4 > m * m:  # most pairs: the full computation is faster
+            out = self.log_wealth()
+            out[~pairs] = np.nan
+            return out
+        out = np.full(m * m, np.nan)
+        flat = np.flatnonzero(pairs)
+        comp = np.take(self._log.reshape(k, -1), flat, axis=1)
+        comp += np.log(np.take(self._part.reshape(k, -1), flat, axis=1))
+        if self.constant:
+            comp += np.take(self._pair_items_since_commit(), flat)[None] * self._log_lam[:, :, 0]
+        if k == 1:
+            out[flat] = comp[0]
+        else:
+            top = comp.max(axis=0)
+            out[flat] = top + np.log(np.exp(comp - top).sum(axis=0)) - np.log(k)
+        return out.reshape(m, m)
 
     # ------------------------------------------------------------------ updating
     def retire(self, models: Iterable[int]) -> None:
@@ -197,6 +237,31 @@ class PairWealth:
                 self._stop[j] = self.t
                 self._all_active = False
                 self.n_active -= 1
+
+    def freeze_pairs(self, pairs: np.ndarray) -> int:
+        """Stop updating these ordered pairs (M x M boolean mask), for good; returns how many
+        pairs were newly frozen. Their wealth keeps its value at the current item count."""
+        pairs = np.asarray(pairs, dtype=bool)
+        if pairs.shape != (self.n_models, self.n_models):
+            raise ValueError(f"pairs must be a {self.n_models} x {self.n_models} boolean mask")
+        new = pairs & (self._pair_stop < 0)
+        np.fill_diagonal(new, False)
+        count = int(np.count_nonzero(new))
+        if count:
+            self._pair_stop[new] = self.t
+            self.n_frozen_pairs += count
+            self._pairs = None
+        return count
+
+    def _pair_list(self, idx: np.ndarray) -> tuple:
+        """Positions (in ``idx``) and flat M x M indices of the ordered pairs still updated."""
+        key = idx.tobytes()
+        if self._pairs is None or self._pairs[0] != key:
+            sub = self._pair_stop[np.ix_(idx, idx)] < 0
+            np.fill_diagonal(sub, False)
+            ri, ci = np.nonzero(sub)
+            self._pairs = (key, ri, ci, idx[ri] * self.n_models + idx[ci])
+        return self._pairs[1:]
 
     def update(self, block: np.ndarray) -> None:
         """Consume items: ``block`` is (B, M) or (M,) scores in [0, 1], in model order.
@@ -218,7 +283,7 @@ class PairWealth:
                 f"sampling='finite' with n_items={self.n_items}: {self.t} items were consumed "
                 f"and {n} more would exceed the benchmark"
             )
-        if n == 1 and self.constant and self._all_active:
+        if n == 1 and self.constant and self._all_active and not self.n_frozen_pairs:
             self._one_item(block[0])
             if self.t % self.commit_every == 0:
                 self._commit()
@@ -227,7 +292,9 @@ class PairWealth:
         start = 0
         while start < n:
             stop = min(n, start + self.commit_every - self.t % self.commit_every)
-            if idx.size >= 2:
+            if idx.size >= 2 and self.n_frozen_pairs:
+                self._segment_pairs(block[start:stop], idx)
+            elif idx.size >= 2:
                 self._segment(block[start:stop], idx)
             else:
                 self.t += stop - start
@@ -326,6 +393,66 @@ class PairWealth:
                 self._s2[sub] = s2
         self.t += n_items
 
+    def _segment_pairs(self, block: np.ndarray, idx: np.ndarray) -> None:
+        """:meth:`_segment` over the list of pairs still updated (some pairs are frozen).
+
+        Each pair's factors are the dense path's (``1 + Z = (x_j + 1) - x_l``, divided by
+        ``1 + b = (o_j + 1) - o_l``, plus ``d_k``) multiplied in item order, so the bits agree.
+        """
+        x = block[:, idx]
+        n_items = x.shape[0]
+        ri, ci, flat = self._pair_list(idx)
+        part_flat = self._part.reshape(self.n_components, -1)
+        xp = x + 1.0
+        offsets = offsets_p = None
+        clip = False
+        if self.sampling == "finite":
+            prefix = np.cumsum(np.concatenate([self._csum[idx][None, :], x]), axis=0)
+            scale = -1.0 / (self.n_items - self.t - np.arange(n_items, dtype=float))
+            offsets = prefix[:-1] * scale[:, None]
+            offsets_p = offsets + 1.0
+            clip = not self._no_clip(n_items)
+            self._csum[idx] = prefix[-1]
+        n_pairs = ri.size
+        if n_pairs:
+            # models x items copies: gathering whole rows is much faster than gathering columns
+            xp_t, x_t = np.ascontiguousarray(xp.T), np.ascontiguousarray(x.T)
+            if offsets is not None:
+                op_t, o_t = np.ascontiguousarray(offsets_p.T), np.ascontiguousarray(offsets.T)
+            width = max(1, min(n_pairs, _CHUNK_ELEMENTS // n_items))
+            u_buf, d_buf, f_buf = (np.empty((n_items, width)) for _ in range(3))
+            t_buf, s_buf = np.empty((width, n_items)), np.empty((width, n_items))
+            for p0 in range(0, n_pairs, width):
+                p1 = min(n_pairs, p0 + width)
+                w = p1 - p0
+                u, den, f = u_buf[:, :w], d_buf[:, :w], f_buf[:, :w]
+                r, c = ri[p0:p1], ci[p0:p1]
+                ut, dt = t_buf[:w], s_buf[:w]
+                np.subtract(np.take(xp_t, r, axis=0), np.take(x_t, c, axis=0), out=ut)
+                if offsets is not None:
+                    np.subtract(np.take(op_t, r, axis=0), np.take(o_t, c, axis=0), out=dt)
+                    if clip:
+                        np.maximum(dt, self.eps, out=dt)
+                        np.minimum(dt, 2.0, out=dt)
+                    ut /= dt
+                np.copyto(u, ut.T)
+                where = flat[p0:p1]
+                part = np.take(part_flat, where, axis=1)
+                if self.constant:
+                    for k in range(self.n_components):
+                        np.add(u, self._shift[k], out=f)
+                        _multiply_in_order(f, part[k])
+                else:
+                    u -= 1.0
+                    s1, s2 = np.take(self._s1, where), np.take(self._s2, where)
+                    if self.bet == "agrapa":
+                        _agrapa(u, f, den, part[0], s1, s2)
+                    else:
+                        _ons(u, part[0], s1, s2)
+                    self._s1.flat[where], self._s2.flat[where] = s1, s2
+                part_flat[:, where] = part
+        self.t += n_items
+
     # ------------------------------------------------------------------ state
     def state(self) -> dict:
         """Everything needed to continue exactly: a JSON-safe ``config`` and ``arrays``."""
@@ -341,6 +468,7 @@ class PairWealth:
         arrays = {
             "counters": np.array([self.t, self._t_commit], dtype=np.int64),
             "stop": self._stop,
+            "pair_stop": self._pair_stop,
             "log": self._log,
             "part": self._part,
             "csum": self._csum,
@@ -355,15 +483,16 @@ class PairWealth:
         wealth = cls(**state["config"])
         arrays = state["arrays"]
         wealth.t, wealth._t_commit = (int(v) for v in arrays["counters"])
-        for name in ("stop", "log", "part", "csum", "s1", "s2"):
+        for name in ("stop", "pair_stop", "log", "part", "csum", "s1", "s2"):
             current = getattr(wealth, "_" + name)
-            if current is None:
-                continue
+            if current is None or (name == "pair_stop" and name not in arrays):
+                continue  # pair_stop: absent from files written before pairs could freeze
             saved = np.asarray(arrays[name])
             if saved.shape != current.shape:
                 raise ValueError(f"saved wealth array {name!r} has shape {saved.shape}")
             setattr(wealth, "_" + name, saved.astype(current.dtype, copy=True))
         wealth.n_active = int((wealth._stop < 0).sum())
+        wealth.n_frozen_pairs = int((wealth._pair_stop >= 0).sum())
         wealth._all_active = wealth.n_active == wealth.n_models
         return wealth
 

@@ -10,14 +10,12 @@ database is unavailable, requests that need it get 503 with ``Retry-After`` and 
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -28,12 +26,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import TypeAdapter, ValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from pydantic import TypeAdapter
 
 from rankci._version import __version__
 from rankci.service.apidocs import api_page
-from rankci.service.board import Board, Conflict, Rejected
+from rankci.service.board import Board, Rejected
+from rankci.service.commits import GroupWriter
+from rankci.service.middleware import DEFAULT_BODY_TIMEOUT, SECURITY_HEADERS, BodyLimit
 from rankci.service.page import (
     PAGE_JS,
     Renderer,
@@ -42,6 +41,13 @@ from rankci.service.page import (
     fragment,
     index_page,
     report_js,
+)
+from rankci.service.posting import (
+    FastPaths,
+    problems,
+    rejected,
+    storage_unavailable,
+    wait_for_commit,
 )
 from rankci.service.registry import DEFAULT_MAX_BOARDS, DEFAULT_MAX_CELLS, Service
 from rankci.service.schemas import (
@@ -62,102 +68,7 @@ __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "SECURITY_HEADERS", "Serv
 
 log = logging.getLogger("rankci.service")
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
-DEFAULT_BODY_TIMEOUT = 30.0
 bearer = HTTPBearer(auto_error=False, description="rkci_... token of the board")
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
-    "form-action 'none'"
-)
-SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
-]
-
-
-class _BodyLimit:
-    """ASGI middleware: 413 for bodies over ``max_body`` bytes (declared or streamed), 408 for a
-    body not received within ``body_timeout`` seconds of the request's start; every response
-    carries the security headers and a ``Server-Timing`` header with the time the server spent
-    on it."""
-
-    def __init__(
-        self, app, max_body: int, body_timeout: float = DEFAULT_BODY_TIMEOUT, failures=None
-    ) -> None:
-        self.app = app
-        self.max_body = max_body
-        self.body_timeout = body_timeout
-        self.failures = failures
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = dict(scope.get("headers", []))
-        client = scope.get("client")
-        if self.failures is not None and b"authorization" in headers and client:
-            # an address over its failed-authentication limit: refused here, before any work
-            wait = self.failures.blocked(client[0])
-            if wait is not None:
-                response = JSONResponse(
-                    {"detail": "too many failed authentications from this address"},
-                    status_code=429,
-                    headers={"Retry-After": str(int(wait) + 1)},
-                )
-                return await response(scope, receive, _secured(send))
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            response = JSONResponse({"detail": self._message()}, status_code=413)
-            return await response(scope, receive, _secured(send))
-        seen = 0
-        began = time.perf_counter()
-        deadline = time.monotonic() + self.body_timeout
-        complete = False
-
-        async def timed_send(message):
-            # Server-Timing: the time the server spent on the request until its response began
-            if message["type"] == "http.response.start":
-                spent = 1000.0 * (time.perf_counter() - began)
-                headers = list(message.get("headers", []))
-                headers.append((b"server-timing", f"app;dur={spent:.2f}".encode()))
-                headers.extend(SECURITY_HEADERS)
-                message = {**message, "headers": headers}
-            await send(message)
-
-        async def limited():
-            nonlocal seen, complete
-            if complete:  # after the body: e.g. a streaming response waiting for a disconnect
-                return await receive()
-            try:
-                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
-            except asyncio.TimeoutError:
-                raise StarletteHTTPException(
-                    408, f"the request body was not received within {self.body_timeout:g} s"
-                ) from None
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise StarletteHTTPException(413, self._message())
-                complete = not message.get("more_body", False)
-            else:
-                complete = True
-            return message
-
-        return await self.app(scope, limited, timed_send)
-
-    def _message(self) -> str:
-        return f"the request body is larger than the limit of {self.max_body:,} bytes"
-
-
-def _secured(send):
-    async def secured(message):
-        if message["type"] == "http.response.start":
-            headers = list(message.get("headers", [])) + SECURITY_HEADERS
-            message = {**message, "headers": headers}
-        await send(message)
-
-    return secured
 
 
 def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
@@ -166,25 +77,6 @@ def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
 
 def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
-
-
-def _problems(errors) -> list[dict]:
-    """Validation errors without the offending input (it may be NaN, huge, or a secret)."""
-    out = []
-    for error in errors:
-        out.append(
-            {
-                "type": str(error.get("type", "")),
-                "loc": [p if isinstance(p, (int, str)) else str(p) for p in error.get("loc", ())],
-                "msg": str(error.get("msg", ""))[:500],
-            }
-        )
-    return out[:20]
-
-
-def _rejected(error: Rejected) -> HTTPException:
-    status = 409 if isinstance(error, Conflict) else 422
-    return HTTPException(status, {"message": str(error), "problems": error.problems})
 
 
 def create_app(
@@ -275,6 +167,7 @@ def create_app(
             yield
         finally:
             renderer.stop()
+            commits.stop()
             storage.close()
 
     app = FastAPI(
@@ -293,34 +186,40 @@ def create_app(
     app.state.service = service
     renderer = Renderer()
     service.on_look = renderer.looked
+    commits = GroupWriter()
+    # outermost last: the body limits, then the fast paths, then FastAPI's router
+    app.add_middleware(FastPaths, service=service, commits=commits)
     app.add_middleware(
-        _BodyLimit, max_body=max_body, body_timeout=body_timeout, failures=service.failures
+        BodyLimit, max_body=max_body, body_timeout=body_timeout, failures=service.failures
     )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError):
         return JSONResponse(
-            {"detail": {"message": "invalid request", "problems": _problems(error.errors())}},
+            {"detail": {"message": "invalid request", "problems": problems(error.errors())}},
             status_code=422,
         )
 
     @app.exception_handler(StorageUnavailable)
     async def unavailable(request: Request, error: StorageUnavailable):
-        return JSONResponse(
-            {"detail": f"the database is unavailable: {error.reason}", "reason": error.reason},
-            status_code=503,
-            headers={"Retry-After": str(error.retry_after)},
-        )
+        return storage_unavailable(error)
 
     @app.exception_handler(RecursionError)
     async def too_deep(request: Request, error: RecursionError):
         return JSONResponse({"detail": "the request is nested too deeply"}, status_code=400)
 
-    def reader(request: Request, board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
-        return service.check(board, _token(credentials), write=False, client=_client(request))
+    async def checked(board: str, token, write: bool, client: str) -> Board:
+        # on the event loop when it needs nothing but memory, else in a worker thread
+        found = service.check_cached(board, token, write, client)
+        if found is not None:
+            return found
+        return await run_in_threadpool(service.check, board, token, write, client)
 
-    def writer(request: Request, board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
-        return service.check(board, _token(credentials), write=True, client=_client(request))
+    async def reader(request: Request, board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
+        return await checked(board, _token(credentials), False, _client(request))
+
+    async def writer(request: Request, board: str, credentials=Depends(bearer)) -> Board:  # noqa: B008
+        return await checked(board, _token(credentials), True, _client(request))
 
     def creator(request: Request, credentials=Depends(bearer)) -> None:  # noqa: B008
         # a dependency: checked before the body is parsed
@@ -432,10 +331,10 @@ def create_app(
         },
     )
     async def post_scores(request: Request, board: Board = Depends(writer)):  # noqa: B008
-        # the body is read here and parsed in a worker thread, so that a large batch never holds
-        # up the event loop (and with it every other request)
-        body = await request.body()
-        return await run_in_threadpool(_post_scores, board, body)
+        # A small body is parsed here, a large one in a worker thread (so that a large batch
+        # never holds up the event loop, and with it every other request); the post then waits
+        # for the writer thread's next group commit (commits.py), off the event loop.
+        return await wait_for_commit(board, await request.body(), commits)
 
     @app.post(
         "/api/boards/{board}/retire",
@@ -446,7 +345,7 @@ def create_app(
         try:
             return board.retire(body.model)
         except Rejected as error:
-            raise _rejected(error) from None
+            raise rejected(error) from None
 
     @app.get(
         "/api/boards/{board}/needs",
@@ -467,7 +366,7 @@ def create_app(
         try:
             return JSONResponse(board.needs(limit, model, horizon))
         except Rejected as error:
-            raise _rejected(error) from None
+            raise rejected(error) from None
 
     @app.get(
         "/api/boards/{board}/leaderboard",
@@ -475,8 +374,12 @@ def create_app(
         response_model=Leaderboard,
         summary="The current leaderboard (at the last look) with intervals and progress",
     )
-    def leaderboard(board: Board = Depends(reader)):  # noqa: B008
-        return Response(board.leaderboard_json(), media_type="application/json")
+    async def leaderboard(board: Board = Depends(reader)):  # noqa: B008
+        # the leaderboard of the last look is computed once, by the writer: a read copies bytes
+        if board.snapshot_current():
+            return Response(board.leaderboard_json(), media_type="application/json")
+        body = await run_in_threadpool(board.leaderboard_json)
+        return Response(body, media_type="application/json")
 
     @app.get(
         "/api/boards/{board}/history",
@@ -560,40 +463,6 @@ _POST_SCHEMA = {
         {"$ref": "#/components/schemas/Score"},
     ]
 }
-
-
-def _post_scores(board: Board, body: bytes) -> JSONResponse:
-    try:
-        data = json.loads(body, parse_constant=_no_constant)
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN / Infinity
-        raise HTTPException(422, {"message": f"the body is not JSON: {error}"}) from None
-    except RecursionError:
-        raise HTTPException(400, {"message": "the body is nested too deeply"}) from None
-    kind = ScoreBatch if isinstance(data, dict) and "scores" in data else Score
-    try:
-        parsed = kind.model_validate(data)
-    except ValidationError as error:
-        problems = _problems(error.errors(include_url=False, include_input=False))
-        raise HTTPException(
-            422, {"message": f"not a valid {kind.__name__}", "problems": problems}
-        ) from None
-    scores = parsed.scores if isinstance(parsed, ScoreBatch) else [parsed]
-    entries = [(s.model, str(s.item), s.score) for s in scores]
-    try:
-        posted = board.post(entries)
-    except Rejected as error:
-        raise _rejected(error) from None
-    return JSONResponse(
-        {
-            "accepted": posted.accepted,
-            "duplicates": posted.duplicates,
-            "progress": posted.progress,
-        }
-    )
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _openapi(app: FastAPI):

@@ -19,6 +19,10 @@ independent of block sizes; see :mod:`rankci.sequential.wealth`). A board is
   models),
 * ``error`` if the certified statements ever contradict each other (probability at most alpha);
   scores are still accepted and stored, and the error is reported.
+
+Posts waiting for the board at the same moment are committed in one transaction (group commit,
+:meth:`Board.commit_waiting`, driven by :class:`rankci.service.commits.GroupWriter`); each post
+is still all or nothing, and answered only once its transaction is committed.
 """
 
 from __future__ import annotations
@@ -34,11 +38,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankci.ranking import Ranking
+from rankci.service.commits import Pending
 from rankci.service.snapshot import ScoreTracker, leaderboard_snapshot
 from rankci.service.spec import BoardSpec
 from rankci.service.storage import Storage, StorageUnavailable
 
-__all__ = ["Board", "Conflict", "Rejected"]
+__all__ = ["Board", "Conflict", "Posted", "Rejected"]
 
 log = logging.getLogger("rankci.service")
 MAX_REPORTED = 10
@@ -73,6 +78,9 @@ class Board:
         self.num = num
         self.storage = storage
         self.lock = threading.RLock()
+        self._waiting: list[Pending] = []  # posts waiting for the next group commit
+        self._waiting_lock = threading.Lock()
+        self.last_group = 1  # posts in the last group commit
         n, m = spec.n_items, spec.n_models
         self.order = spec.order
         self.position = np.empty(n, dtype=np.int64)
@@ -158,56 +166,131 @@ class Board:
 
     # ------------------------------------------------------------------ writing
     def post(self, entries: Sequence[tuple[str, str, float]]) -> Posted:
-        """Store new scores (one transaction, committed) and feed the monitor.
+        """Store new scores (committed before this returns) and feed the monitor.
 
         ``entries`` are (model, item, score). Unknown models or items, scores that are not
         numbers in [0, 1] (:class:`Rejected`), and a (model, item) that already has a different
         score (:class:`Conflict`) reject the whole post; nothing is stored. Repeating a score
         exactly is harmless: it is counted as a duplicate and not stored twice.
+
+        Posts that wait for the board at the same moment are committed together, in one
+        transaction (group commit, :meth:`commit_waiting`); each is still all or nothing, and
+        none is answered before the transaction holding its scores is committed.
+        """
+        pending = self.submit(entries)
+        if not pending.done:
+            self.commit_waiting()
+        return pending.outcome()
+
+    def submit(self, entries: Sequence[tuple[str, str, float]], notify=None) -> Pending:
+        """Validate a post and queue it for the next group commit (:meth:`commit_waiting`).
+
+        Raises :class:`Rejected` at once for a malformed post. ``notify()`` is called, from the
+        committing thread, once the post's outcome is known (:meth:`Pending.outcome`).
         """
         model, item, score = self._validate(entries)
+        pending = Pending(model, item, score, notify)
+        with self._waiting_lock:
+            self._waiting.append(pending)
+        return pending
+
+    def waiting(self) -> int:
+        """How many posts wait for the next group commit."""
+        return len(self._waiting)
+
+    def commit_waiting(self) -> int:
+        """Commit every post waiting now in one transaction, then answer each; returns how many
+        posts were answered.
+
+        The posts are checked in the order they arrived, each against the scores stored before
+        it and the earlier posts of the group (a conflict rejects that post alone). A failed
+        transaction fails every post of the group, and changes nothing in memory.
+        """
         with self.lock:
-            pos = self.position[item]
-            current = self.x[pos, model]
-            known = np.isfinite(current)
-            conflict = known & (current != score)
-            key = pos * self.spec.n_models + model
-            uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-            inside = score != score[first][inverse]  # the same cell twice in one post
-            if conflict.any() or inside.any():
-                problems = []
-                for n in np.flatnonzero(conflict | inside)[:MAX_REPORTED]:
-                    before = current[n] if conflict[n] else score[first[inverse[n]]]
-                    problems.append(
-                        {
-                            "index": int(n),
-                            "model": self.spec.models[model[n]],
-                            "item": self.spec.items[item[n]],
-                            "score": float(score[n]),
-                            "existing_score": float(before),
-                        }
-                    )
-                count = int((conflict | inside).sum())
-                raise Conflict(
-                    f"{count} score(s) conflict with a different score for the same (model, item);"
-                    " scores cannot be changed, nothing was stored",
-                    problems,
+            with self._waiting_lock:
+                group, self._waiting = self._waiting, []
+            if not group:
+                return 0
+            self.last_group = len(group)
+            try:
+                self._commit_group(group)
+            finally:
+                for pending in group:
+                    if pending.result is None and pending.error is None:  # pragma: no cover
+                        pending.error = RuntimeError("the post could not be committed")
+                    pending.finish()
+            return len(group)
+
+    def _commit_group(self, group: list[Pending]) -> None:
+        claimed: dict[int, float] = {}  # cells new in this group: key -> score
+        accepted = []
+        for pending in group:
+            try:
+                new, pos = self._new_cells(pending, claimed)
+            except Rejected as error:
+                pending.error = error
+                continue
+            accepted.append((pending, new, pos))
+        if any(new.any() for _, new, _ in accepted):
+            model = np.concatenate([p.model[new] for p, new, _ in accepted])
+            item = np.concatenate([p.item[new] for p, new, _ in accepted])
+            score = np.concatenate([p.score[new] for p, new, _ in accepted])
+            try:
+                # committed before anything changes in memory (and before any answer)
+                self._store(self.storage.insert_scores, self.num, model, item, score)
+            except Exception as error:
+                for pending, _, _ in accepted:
+                    pending.error = error
+                return
+            self.x[self.position[item], model] = score
+            self.received += int(score.size)
+            self._advance()
+            self._publish()
+        progress = self._published[4]
+        for pending, new, _ in accepted:
+            n_new = int(new.sum())
+            pending.result = Posted(n_new, int(len(new) - n_new), progress)
+
+    def _new_cells(self, pending: Pending, claimed: dict) -> tuple[np.ndarray, np.ndarray]:
+        """Which of a post's scores are new; :class:`Conflict` if one contradicts a stored score,
+        a score of an earlier post in the group, or another score of the same post."""
+        model, item, score = pending.model, pending.item, pending.score
+        pos = self.position[item]
+        current = self.x[pos, model]
+        key = pos * self.spec.n_models + model
+        if claimed:
+            for k, cell in enumerate(key.tolist()):
+                earlier = claimed.get(cell)
+                if earlier is not None:
+                    current[k] = earlier
+        known = np.isfinite(current)
+        conflict = known & (current != score)
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inside = score != score[first][inverse]  # the same cell twice in one post
+        if conflict.any() or inside.any():
+            problems = []
+            for n in np.flatnonzero(conflict | inside)[:MAX_REPORTED]:
+                before = current[n] if conflict[n] else score[first[inverse[n]]]
+                problems.append(
+                    {
+                        "index": int(n),
+                        "model": self.spec.models[model[n]],
+                        "item": self.spec.items[item[n]],
+                        "score": float(score[n]),
+                        "existing_score": float(before),
+                    }
                 )
-            new = np.zeros(len(score), dtype=bool)
-            new[first] = True
-            new &= ~known
-            if new.any():
-                # committed before anything changes in memory (and before the reply)
-                self._store(self.storage.insert_scores, self.num, model[new], item[new], score[new])
-                self.x[pos[new], model[new]] = score[new]
-                self.received += int(new.sum())
-                self._advance()
-                self._publish()
-            return Posted(
-                accepted=int(new.sum()),
-                duplicates=int(len(score) - new.sum()),
-                progress=self._published[4],
+            count = int((conflict | inside).sum())
+            raise Conflict(
+                f"{count} score(s) conflict with a different score for the same (model, item);"
+                " scores cannot be changed, nothing was stored",
+                problems,
             )
+        new = np.zeros(len(score), dtype=bool)
+        new[first] = True
+        new &= ~known
+        claimed.update(zip(key[new].tolist(), score[new].tolist()))
+        return new, pos
 
     def _store(self, write, *args) -> None:
         """One storage write; a COMMIT of unknown outcome marks the board stale, so that it is
@@ -397,6 +480,11 @@ class Board:
                     cached = (version, body, text, ranking)
                     self._snapshot = cached
         return cached[1], cached[2], published[4]
+
+    def snapshot_current(self) -> bool:
+        """Whether the last look's leaderboard is computed already (a read then only copies)."""
+        cached = self._snapshot
+        return cached is not None and cached[0] == self._published[0]
 
     def look_state(self) -> tuple[dict, Ranking, list[dict]]:
         """The leaderboard, the ranking and the looks of one and the same look (for the page)."""

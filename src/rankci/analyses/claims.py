@@ -1,0 +1,652 @@
+"""Claims as checks: parse a claim about models, decide it with a joint guarantee.
+
+The grammar (docs/check.md)::
+
+    claim   := name (">" | ">=") name [("+" | "-") number]      A beats B (by more than c)
+             | name ("<" | "<=") name [("+" | "-") number]      the same, read from the right
+             | name "~" name "within" number                    equivalence, |A - B| < e
+             | name ["is"] "in" "top" integer                   true rank <= k
+             | name "is" "best"                                 true rank 1, alone
+    name    := a bare word (no blank, quote or any of < > = ~), or quoted with ' or " ('\\' escapes)
+
+Every claim is decided by one-sided paired tests of directional hypotheses
+``H(j, l, c): theta_j - theta_l <= c`` (rejecting certifies ``theta_j - theta_l > c``):
+
+=====================  =================================  ==================================
+claim                  supported when rejected            contradicted when rejected
+=====================  =================================  ==================================
+A > B + c              H(A, B, c)                         H(B, A, -c)
+A ~ B within e         H(A, B, -e) and H(B, A, -e)        H(A, B, e) or H(B, A, e)
+A in top k             U_A <= k in the simultaneous       L_A > k
+                       ranking of H(j, l, 0), all pairs
+=====================  =================================  ==================================
+
+All hypotheses of one call, with the M(M - 1) ranking pairs when a claim is a rank statement,
+form ONE family tested by Holm's step-down at level alpha. Holm controls the family-wise error
+under any dependence, so with probability >= 1 - alpha no true hypothesis is rejected; then every
+certified statement is true, so is its transitive closure, and every supported claim is true and
+every contradicted claim false, all at once (docs/check.md gives the argument).
+
+References
+----------
+Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of
+Statistics 6(2), 65-70.
+Schuirmann, D. J. (1987). A comparison of the two one-sided tests procedure and the power approach
+for assessing the equivalence of average bioavailability. J. Pharmacokinet. Biopharm. 15, 657-680.
+Berger, R. L. (1982). Multiparameter hypothesis testing and acceptance sampling. Technometrics
+24(4), 295-300 (intersection-union tests).
+Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
+ranks with application to ranking institutions. Biometrics 78(1), 238-247.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from rankci._base import check_alpha, check_choice, jsonable
+from rankci.certify.holm import adjust_pvalues, reject
+from rankci.data import Scores, UnitScores
+from rankci.evidence.pairwise import (
+    SIGNED_MARGIN_TESTS,
+    Pairwise,
+    pairwise_tests,
+    signed_margin_tests,
+)
+from rankci.io import as_scores
+from rankci.method import MISSING, UNIT_SCOPE, UNITS
+from rankci.ranking import Ranking, ranking_from_dominance
+
+__all__ = [
+    "RESULTS",
+    "Claim",
+    "ClaimGroup",
+    "ClaimResult",
+    "ClaimCheck",
+    "parse_claim",
+    "check_claims",
+    "decide_claims",
+]
+
+#: the three outcomes of a claim
+RESULTS = ("supported", "contradicted", "not decided")
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_BARE = re.compile(r"[^\s'\"<>=~]+")
+_OPERATORS = (">=", "<=", ">", "<", "~")
+
+
+# ---------------------------------------------------------------------- grammar
+@dataclass(frozen=True)
+class Claim:
+    """One parsed claim.
+
+    ``kind`` is ``"better"`` (``theta_first - theta_second > margin``), ``"equivalent"``
+    (``|theta_first - theta_second| < margin``) or ``"top"`` (true rank of ``first`` <= ``k``).
+    ``positions`` holds the character offsets of the model names in ``text`` (for messages).
+    """
+
+    text: str
+    kind: str
+    first: str
+    second: str | None = None
+    margin: float = 0.0
+    k: int | None = None
+    positions: tuple[int, ...] = ()
+
+    def statement(self) -> str:
+        """What a "supported" result certifies, in words."""
+        if self.kind == "better":
+            if self.margin == 0:
+                return f"{self.first} is better than {self.second}"
+            if self.margin > 0:
+                return f"{self.first} is better than {self.second} by more than {self.margin:g}"
+            return f"{self.first} is not worse than {self.second} by {-self.margin:g} or more"
+        if self.kind == "equivalent":
+            return f"{self.first} and {self.second} differ by less than {self.margin:g}"
+        if self.k == 1:
+            return f"{self.first} is the best model"
+        return f"{self.first} is in the top {self.k}"
+
+
+def _claim_error(text: str, position: int, what: str) -> ValueError:
+    """``claim 'A >' at position 4: expected ...`` with the claim and a caret under the spot."""
+    return ValueError(
+        f"claim {text!r} at position {position + 1}: {what}\n    {text}\n    {' ' * position}^"
+    )
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """(kind, value, position) with kind "op", "name" (quoted), "word" (bare)."""
+    out, i = [], 0
+    while i < len(text):
+        char = text[i]
+        if char.isspace():
+            i += 1
+        elif char in "'\"":
+            start, i, value = i, i + 1, []
+            while i < len(text) and text[i] != char:
+                if text[i] == "\\" and i + 1 < len(text):
+                    i += 1
+                value.append(text[i])
+                i += 1
+            if i >= len(text):
+                raise _claim_error(text, start, f"the quote {char} is not closed")
+            if not value:
+                raise _claim_error(text, start, "an empty model name")
+            out.append(("name", "".join(value), start))
+            i += 1
+        elif text.startswith(("<=", ">="), i):
+            out.append(("op", text[i : i + 2], i))
+            i += 2
+        elif char in "<>~":
+            out.append(("op", char, i))
+            i += 1
+        elif char == "=":
+            raise _claim_error(text, i, "'=' alone is no comparison; use >, >=, <, <= or ~")
+        else:
+            match = _BARE.match(text, i)
+            out.append(("word", match.group(), i))
+            i = match.end()
+    return out
+
+
+def parse_claim(text: str) -> Claim:
+    """Parse one claim of the grammar in the module docstring.
+
+    Raises
+    ------
+    ValueError
+        Naming the claim and the position (1-based character) where it stops making sense.
+
+    Examples
+    --------
+    >>> parse_claim("'gpt-4o [dir]' >= llama - 0.01")
+    Claim(text="'gpt-4o [dir]' >= llama - 0.01", kind='better', first='gpt-4o [dir]', \
+second='llama', margin=-0.01, k=None, positions=(0, 18))
+    >>> parse_claim("a in top 3").k
+    3
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a claim must be a non-empty text, got {text!r}")
+    tokens = _tokens(text)
+    end = len(text.rstrip())
+
+    def take(index: int, what: str) -> tuple[str, str, int]:
+        if index >= len(tokens):
+            raise _claim_error(text, end, f"the claim ends where {what} was expected")
+        return tokens[index]
+
+    def name(index: int) -> tuple[str, int]:
+        kind, value, pos = take(index, "a model name")
+        if kind == "op":
+            raise _claim_error(text, pos, f"expected a model name, found {value!r}")
+        return value, pos
+
+    def number(index: int, what: str) -> float:
+        kind, value, pos = take(index, what)
+        if kind != "word" or not _NUMBER.match(value):
+            raise _claim_error(text, pos, f"expected {what}, found {value!r}")
+        return float(value)
+
+    def finish(index: int) -> None:
+        if index < len(tokens):
+            raise _claim_error(text, tokens[index][2], f"unexpected {tokens[index][1]!r} here")
+
+    first, first_pos = name(0)
+    kind, value, pos = take(1, "a comparison (>, >=, <, <=, ~), 'in top K' or 'is best'")
+    if kind == "op" and value in (">", ">=", "<", "<="):
+        second, second_pos = name(2)
+        offset, index = 0.0, 3
+        if index < len(tokens):
+            sign_kind, sign, sign_pos = tokens[index]
+            if sign_kind == "word" and sign in ("+", "-"):
+                offset = number(index + 1, f"a number after {sign!r}")
+                offset, index = (offset if sign == "+" else -offset), index + 2
+            elif sign_kind == "word" and _NUMBER.match(sign) and sign[0] in "+-":
+                offset, index = float(sign), index + 1
+            else:
+                raise _claim_error(
+                    text,
+                    sign_pos,
+                    f"expected '+ NUMBER' or '- NUMBER', found "
+                    f"{sign!r} (quote a model name with blanks or symbols)",
+                )
+        finish(index)
+        if value in (">", ">="):
+            return Claim(text, "better", first, second, offset, None, (first_pos, second_pos))
+        return Claim(text, "better", second, first, -offset, None, (second_pos, first_pos))
+    if kind == "op" and value == "~":
+        second, second_pos = name(2)
+        word = take(3, "'within'")
+        if word[0] != "word" or word[1] != "within":
+            raise _claim_error(text, word[2], f"expected 'within MARGIN', found {word[1]!r}")
+        margin = number(4, "the equivalence margin (a positive number)")
+        if not margin > 0:
+            raise _claim_error(text, tokens[4][2], "the equivalence margin must be positive")
+        finish(5)
+        return Claim(text, "equivalent", first, second, margin, None, (first_pos, second_pos))
+    words = [t[1] if t[0] == "word" else None for t in tokens[1:4]]
+    if words[:2] == ["is", "best"]:
+        finish(3)
+        return Claim(text, "top", first, None, 0.0, 1, (first_pos,))
+    start = 2 if words[0] == "is" and words[1] == "in" else 1
+    if [t[1] if t[0] == "word" else None for t in tokens[start : start + 2]] == ["in", "top"]:
+        kind_k, value_k, pos_k = take(start + 2, "the K of 'in top K'")
+        if kind_k != "word" or not value_k.isdigit() or int(value_k) < 1:
+            raise _claim_error(
+                text, pos_k, f"expected a positive whole number K, found {value_k!r}"
+            )
+        finish(start + 3)
+        return Claim(text, "top", first, None, 0.0, int(value_k), (first_pos,))
+    raise _claim_error(
+        text,
+        pos,
+        f"expected >, >=, <, <=, ~, 'in top K' or 'is best' after the model name, found "
+        f"{value!r} (quote a model name with blanks or symbols: 'my model' > other)",
+    )
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True, repr=False)
+class ClaimResult:
+    """The decision on one claim: ``result`` is one of :data:`RESULTS`; ``evidence`` in words."""
+
+    claim: Claim
+    result: str
+    evidence: str
+    details: dict = field(default_factory=dict)
+    group: str | None = None
+
+    @property
+    def supported(self) -> bool:
+        return self.result == "supported"
+
+    def __repr__(self) -> str:
+        return f"ClaimResult({self.claim.text!r}: {self.result})"
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class ClaimCheck:
+    """The claims of one call, decided together; ``guarantee`` says what holds jointly."""
+
+    results: tuple[ClaimResult, ...]
+    alpha: float
+    test: str
+    unit: str
+    family_size: int
+    guarantee: str
+    rankings: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
+
+    @property
+    def all_supported(self) -> bool:
+        return all(r.supported for r in self.results)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per claim: claim, result, evidence (and the group, for run comparisons)."""
+        frame = pd.DataFrame(
+            {
+                "claim": [r.claim.text for r in self.results],
+                "result": [r.result for r in self.results],
+                "evidence": [r.evidence for r in self.results],
+            }
+        )
+        if any(r.group is not None for r in self.results):
+            frame.insert(0, "group", [r.group or "" for r in self.results])
+        return frame
+
+    def to_dict(self) -> dict:
+        """JSON-safe: the level, the family, every claim with its numbers, the guarantee."""
+        return {
+            "alpha": self.alpha,
+            "test": self.test,
+            "unit": self.unit,
+            "multiplicity": "holm",
+            "family_size": self.family_size,
+            "all_supported": self.all_supported,
+            "claims": [
+                {
+                    "claim": r.claim.text,
+                    "kind": r.claim.kind,
+                    "statement": r.claim.statement(),
+                    **({"group": r.group} if r.group is not None else {}),
+                    "result": r.result,
+                    "evidence": r.evidence,
+                    **jsonable(r.details),
+                }
+                for r in self.results
+            ],
+            "guarantee": self.guarantee,
+            **({"details": jsonable(self.details)} if self.details else {}),
+        }
+
+    def __repr__(self) -> str:
+        n = sum(r.supported for r in self.results)
+        lines = [f"ClaimCheck({n} of {len(self.results)} claims supported, alpha={self.alpha:g})"]
+        lines += [f"  {r.result:<13} {r.claim.text}" for r in self.results]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        table = self.to_frame().to_html(index=False, escape=True, border=0)
+        n = sum(r.supported for r in self.results)
+        head = f"{n} of {len(self.results)} claims supported (alpha = {self.alpha:g})"
+        return (
+            f"<div><p><b>{html.escape(head)}</b></p>{table}"
+            f"<p><small>{html.escape(self.guarantee)}</small></p></div>"
+        )
+
+
+# ---------------------------------------------------------------------- deciding
+@dataclass(frozen=True)
+class ClaimGroup:
+    """Claims decided on one units x models matrix (``name`` labels it: a task, for runs)."""
+
+    units: UnitScores
+    claims: tuple[Claim, ...]
+    name: str | None = None
+    details: dict = field(default_factory=dict)
+
+
+def _resolve(claim: Claim, models: Sequence[str]) -> None:
+    names = [claim.first] + ([claim.second] if claim.second is not None else [])
+    for value, pos in zip(names, claim.positions):
+        if value not in models:
+            close = difflib.get_close_matches(value, models, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            shown = ", ".join(map(repr, models[:8])) + (", ..." if len(models) > 8 else "")
+            raise _claim_error(
+                claim.text, pos, f"no model {value!r} in the data{hint} (models: {shown})"
+            )
+    if claim.second is not None and claim.first == claim.second:
+        raise _claim_error(claim.text, claim.positions[1], "a model compared with itself")
+    if claim.kind == "top" and claim.k > len(models):
+        raise ValueError(
+            f"claim {claim.text!r}: top {claim.k} of only {len(models)} models is always true"
+        )
+
+
+def _needs(claim: Claim) -> tuple[list, list]:
+    """The (first, second, margin) hypotheses whose rejection supports / contradicts a claim."""
+    a, b, c = claim.first, claim.second, claim.margin
+    if claim.kind == "better":
+        return [(a, b, c)], [(b, a, -c)]
+    if claim.kind == "equivalent":
+        return [(a, b, -c), (b, a, -c)], [(a, b, c), (b, a, c)]
+    return [], []
+
+
+def decide_claims(groups: Sequence[ClaimGroup], alpha: float = 0.05, test: str = "t") -> ClaimCheck:
+    """Decide the claims of every group in one Holm family at level ``alpha``.
+
+    The family holds, per group, the hypotheses of :func:`_needs` (each once) and, when a group
+    has a rank claim, all M(M - 1) ordered pairs ``H(j, l, 0)`` of that group; the rank claims
+    read the rank intervals counted (:func:`rankci.ranking.ranking_from_dominance`) from the
+    rejected pairs. Holm's strong control makes all decisions of the call hold jointly with
+    probability >= 1 - alpha (module docstring).
+    """
+    alpha = check_alpha(alpha)
+    check_choice("test", test, SIGNED_MARGIN_TESTS)
+    keys: dict[tuple, int] = {}
+    rows: list[dict] = []
+    tests: dict[tuple, Pairwise] = {}
+
+    def evidence(g: int, margin: float) -> Pairwise:
+        if (g, margin) not in tests:
+            units = groups[g].units
+            tests[(g, margin)] = (
+                pairwise_tests(units, test)
+                if margin == 0
+                else signed_margin_tests(units, margin, test)
+            )
+        return tests[(g, margin)]
+
+    def key(g: int, first: str, second: str, margin: float) -> int:
+        margin = float(round(margin, 12)) + 0.0
+        k = (g, first, second, margin)
+        if k not in keys:
+            pw = evidence(g, margin)
+            j, l = pw.models.index(first), pw.models.index(second)
+            p = float(pw.pvalue[j, l])
+            rows.append(
+                {
+                    "estimate": float(pw.estimate[j, l]),
+                    "se": float(pw.se[j, l]) if pw.se is not None else float("nan"),
+                    "df": float(pw.df[j, l]) if pw.df is not None else float("inf"),
+                    "n": int(pw.n[j, l]),
+                    "pvalue": p if np.isfinite(p) else 1.0,
+                }
+            )
+            keys[k] = len(rows) - 1
+        return keys[k]
+
+    plans = []
+    for g, group in enumerate(groups):
+        models = list(group.units.models)
+        for claim in group.claims:
+            _resolve(claim, models)
+        ranked = any(c.kind == "top" for c in group.claims)
+        pairs = {}
+        if ranked:
+            for a in models:
+                for b in models:
+                    if a != b:
+                        pairs[(a, b)] = key(g, a, b, 0.0)
+        for claim in group.claims:
+            support, contra = _needs(claim)
+            plans.append((g, claim, [key(g, *h) for h in support], [key(g, *h) for h in contra]))
+        plans.append((g, None, pairs, None))
+    pvalues = np.array([r["pvalue"] for r in rows], dtype=float)
+    rejected = reject(pvalues, alpha) if rows else np.zeros(0, dtype=bool)
+    adjusted = adjust_pvalues(pvalues) if rows else np.zeros(0)
+    family = len(rows)
+    rankings = _rankings(groups, plans, rejected, alpha, test, family)
+    results = []
+    for g, claim, support, contra in plans:
+        if claim is None:
+            continue
+        name = groups[g].name
+        if claim.kind == "top":
+            results.append(_rank_result(claim, rankings[g], name))
+        else:
+            results.append(
+                _pair_result(
+                    claim, support, contra, rows, adjusted, rejected, groups[g], alpha, name
+                )
+            )
+    unit = groups[0].units.unit if groups else "item"
+    n_units = max((grp.units.n_units for grp in groups), default=0)
+    ranks = (
+        " (the rank claims read the simultaneous rank intervals counted from the ordered "
+        "pairs of this family)"
+        if rankings
+        else ""
+    )
+    guarantee = (
+        f"With probability at least {1 - alpha:.0%}, every claim reported supported is true and "
+        f"every claim reported contradicted is false, all at once: Holm at level {alpha:g} over "
+        f"the {family} one-sided paired {test} tests of this call on up to {n_units} {unit} "
+        f"units{ranks}; inference extends to {UNIT_SCOPE[unit]}."
+    )
+    return ClaimCheck(
+        results=tuple(results),
+        alpha=alpha,
+        test=test,
+        unit=unit,
+        family_size=family,
+        guarantee=guarantee,
+        rankings={(groups[g].name or ""): r for g, r in rankings.items()},
+    )
+
+
+def _rankings(groups, plans, rejected, alpha, test, family) -> dict[int, Ranking]:
+    out = {}
+    for g, claim, pairs, _ in plans:
+        if claim is not None or not pairs:
+            continue
+        units = groups[g].units
+        models = units.models
+        dominance = np.zeros((len(models), len(models)), dtype=bool)
+        for (a, b), index in pairs.items():
+            dominance[models.index(a), models.index(b)] = rejected[index]
+        out[g] = ranking_from_dominance(
+            models,
+            units.model_scores(),
+            dominance,
+            alpha=alpha,
+            coverage="simultaneous",
+            procedure={
+                "test": test,
+                "unit": units.unit,
+                "delta": 0.0,
+                "multiplicity": "holm",
+                "missing": units.missing,
+                "family_size": family,
+            },
+            n_units=units.n_units,
+            excluded=dict(units.excluded),
+            guarantee=(
+                f"With probability at least {1 - alpha:.0%}, every rank interval, certified "
+                f"dominance and tier is true simultaneously, and so is every other claim of the "
+                f"check (Holm over {family} one-sided paired {test} tests)."
+            ),
+        )
+    return out
+
+
+def _interval(row: dict, alpha: float) -> tuple[float, float]:
+    quantile = (
+        special.stdtrit(max(row["df"], 1.0), 1 - alpha / 2)
+        if np.isfinite(row["df"])
+        else special.ndtri(1 - alpha / 2)
+    )
+    return row["estimate"] - quantile * row["se"], row["estimate"] + quantile * row["se"]
+
+
+def _pair_result(claim, support, contra, rows, adjusted, rejected, group, alpha, name):
+    a, b = claim.first, claim.second
+    row = rows[support[0]]
+    low, high = _interval(row, alpha)
+    unit = group.units.unit
+    head = (
+        f"{a} - {b} = {row['estimate']:+.4f} (se {row['se']:.4f}; {1 - alpha:.0%} interval "
+        f"[{low:+.4f}, {high:+.4f}], for this claim alone; {row['n']} {unit} units)"
+    )
+    p_support = max(rows[i]["pvalue"] for i in support)
+    adj_support = max(float(adjusted[i]) for i in support)
+    adj_contra = min(float(adjusted[i]) for i in contra)
+    is_supported = all(rejected[i] for i in support)
+    is_contradicted = any(rejected[i] for i in contra)
+    if claim.kind == "better":
+        tested = f"one-sided test of {a} - {b} <= {claim.margin:g}: p = {p_support:.3g}"
+    else:
+        tested = (
+            f"two one-sided tests of {a} - {b} <= -{claim.margin:g} and >= {claim.margin:g}: "
+            f"p = {p_support:.3g} (the larger)"
+        )
+    words = f"{head}; {tested}, Holm-adjusted {adj_support:.3g}"
+    if is_contradicted and not is_supported:
+        result = "contradicted"
+        opposite = (
+            f"{b} - {a} > {-claim.margin:g}"
+            if claim.kind == "better"
+            else f"|{a} - {b}| > {claim.margin:g}"
+        )
+        words += f"; the opposite, {opposite}, is certified (Holm-adjusted p = {adj_contra:.3g})"
+    elif is_supported:
+        result = "supported"
+    else:
+        result = "not decided"
+        words += (
+            f", above alpha = {alpha:g}; the opposite is not certified either "
+            f"(Holm-adjusted p = {adj_contra:.3g})"
+        )
+    details = {
+        "estimate": row["estimate"],
+        "se": row["se"],
+        "df": row["df"],
+        "n": row["n"],
+        "interval": [low, high],
+        "pvalue": p_support,
+        "adjusted_pvalue": adj_support,
+        "opposite_adjusted_pvalue": adj_contra,
+        "margin": claim.margin,
+        "first": a,
+        "second": b,
+        **group.details,
+    }
+    return ClaimResult(claim, result, words, details, name)
+
+
+def _rank_result(claim: Claim, ranking: Ranking, name) -> ClaimResult:
+    j = ranking.models.index(claim.first)
+    low, up, k = int(ranking.lower[j]), int(ranking.upper[j]), claim.k
+    m = ranking.n_models
+    words = (
+        f"{claim.first}: simultaneous rank interval [{low}, {up}] (observed rank "
+        f"{int(ranking.rank[j])} of {m}, score {float(ranking.score[j]):.4f}); certified better "
+        f"than {m - up} and worse than {low - 1} of the other {m - 1} models"
+    )
+    if up <= k:
+        result = "supported"
+    elif low > k:
+        result = "contradicted"
+        words += f"; at least {k} models are certified better, so it is not in the top {k}"
+    else:
+        result = "not decided"
+        words += f"; the top {k} needs an upper bound <= {k}"
+    details = {"rank_interval": [low, up], "rank": int(ranking.rank[j]), "k": k}
+    return ClaimResult(claim, result, words, details, name)
+
+
+def check_claims(
+    data: Scores | pd.DataFrame | str,
+    claims: Sequence[str | Claim],
+    *,
+    alpha: float = 0.05,
+    unit: str = "item",
+    test: str = "t",
+    missing: str = "complete",
+) -> ClaimCheck:
+    """Decide claims about the models of one leaderboard, all at once at level ``alpha``.
+
+    Parameters
+    ----------
+    data : Scores, DataFrame or path
+    claims : sequence of str or Claim
+        In the grammar of the module docstring (docs/check.md).
+    alpha : float, default 0.05
+        Every supported claim is true and every contradicted claim false, jointly, with
+        probability at least 1 - alpha.
+    unit : {"item", "observation", "cluster", "prompt"}
+    test : {"t", "z"}
+        The one-sided paired test (t on n - 1 df by default).
+    missing : {"complete", "pairwise"}
+
+    Returns
+    -------
+    ClaimCheck
+
+    Examples
+    --------
+    >>> import rankci
+    >>> from rankci.analyses.claims import check_claims
+    >>> check = check_claims(rankci.datasets.load_mmlu_pro(),
+    ...                      ["'gemini-3.1-pro [merged dir]' is best", "Yi-6B > Llama-2-7b-hf"])
+    >>> [r.result for r in check.results]
+    ['supported', 'supported']
+    """
+    check_choice("unit", unit, UNITS)
+    check_choice("missing", missing, MISSING)
+    parsed = tuple(c if isinstance(c, Claim) else parse_claim(c) for c in claims)
+    if not parsed:
+        raise ValueError("no claim given: pass at least one claim")
+    units = as_scores(data).units(unit, missing)
+    return decide_claims([ClaimGroup(units, parsed)], alpha, test)

@@ -1,0 +1,146 @@
+"""Incremental certification, incremental closure and frozen pairs (the monitor's ``freeze``).
+
+The certified set D only grows (it is the union over looks, closed transitively), so a pair in D
+is never examined again, and the closure of ``D | new`` is computed from the closed D by composing
+paths only through the endpoints of the new pairs (:func:`close_incremental`).
+
+With ``freeze=True`` (:class:`~rankci.sequential.Monitor`; ``"auto"`` means M > 8) every pair
+*settled* at a look, ``(j, l)`` in D or ``(l, j)`` in D, stops being updated, and from then on the
+certifier reads, instead of the pair's wealth,
+
+* ``+inf`` (the cap) for the certified orientation ``(j, l)``, and
+* ``0`` for the reverse ``(l, j)``,
+
+and it only considers adding pairs settled neither way (``candidates``). Nothing the certifier
+reads depends on a frozen pair's wealth, so the wealth updates of settled pairs are skipped
+(:meth:`~rankci.sequential.wealth.PairWealth.freeze_pairs`, which keeps every other pair's wealth
+bit for bit), and in the replay of a large board most pairs settle early.
+
+Why this stays valid
+--------------------
+Let X be the exact closed test (every weak order, Algorithm 1 of the source) run on the *unfrozen*
+wealths at the same looks, and D^X its certified set; X is valid at every look and under any
+stopping rule (Theorem 4.2 of the source). Claim: at every look s the frozen run's certified set
+``D_s`` is a subset of ``D^X_s``, whatever its certifier (shortcut, e-Bonferroni, exact, integer
+program). So every statement of the frozen run is a statement of a valid procedure, and the
+``1 - alpha`` guarantee carries over (with retirement, X runs on the retirement-frozen wealths,
+which are e-processes by Proposition 4.5).
+
+Proof, by induction over looks (``D_0 = D^X_0 = {}``). Assume ``D_{s-1}`` is inside
+``D^X_{s-1}``. Take any weak order W that X has not eliminated before look s. W agrees with every
+pair of ``D^X_{s-1}``, hence with every pair of ``D_{s-1}``: no certified orientation ``(j, l)``
+lies in ``T(W)`` (``j`` is above ``l`` in W). So the terms of ``E^W = mean_{T(W)} E^{ab}`` that
+the frozen run reads are the unfrozen wealths, or 0 (reverses) - never the cap - and
+``E^W_frozen <= E^W``. Every certifier is monotone in the wealths and certifies (j, l) at look s
+only if every W with ``(j, l)`` in ``T(W)`` has ``E^W_frozen >= 1/alpha`` at some look up to s
+(for the shortcut this is Proposition B.7: ``E^W >= B^{jl} / (M(M-1))``); such a W then has
+``E^W >= 1/alpha`` too, and X eliminates it. So X certifies (j, l) by look s, and since ``D^X`` is
+transitively closed, the closure of ``D_{s-1}`` and the new pairs stays inside ``D^X_s``. The
+restriction to candidates only removes pairs. []
+
+(Equivalently: a frozen wealth is a stopped supermartingale, still an e-process, and 0 is below
+any e-process; the cap is only ever read for pairs that are already true on the event where no
+statement is false.)
+
+Where the answers may differ from the unfrozen run, and in which direction
+---------------------------------------------------------------------------
+* exact enumeration / integer program: only the reverses enter surviving orders, and they read 0
+  instead of their wealth, so the frozen run eliminates no more orders: its certified pairs are a
+  **subset** of the unfrozen run's at every look, and its rank sets a superset.
+* shortcut: the pooled statistic ``B^{jl} = E^{jl} + sum_m min(E^{jm}, E^{ml})`` of an unsettled
+  pair changes through the terms of third models m whose pair with j or l is settled. A term with a
+  certified orientation reads the cap, ``min(cap, E^{ml}) >= min(E^{jm}, E^{ml})``, and can only
+  *help*; a term with a reverse reads 0 and *loses* at most that reverse's wealth (``min`` is
+  below it), which is tiny once the opposite orientation was certified. So the frozen shortcut may
+  certify a pair earlier than the unfrozen one (never beyond the exact test on the same data,
+  by the claim above), or, in rare near-threshold cases, later.
+* the <= alpha event: a reverse is never a candidate, so a two-model cycle (both orientations
+  certified) cannot form; the event is still recorded for longer cycles and, with the exact
+  certifiers, when every order is eliminated. ``freeze=False`` keeps every diagnostic.
+* :meth:`Monitor.log_wealth` shows a frozen pair's wealth at the look where it was frozen.
+
+``freeze=False`` is the exact mode: every wealth is updated at every item, and the answers are
+those of the plain per-item algorithm (``benchmarks/monitor_baseline.py``) look by look.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankci.sequential.certifier import boolean_product
+
+__all__ = ["FREEZE_ABOVE", "close_incremental", "frozen_view", "resolve_freeze"]
+
+FREEZE_ABOVE = 8  # freeze="auto" freezes settled pairs for more models than this
+
+
+def resolve_freeze(freeze: bool | str, n_models: int) -> bool:
+    """``"auto"`` -> freeze for more than :data:`FREEZE_ABOVE` models; True / False as given.
+
+    Examples
+    --------
+    >>> resolve_freeze("auto", 8), resolve_freeze("auto", 9), resolve_freeze(False, 400)
+    (False, True, False)
+    """
+    if isinstance(freeze, (bool, np.bool_)):
+        return bool(freeze)
+    if freeze == "auto":
+        return n_models > FREEZE_ABOVE
+    raise ValueError(f"freeze must be True, False or 'auto', got {freeze!r}")
+
+
+def frozen_view(log_wealth: np.ndarray, dominance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the certifier reads under ``freeze``: ``(log-wealths, candidates)``.
+
+    Certified orientations read ``+inf`` (the cap), their reverses ``-inf`` (wealth 0), and the
+    candidates are the pairs settled neither way (see the module docstring for why this is valid).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.array([[False, True, False], [False, False, False], [False, False, False]])
+    >>> lw, todo = frozen_view(np.zeros((3, 3)), d)
+    >>> lw.tolist()[:2], todo.tolist()[0]
+    ([[0.0, inf, 0.0], [-inf, 0.0, 0.0]], [False, False, True])
+    """
+    out = np.array(log_wealth, dtype=float)
+    out[dominance] = np.inf
+    out[dominance.T] = -np.inf
+    candidates = ~(dominance | dominance.T)
+    np.fill_diagonal(candidates, False)
+    return out, candidates
+
+
+def close_incremental(closed: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The transitive closure of ``closed | new``, ``closed`` being transitively closed already.
+
+    A path of ``closed | new`` can be shortened to one whose inner nodes are endpoints of the new
+    pairs (consecutive old pairs merge, ``closed`` being closed), so paths are composed through
+    those nodes only, by boolean products restricted to the rows that reach them and the columns
+    they reach, until nothing changes. A cycle shows up as a True diagonal entry (the caller
+    checks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> closed = np.zeros((4, 4), dtype=bool); closed[0, 1] = True
+    >>> new = np.zeros((4, 4), dtype=bool); new[1, 2] = new[2, 3] = True
+    >>> close_incremental(closed, new).astype(int).tolist()
+    [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
+    """
+    added = new & ~closed
+    if not added.any():
+        return closed
+    out = closed | added
+    ends = np.flatnonzero(added.any(axis=0) | added.any(axis=1))
+    while True:
+        into, outof = out[:, ends], out[ends, :]
+        rows, cols = np.flatnonzero(into.any(axis=1)), np.flatnonzero(outof.any(axis=0))
+        if rows.size == 0 or cols.size == 0:
+            return out
+        paths = boolean_product(into[rows], outof[:, cols])
+        block = out[np.ix_(rows, cols)]
+        grown = paths & ~block
+        if not grown.any():
+            return out
+        out[np.ix_(rows, cols)] = block | grown

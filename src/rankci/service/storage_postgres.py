@@ -1,0 +1,153 @@
+"""PostgreSQL storage (psycopg 3), owned through a lease row with a fencing token.
+
+Ownership: taking the lease (:meth:`PostgresStorage.lock_owner`) increments the token, every
+write transaction first renews the lease *under the token it holds*
+(``UPDATE lease ... WHERE fence = mine``) and is refused if that matches no row, and a heartbeat
+renews it every :data:`LEASE_TTL` / 5 seconds. A second server takes the lease only once it has
+expired (the owner was killed, or cut off for longer than the TTL); the old owner's next write
+then finds a different token and is refused. Ownership cannot split, even when the owner's
+sessions are dropped: sessions do not carry it, the lease row does.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+
+from rankci.service.storage_base import PROBE_EVERY, LostOwnership, OwnerLockError, Storage
+
+__all__ = ["LEASE_TTL", "PostgresStorage"]
+
+LEASE_TTL = 5.0  # seconds a PostgreSQL owner lease lasts without renewal
+
+
+class PostgresStorage(Storage):
+    kind = "postgresql"
+    placeholder = "%s"
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.fence: int | None = None
+
+    def describe(self) -> str:
+        from psycopg.conninfo import conninfo_to_dict
+
+        info = conninfo_to_dict(self.url)
+        host = info.get("host", "localhost")
+        return f"PostgreSQL database {info.get('dbname', '')} on {host}:{info.get('port', 5432)}"
+
+    def _connect(self):
+        try:
+            import psycopg
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise ValueError("PostgreSQL needs psycopg 3: pip install 'rankci[service]'") from error
+        return psycopg.connect(
+            self.url,
+            autocommit=False,
+            connect_timeout=3,
+            application_name=f"rankci-serve-{os.getpid()}",
+        )
+
+    def open(self) -> Storage:
+        import psycopg
+
+        try:
+            return super().open()
+        except psycopg.OperationalError as error:
+            raise ValueError(f"cannot connect to PostgreSQL: {error}") from None
+
+    def _fault(self, error: BaseException) -> str | None:
+        import psycopg
+
+        if isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError)):
+            text = " ".join(str(error).split())
+            return f"PostgreSQL is unavailable ({text[:300]})"
+        return None
+
+    def _schema(self) -> list[str]:
+        return [
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, num BIGINT NOT NULL UNIQUE, "
+            "spec TEXT NOT NULL, write_hash TEXT NOT NULL, read_hash TEXT, "
+            "created_at TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS scores (board BIGINT NOT NULL, model INTEGER NOT NULL, "
+            "item INTEGER NOT NULL, score DOUBLE PRECISION NOT NULL, "
+            "PRIMARY KEY (board, model, item))",
+            "CREATE TABLE IF NOT EXISTS events (board BIGINT NOT NULL, seq INTEGER NOT NULL, "
+            "t INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, "
+            "PRIMARY KEY (board, seq))",
+            "CREATE TABLE IF NOT EXISTS lease (id INTEGER PRIMARY KEY, holder TEXT NOT NULL, "
+            "fence BIGINT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)",
+            "INSERT INTO lease (id, holder, fence, expires_at) VALUES (1, '', 0, "
+            "'-infinity') ON CONFLICT (id) DO NOTHING",
+        ]
+
+    def _bulk_insert(self, cur, rows) -> None:
+        with cur.copy("COPY scores (board, model, item, score) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    def _take(self, cur):
+        cur.execute("SELECT holder, fence, expires_at > now() FROM lease WHERE id = 1 FOR UPDATE")
+        holder, fence, live = cur.fetchone()
+        if live and holder != self.holder:
+            return None, holder
+        cur.execute(
+            "UPDATE lease SET holder = %s, fence = fence + 1, "
+            "expires_at = now() + make_interval(secs => %s) WHERE id = 1 RETURNING fence",
+            (self.holder, LEASE_TTL),
+        )
+        return int(cur.fetchone()[0]), holder
+
+    def lock_owner(self, wait: float = 15.0) -> None:
+        """Take the lease (a new fencing token), waiting up to ``wait`` seconds for a previous
+        owner's lease to expire."""
+        deadline = time.monotonic() + wait
+        while True:
+            fence, holder = self._run(self._take)
+            if fence is not None:
+                self.fence = fence
+                self.lost = None
+                return
+            if time.monotonic() > deadline:
+                raise OwnerLockError(
+                    f"another rankci server ({holder}) owns {self.describe()} (its lease is "
+                    f"renewed every {LEASE_TTL / 5:g} s and expires {LEASE_TTL:g} s after the "
+                    "last renewal)"
+                )
+            time.sleep(0.2)
+
+    def _fence(self, cur) -> None:
+        if self.fence is None:
+            raise LostOwnership("this server does not own the database")
+        cur.execute(
+            "UPDATE lease SET expires_at = now() + make_interval(secs => %s) "
+            "WHERE id = 1 AND fence = %s AND holder = %s",
+            (LEASE_TTL, self.fence, self.holder),
+        )
+        if cur.rowcount != 1:
+            raise LostOwnership(
+                "another rankci server has taken this database over (the lease's fencing token "
+                "changed); this server accepts no more writes: restart it once the other stops"
+            )
+
+    def _probe_interval(self) -> float:
+        return min(PROBE_EVERY, LEASE_TTL / 5)
+
+    def close(self) -> None:
+        if self.fence is not None and self.down is None and self.lost is None:
+            try:  # hand the lease over at once
+                self._run(
+                    lambda cur: cur.execute(
+                        "UPDATE lease SET expires_at = '-infinity' WHERE id = 1 AND fence = %s",
+                        (self.fence,),
+                    ),
+                    retry=False,
+                )
+            except Exception:  # noqa: S110 - it expires anyway
+                pass
+        super().close()

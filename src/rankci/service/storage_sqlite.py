@@ -1,0 +1,123 @@
+"""SQLite storage: one file in WAL mode with ``synchronous=FULL`` (a commit is on disk before it
+returns), owned by one process through an exclusive ``flock`` on ``PATH.lock``.
+
+Faults: a read-only file, a full disk, an I/O error or a file that cannot be opened make the
+database unavailable (:class:`~rankci.service.storage_base.StorageUnavailable` with the reason);
+the background probe writes nothing but notices when writes work again. ``PRAGMA quick_check``
+runs at start (:meth:`SQLiteStorage.check_integrity`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+
+from rankci.service.storage_base import OwnerLockError, Storage, log
+
+__all__ = ["SQLiteStorage"]
+
+_SQLITE_FAULTS = {
+    "readonly": "the database file is read-only",
+    "disk is full": "the disk is full",
+    "disk i/o error": "disk I/O error",
+    "unable to open": "the database file cannot be opened",
+    "database is locked": "the database is locked by another process",
+}
+
+
+class SQLiteStorage(Storage):
+    kind = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = os.path.abspath(path)
+        self._lock_file = None
+
+    def describe(self) -> str:
+        return f"SQLite database {self.path}"
+
+    def _connect(self):
+        folder = os.path.dirname(self.path)
+        if folder and not os.path.isdir(folder):
+            raise ValueError(f"the folder of the database {self.path!r} does not exist")
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level="DEFERRED")
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
+            conn.execute("PRAGMA busy_timeout=10000")
+        except Exception:
+            conn.close()
+            raise
+        return conn
+
+    def _fault(self, error: BaseException) -> str | None:
+        if isinstance(error, sqlite3.OperationalError):
+            text = str(error).lower()
+            for key, reason in _SQLITE_FAULTS.items():
+                if key in text:
+                    if key in ("disk i/o error", "readonly"):
+                        reason = self._unwritable() or reason
+                    return f"{reason} ({error})"
+        return None
+
+    def _unwritable(self) -> str | None:
+        """Why the database file or its WAL cannot be written (a read-only file or filesystem,
+        an immutable file), or None; SQLite itself reports some of these as an I/O error."""
+        for name in (self.path, f"{self.path}-wal"):
+            try:
+                os.close(os.open(name, os.O_WRONLY | os.O_APPEND))
+            except FileNotFoundError:
+                continue
+            except PermissionError as error:
+                return f"the database file is read-only ({name}: {error.strerror})"
+            except OSError as error:
+                if error.errno == errno.EROFS:
+                    return f"the database file is read-only ({name}: {error.strerror})"
+                return None
+        return None
+
+    def check_integrity(self) -> str:
+        """``PRAGMA quick_check``: "ok", or the first problems it reports."""
+        try:
+            rows = self._run(lambda cur: cur.execute("PRAGMA quick_check(20)").fetchall())
+            problems = [row[0] for row in rows]
+        except sqlite3.DatabaseError as error:
+            problems = [str(error)]
+        self.integrity = "ok" if problems == ["ok"] else "; ".join(problems)[:2000]
+        if self.integrity != "ok":
+            log.error("integrity check of %s failed: %s", self.path, self.integrity)
+        return self.integrity
+
+    def _schema(self) -> list[str]:
+        return [
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS boards (id TEXT PRIMARY KEY, num INTEGER NOT NULL UNIQUE, "
+            "spec TEXT NOT NULL, write_hash TEXT NOT NULL, read_hash TEXT, "
+            "created_at TEXT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS scores (board INTEGER NOT NULL, model INTEGER NOT NULL, "
+            "item INTEGER NOT NULL, score REAL NOT NULL, PRIMARY KEY (board, model, item)) "
+            "WITHOUT ROWID",
+            "CREATE TABLE IF NOT EXISTS events (board INTEGER NOT NULL, seq INTEGER NOT NULL, "
+            "t INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, "
+            "PRIMARY KEY (board, seq))",
+        ]
+
+    def lock_owner(self, wait: float = 15.0) -> None:
+        import fcntl
+
+        handle = open(f"{self.path}.lock", "a+")  # noqa: SIM115 - held for the process's life
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the kernel frees it at exit
+        except OSError:
+            handle.close()
+            raise OwnerLockError(
+                f"another rankci server is using {self.path} (lock file {self.path}.lock)"
+            ) from None
+        self._lock_file = handle
+
+    def close(self) -> None:
+        super().close()
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None

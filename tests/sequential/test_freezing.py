@@ -1,0 +1,162 @@
+"""Incremental certification and closure, frozen pairs, buffered single items (issue 18).
+
+The claim of :mod:`rankci.sequential.freezing`: at every look the frozen run certifies a subset of
+what the exact closed test certifies on the unfrozen wealths; with the exact certifiers the frozen
+run certifies a subset of the unfrozen run. Checked here look by look, together with a fast
+Monte-Carlo check of the error rate of the frozen monitor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankci.ranking import transitive_closure
+from rankci.sequential import Monitor, PairWealth
+from rankci.sequential.certifier import (
+    boolean_product,
+    capped_wealth,
+    may_reach,
+    shortcut_statistic,
+)
+from rankci.sequential.freezing import close_incremental, resolve_freeze
+
+ALPHA = 0.05
+
+
+def _looks(x, block, **kw):
+    """Certified pairs (closed) at every look of a monitor fed ``block`` items at a time."""
+    names = [f"m{j}" for j in range(x.shape[1])]
+    mon = Monitor(names, n_items=x.shape[0], **kw)
+    out = []
+    for start in range(0, x.shape[0], block):
+        mon.update_block(x[start : start + block])
+        out.append(mon.ranking().dominance.copy())
+    return mon, out
+
+
+def _board(n, m, seed, spread=0.25):
+    rng = np.random.default_rng(seed)
+    p = np.clip(0.6 + rng.normal(0.0, spread, m) * 0.3, 0.05, 0.95)
+    return (rng.random((n, m)) < p).astype(float)
+
+
+def test_boolean_product_and_incremental_closure_match_the_full_closure():
+    rng = np.random.default_rng(0)
+    for m in (3, 17, 70):
+        a, b = rng.random((m, m + 5)) < 0.1, rng.random((m + 5, m)) < 0.1
+        assert np.array_equal(boolean_product(a, b), (a.astype(int) @ b.astype(int)) > 0)
+        order = rng.permutation(m)  # a random strict order, revealed in batches
+        truth = np.zeros((m, m), dtype=bool)
+        closed = np.zeros((m, m), dtype=bool)
+        for _ in range(6):
+            new = np.zeros((m, m), dtype=bool)
+            i, j = rng.integers(0, m, (2, 3 * m))
+            keep = order[i] < order[j]
+            new[i[keep], j[keep]] = True
+            truth |= new
+            closed = close_incremental(closed, new)
+            assert np.array_equal(closed, transitive_closure(truth))
+
+
+def test_the_pruning_bound_never_drops_a_pair_the_statistic_certifies():
+    rng = np.random.default_rng(1)
+    for m in (5, 30, 80):
+        threshold = m * (m - 1) / ALPHA
+        for _ in range(20):
+            lw = rng.normal(0.0, 1.0, (m, m)) * rng.choice([1.0, 6.0, 14.0])
+            capped = capped_wealth(lw, threshold)
+            every = ~np.eye(m, dtype=bool)
+            reach = shortcut_statistic(capped, every) >= threshold
+            kept = may_reach(capped, threshold, every)
+            assert not (reach & ~kept).any()
+
+
+@pytest.mark.parametrize("bet", ["mixture", "agrapa", "ons"])
+def test_frozen_pairs_keep_their_wealth_and_the_others_keep_their_bits(bet):
+    rng = np.random.default_rng(2)
+    m, n = 8, 600
+    x = (rng.random((n, m)) < np.linspace(0.3, 0.8, m)).astype(float)
+    plain = PairWealth(m, n_items=n, bet=bet)
+    frozen = PairWealth(m, n_items=n, bet=bet)
+    plain.update(x[:250])
+    frozen.update(x[:250])
+    at_freeze = plain.log_wealth()
+    mask = rng.random((m, m)) < 0.5
+    assert frozen.freeze_pairs(mask) == int((mask & ~np.eye(m, dtype=bool)).sum())
+    for start in range(250, n, 41):
+        plain.update(x[start : start + 41])
+        frozen.update(x[start : start + 41])
+    on = ~mask & ~np.eye(m, dtype=bool)
+    assert np.array_equal(plain.log_wealth()[on], frozen.log_wealth()[on])  # bit for bit
+    off = mask & ~np.eye(m, dtype=bool)
+    np.testing.assert_allclose(frozen.log_wealth()[off], at_freeze[off], rtol=1e-12, atol=1e-12)
+    again = PairWealth.from_state(frozen.state())
+    assert np.array_equal(again.log_wealth(), frozen.log_wealth(), equal_nan=True)
+
+
+@pytest.mark.parametrize("certifier", ["exact", "ilp"])
+def test_frozen_exact_certifiers_certify_a_subset_of_the_unfrozen_run(certifier):
+    for seed in range(3):
+        x = _board(600, 5, seed)
+        _, frozen = _looks(x, 20, certifier=certifier, freeze=True)
+        _, plain = _looks(x, 20, certifier=certifier, freeze=False)
+        assert all(not (f & ~p).any() for f, p in zip(frozen, plain))
+        assert sum(int(p.sum()) for p in plain) > 0
+
+
+@pytest.mark.parametrize("m, exact", [(6, "exact"), (10, "ilp")])
+def test_the_frozen_shortcut_never_goes_beyond_the_exact_test_on_unfrozen_wealths(m, exact):
+    for seed in range(3):
+        x = _board(800, m, 10 + seed)
+        mon, frozen = _looks(x, 25, certifier="shortcut", freeze=True)
+        _, reference = _looks(x, 25, certifier=exact, freeze=False)
+        assert all(not (f & ~r).any() for f, r in zip(frozen, reference))
+        assert mon.freeze and mon.n_frozen_pairs > 0  # pairs were frozen
+
+
+def test_freeze_auto_is_on_above_eight_models():
+    assert resolve_freeze("auto", 8) is False and resolve_freeze("auto", 9) is True
+    assert Monitor([f"m{j}" for j in range(9)], sampling="iid").freeze
+    with pytest.raises(ValueError, match="freeze"):
+        resolve_freeze("sometimes", 9)
+
+
+@pytest.mark.parametrize("certifier", ["shortcut", "exact"])
+def test_frozen_monitor_error_rate_stays_below_alpha(certifier):
+    """All models tied (model S): any certified pair is false; the frozen monitor with looks
+    every 10 items must err in at most alpha + 3 Monte-Carlo standard errors of the runs."""
+    rng = np.random.default_rng(77)
+    reps, n, m = 120, 300, 4
+    wrong = 0
+    for _ in range(reps):
+        d = rng.normal(size=n)[:, None]
+        x = (rng.random((n, m)) < 1 / (1 + np.exp(d - 0.3))).astype(float)
+        mon = Monitor(list("abcd"), sampling="iid", certifier=certifier, look_every=10,
+                      freeze=True)  # fmt: skip
+        mon.update_block(x)
+        wrong += bool(any(look["n_certified"] for look in mon.looks)) or mon.alpha_event is not None
+    assert wrong / reps <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / reps)
+
+
+@pytest.mark.parametrize("sampling", ["finite", "iid"])
+def test_buffered_single_items_give_the_same_bits_and_looks(sampling, tmp_path):
+    rng = np.random.default_rng(5)
+    m, n = 20, 700
+    x = (rng.random((n, m)) < np.linspace(0.8, 0.4, m)).astype(float)
+    names = [f"m{j}" for j in range(m)]
+    kw = {"sampling": sampling, "n_items": n if sampling == "finite" else None, "look_every": 50}
+    one, block = Monitor(names, **kw), Monitor(names, **kw)
+    for row in x[:333]:
+        one.update(row)
+    assert one.t == 333  # buffered items count
+    one.save(tmp_path / "state.npz")  # saving consumes the buffer first
+    restored = Monitor.restore(tmp_path / "state.npz")
+    for row in x[333:]:
+        one.update(row)
+        restored.update(row)
+    block.update_block(x)
+    for mon in (one, restored):
+        assert np.array_equal(mon.log_wealth(), block.log_wealth(), equal_nan=True)
+        assert mon.looks == block.looks
+        assert mon.ranking().dominance_pairs() == block.ranking().dominance_pairs()
