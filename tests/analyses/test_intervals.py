@@ -10,6 +10,7 @@ from scipy import special, stats
 
 import rankci
 from rankci.analyses.intervals import ScoreIntervals, interval_arrays, score_intervals
+from rankci import RankciWarning
 from rankci.evidence import bootstrap as boot
 
 ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
@@ -324,3 +325,15 @@ def test_common_quantile_levels_with_missing_draws_ignore_the_nans():
     for j in range(3):
         column = draws[:, j][np.isfinite(draws[:, j])]
         np.testing.assert_allclose(got[:, j], np.quantile(column, [0.025, 0.975]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["cluster", "cluster-bootstrap"])
+def test_equal_cluster_means_give_no_zero_width_interval(method):
+    # two clusters of 40 items, model a correct on 20 in each: its cluster means are equal
+    a = np.r_[np.tile([1.0, 0.0], 20), np.tile([1.0, 0.0], 20)]
+    b = np.r_[np.ones(30), np.zeros(10), np.ones(10), np.zeros(30)]
+    scores = rankci.Scores.from_matrix(np.c_[a, b], clusters=np.repeat(["c1", "c2"], 40))
+    with pytest.warns(RankciWarning, match="zero width"):
+        result = score_intervals(scores, method, reps=200, rng=0, verdict=False)
+    assert np.isnan(result.lower[0]) and np.isnan(result.upper[0])
+    assert result.upper[1] > result.lower[1]  # model b's cluster means differ: an interval

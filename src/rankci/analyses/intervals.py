@@ -130,6 +130,19 @@ def interval_arrays(
         else:
             lower, upper = boot.percentile_bounds(draws, alpha)
     few = n < 2
+    if method in CLUSTER_METHODS:
+        # a zero spread across few clusters is no certainty (issue 16): no interval from it
+        flat = ~few & (np.asarray(upper) - np.asarray(lower) <= 1e-12)
+        if flat.any():
+            warnings.warn(
+                f"{int(flat.sum())} model(s) have the same mean in every cluster sampled, so the "
+                f"{method} interval would have zero width; with {int(np.unique(cluster).size)} "
+                "clusters that is no evidence of certainty, and no interval is given for them "
+                "(NaN). More clusters are needed, or item units without clustering",
+                RankciWarning,
+                stacklevel=3,
+            )
+            few = few | flat
     return {
         "score": mean,
         "se": np.where(few, np.nan, se),

@@ -270,7 +270,7 @@ def grouped_residuals(
         if n_groups < 2:
             raise ValueError(
                 f"the covariance of the means needs at least 2 independent clusters, but every "
-                f"unit is in one cluster ({codes[0]!r}): one cluster says nothing about "
+                "unit is in the same cluster: one cluster says nothing about "
                 "new clusters, and a variance across clusters is not defined. Use item units "
                 "without clustering (inference to new questions of this cluster), or add "
                 "clusters"
