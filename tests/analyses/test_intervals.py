@@ -9,8 +9,8 @@ import pytest
 from scipy import special, stats
 
 import rankci
-from rankci.analyses.intervals import ScoreIntervals, interval_arrays, score_intervals
 from rankci import RankciWarning
+from rankci.analyses.intervals import ScoreIntervals, interval_arrays, score_intervals
 from rankci.evidence import bootstrap as boot
 
 ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"

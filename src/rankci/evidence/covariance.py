@@ -269,7 +269,7 @@ def grouped_residuals(
         n_groups = len(codes)
         if n_groups < 2:
             raise ValueError(
-                f"the covariance of the means needs at least 2 independent clusters, but every "
+                "the covariance of the means needs at least 2 independent clusters, but every "
                 "unit is in the same cluster: one cluster says nothing about "
                 "new clusters, and a variance across clusters is not defined. Use item units "
                 "without clustering (inference to new questions of this cluster), or add "
