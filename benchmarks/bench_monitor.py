@@ -25,7 +25,10 @@ Cases (each runs in its own subprocess, so that its peak resident memory is its 
   (3,000 items, a look every 30), the measurement behind ``auto``'s rule.
 
 Run: ``python benchmarks/bench_monitor.py [--repeat 3] [--case stream]``. Times are the best of
-``--repeat`` runs (the machine may be shared with other work).
+``--repeat`` runs (the machine may be shared with other work); each case reports its wall time and
+its CPU time (``time.process_time``, less inflated than the wall time when other work shares the
+cores) and the load average. ``--quick`` runs every case at small sizes (one repeat), so that the
+harness cannot rot (``tests/sequential/test_bench_monitor.py``); its times mean nothing.
 """
 
 from __future__ import annotations
@@ -43,14 +46,25 @@ import numpy as np
 from scipy import special
 
 CASES = ("stream", "replay", "exact", "ilp", "baseline", "auto")
+QUICK = False  # --quick: small sizes (set in the child process)
+AUTO_FAST_MS = 50.0  # "fast" for the auto rule: a mean time per look under this
+CPU = {}  # the CPU time of the last best() of each label
 
 
-def best(fn, repeat):
-    times = []
+def size(full, quick):
+    return quick if QUICK else full
+
+
+def best(fn, repeat, label=None):
+    """Best wall time of ``repeat`` runs (and the CPU time of that run in ``CPU[label]``)."""
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    if label is not None:
+        CPU[label] = cpu[int(np.argmin(times))]
     return min(times)
 
 
@@ -64,11 +78,12 @@ def binary_matrix(n_items, n_models, seed, spread=1.0):
 def case_stream(repeat):
     from rankci.sequential import Monitor, PairWealth
 
-    m, n = 20, 20000
+    m, n = 20, size(20000, 2000)
     x = binary_matrix(n, m, 1)
     names = [f"m{j:02d}" for j in range(m)]
-    mappings = [dict(zip(names, row.tolist())) for row in x[:5000]]
-    out = {}
+    n_map = min(n, 5000)
+    mappings = [dict(zip(names, row.tolist())) for row in x[:n_map]]
+    out, cpu = {}, {}
     for sampling in ("finite", "iid"):
 
         def fresh(sampling=sampling):
@@ -89,34 +104,41 @@ def case_stream(repeat):
             for row in x:
                 w.update(row)
 
-        out[f"{sampling}: update(array), one item per call"] = best(one_array, repeat) / n
-        out[f"{sampling}: update(mapping), one item per call"] = best(one_mapping, repeat) / 5000
+        label = f"{sampling}: update(array), one item per call"
+        out[label] = best(one_array, repeat, label) / n
+        cpu[label] = CPU[label] / n
+        out[f"{sampling}: update(mapping), one item per call"] = best(one_mapping, repeat) / n_map
         out[f"{sampling}: PairWealth.update, one item per call"] = best(wealth_only, repeat) / n
-        for size in (10, 100, 1000):
+        for block in (10, 100, 1000):
 
-            def blocks(size=size):
+            def blocks(block=block):
                 mon = fresh()
-                for start in range(0, n, size):
-                    mon.update_block(x[start : start + size])
+                for start in range(0, n, block):
+                    mon.update_block(x[start : start + block])
 
-            out[f"{sampling}: update_block, blocks of {size}"] = best(blocks, repeat) / n
-    return {key: f"{value * 1e6:.2f} us/item" for key, value in out.items()}
+            out[f"{sampling}: update_block, blocks of {block}"] = best(blocks, repeat) / n
+    result = {key: f"{value * 1e6:.2f} us/item" for key, value in out.items()}
+    for key, value in cpu.items():
+        result[key] += f" (CPU {value * 1e6:.2f} us/item)"
+    return result
 
 
 def case_replay(repeat):
     import rankci
     from rankci.sequential import replay
 
-    x = binary_matrix(14042, 395, 2, spread=1.0)
+    n, m = size(14042, 1000), size(395, 40)
+    x = binary_matrix(n, m, 2, spread=1.0)
     start = time.perf_counter()
     scores = rankci.Scores.from_matrix(x)
     build = time.perf_counter() - start
+    replay(rankci.Scores.from_matrix(x[:60, :12]))  # imports and caches outside the timings
     runs = []
 
     def once():
         runs.append(replay(scores, certifier="shortcut", look_every="1%"))
 
-    seconds = best(once, repeat)
+    seconds = best(once, repeat, "replay")
     run = runs[-1]
     start = time.perf_counter()
     plain = replay(scores, certifier="shortcut", look_every="1%", freeze=False)
@@ -125,12 +147,15 @@ def case_replay(repeat):
         (a["lower"], a["upper"]) == (b["lower"], b["upper"]) for a, b in zip(run.looks, plain.looks)
     )
     return {
-        "Scores.from_matrix (5.5 M cells)": f"{build:.1f} s",
-        "replay, shortcut, look every 1 %, settled pairs frozen": f"{seconds:.2f} s",
+        "size": f"{m} models x {n} items",
+        "Scores.from_matrix": f"{build:.1f} s",
+        "replay, shortcut, look every 1 %, settled pairs frozen": (
+            f"{seconds:.2f} s (CPU {CPU['replay']:.2f} s)"
+        ),
         "the same, freeze=False (every wealth updated; one run)": f"{unfrozen:.1f} s",
         "looks": len(run.looks),
         "looks with the same rank intervals frozen / unfrozen": f"{same} of {len(run.looks)}",
-        "certified pairs at the end": f"{run.looks[-1]['n_certified']} of {395 * 394}",
+        "certified pairs at the end": f"{run.looks[-1]['n_certified']} of {m * (m - 1)}",
     }
 
 
@@ -141,13 +166,13 @@ def case_baseline(repeat):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import monitor_baseline as mb
 
-    x = mb.binary_matrix(3000, 300, seed=300)
+    x = mb.binary_matrix(size(3000, 300), size(300, 30), seed=300)
     scores = rankci.Scores.from_matrix(x)
     replay(rankci.Scores.from_matrix(x[:60, :12]))  # imports and caches outside the timings
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     base = mb.baseline_replay(x)
-    t_base = time.perf_counter() - start
-    out = {"plain NumPy per-item loop (baseline)": f"{t_base:.2f} s"}
+    t_base, cpu_base = time.perf_counter() - start, time.process_time() - start_cpu
+    out = {"plain NumPy per-item loop (baseline)": f"{t_base:.2f} s, CPU {cpu_base:.2f} s"}
     theirs = [(r["t"], r["lower"], r["upper"]) for r in base["look_records"]]
     for label, freeze in (("frozen pairs (default)", True), ("exact mode, freeze=False", False)):
         runs = []
@@ -155,11 +180,12 @@ def case_baseline(repeat):
         def once(freeze=freeze, runs=runs):
             runs.append(replay(scores, freeze=freeze))
 
-        seconds = best(once, repeat)
+        seconds = best(once, repeat, label)
         ours = [(r["t"], r["lower"], r["upper"]) for r in runs[-1].looks]
         same = sum(a == b for a, b in zip(ours, theirs))
         out[f"rankci replay, {label}"] = (
-            f"{seconds:.2f} s ({t_base / seconds:.1f}x the baseline; rank intervals identical "
+            f"{seconds:.2f} s, CPU {CPU[label]:.2f} s ({t_base / seconds:.1f}x the baseline, "
+            f"{cpu_base / CPU[label]:.1f}x in CPU time; rank intervals identical "
             f"at {same} of {len(theirs)} looks)"
         )
     return out
@@ -173,25 +199,32 @@ def case_auto(repeat):
 
     warnings.simplefilter("ignore")
     out = {}
-    for m in (10, 12, 16, 20, 24, 30):
-        x = binary_matrix(3000, m, 4, spread=0.5)
+    n = size(3000, 600)
+    fast = []
+    for m in size((10, 12, 16, 20, 24, 30), (10, 12)):
+        x = binary_matrix(n, m, 4, spread=0.5)
         for name in ("ilp", "shortcut"):
-            wealth = PairWealth(m, sampling="finite", n_items=3000)
+            wealth = PairWealth(m, sampling="finite", n_items=n)
             certifier = make_certifier(name, m, 0.05)
             known = np.zeros((m, m), dtype=bool)
             times = []
-            for start_item in range(0, 3000, 30):
+            for start_item in range(0, n, 30):
                 wealth.update(x[start_item : start_item + 30])
                 lw = wealth.log_wealth()
                 t0 = time.perf_counter()
                 known = certifier.look(lw, known)
                 times.append(time.perf_counter() - t0)
+            if name == "ilp" and np.mean(times) * 1e3 <= AUTO_FAST_MS:
+                fast.append(m)
             closed = transitive_closure(known)
             width = float(np.mean((m - closed.sum(axis=1)) - (1 + closed.sum(axis=0))))
             out[f"M = {m}, {name}"] = (
                 f"mean {np.mean(times) * 1e3:.1f} ms, max {np.max(times) * 1e3:.0f} ms per look; "
                 f"final mean width {width:.2f}"
             )
+    out[f"largest M with the integer program under {AUTO_FAST_MS:g} ms per look on average"] = (
+        max(fast) if fast else None
+    )
     return out
 
 
@@ -208,13 +241,14 @@ def case_exact(repeat):
     certifier = make_certifier("exact", 8, 0.05)
     worst = best(lambda: certifier.look(lw), repeat)  # nothing is eliminated: all stay alive
     assert certifier.n_surviving == 545835
-    x = binary_matrix(5000, 8, 3, spread=0.4)
+    n = size(5000, 500)
+    x = binary_matrix(n, 8, 3, spread=0.4)
     per_look = []
     for _ in range(repeat):
-        mon = Monitor([f"m{j}" for j in range(8)], n_items=5000, certifier="exact")
+        mon = Monitor([f"m{j}" for j in range(8)], n_items=n, certifier="exact")
         certifier, wealth = mon._certifier, mon._wealth
         times = []
-        for start_item in range(0, 5000, 10):
+        for start_item in range(0, n, 10):
             wealth.update(x[start_item : start_item + 10])
             lw = wealth.log_wealth()
             t0 = time.perf_counter()
@@ -225,9 +259,9 @@ def case_exact(repeat):
     return {
         "set-up: table of 545,835 weak orders (cold)": f"{setup:.2f} s",
         "look with every order alive": f"{worst * 1e3:.2f} ms",
-        "500 looks of a 5,000-item run: mean": f"{times.mean() * 1e3:.2f} ms",
-        "500 looks: first 10 looks, mean": f"{times[:10].mean() * 1e3:.2f} ms",
-        "500 looks: max": f"{times.max() * 1e3:.2f} ms",
+        f"{n // 10} looks of a {n}-item run: mean": f"{times.mean() * 1e3:.2f} ms",
+        "first 10 looks, mean": f"{times[:10].mean() * 1e3:.2f} ms",
+        "slowest look": f"{times.max() * 1e3:.2f} ms",
         "orders alive at the end": int(certifier.n_surviving),
     }
 
@@ -235,13 +269,14 @@ def case_exact(repeat):
 def case_ilp(repeat):
     from rankci.sequential import PairWealth, make_certifier
 
-    x = binary_matrix(3000, 20, 4, spread=0.5)
+    n, m = size(3000, 600), size(20, 10)
+    x = binary_matrix(n, m, 4, spread=0.5)
     results = []
     for _ in range(repeat):
-        wealth = PairWealth(20, sampling="finite", n_items=3000)
-        ilp = make_certifier("ilp", 20, 0.05)
+        wealth = PairWealth(m, sampling="finite", n_items=n)
+        ilp = make_certifier("ilp", m, 0.05)
         times = []
-        for start_item in range(0, 3000, 100):
+        for start_item in range(0, n, 100):
             wealth.update(x[start_item : start_item + 100])
             lw = wealth.log_wealth()
             t0 = time.perf_counter()
@@ -250,14 +285,18 @@ def case_ilp(repeat):
         results.append((sum(times), times, ilp.n_solves))
     total, times, solves = min(results, key=lambda r: r[0])
     return {
-        "30 looks of a 3,000-item run: mean per look": f"{np.mean(times) * 1e3:.0f} ms",
+        f"M = {m}, {len(times)} looks of a {n}-item run: mean per look": (
+            f"{np.mean(times) * 1e3:.0f} ms"
+        ),
         "max per look": f"{np.max(times) * 1e3:.0f} ms",
         "integer programs solved": solves,
     }
 
 
 def run_case(name, repeat):
+    start = os.getloadavg()[0]
     result = globals()[f"case_{name}"](repeat)
+    result["load average (start, end)"] = f"{start:.1f}, {os.getloadavg()[0]:.1f}"
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     result["peak resident memory"] = f"{peak:.2f} GiB"
     return result
@@ -267,9 +306,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--case", choices=CASES, action="append")
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
     parser.add_argument("--child", choices=CASES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.repeat = 1
     if args.child:
+        global QUICK
+        QUICK = args.quick
         print(json.dumps(run_case(args.child, args.repeat)))
         return
     import numpy
@@ -281,6 +325,8 @@ def main(argv=None):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     for name in args.case or CASES:
         child = [sys.executable, __file__, "--child", name, "--repeat", str(args.repeat)]
+        if args.quick:
+            child.append("--quick")
         done = subprocess.run(child, capture_output=True, text=True, env=env, check=True)
         print(f"\n[{name}]")
         for key, value in json.loads(done.stdout.strip().splitlines()[-1]).items():

@@ -20,7 +20,9 @@ so not behind the flood's rate limit) posts single scores; reported: the reader'
 p50 / p99 / max and the flood's answers by status (target: reader p99 under 100 ms). Loopback
 only, bounded in time.
 Reported: best and median sustained scores/s over the repeats, read latencies (p50/p99/max)
-during and after ingestion, the server's peak resident memory, restart time.
+during and after ingestion, the server's CPU time (user + system, from ``/proc``) per post during
+ingestion - a figure that depends much less than the rates on what else the machine runs - the
+server's peak resident memory, restart time.
 """
 
 from __future__ import annotations
@@ -74,6 +76,13 @@ def peak_rss_mib(pid: int) -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def request(conn, method, path, body=None, token=None, server_times=None):
@@ -153,6 +162,7 @@ def one_run(args, n_models, n_items, folder: Path, seed: int) -> dict:
                 request(c, "POST", f"/api/boards/{board}/scores", body, token)
             c.close()
 
+        cpu0 = cpu_seconds(server.pid)
         start = time.perf_counter()
         # with several clients each takes every k-th batch, so they stay near the frontier
         threads = [
@@ -164,6 +174,7 @@ def one_run(args, n_models, n_items, folder: Path, seed: int) -> dict:
         for thread in threads:
             thread.join()
         elapsed = time.perf_counter() - start
+        cpu = cpu_seconds(server.pid) - cpu0
         stop.set()
         during, during_server = out.get()
         probe.join()
@@ -196,6 +207,7 @@ def one_run(args, n_models, n_items, folder: Path, seed: int) -> dict:
         "scores": len(cells),
         "seconds": elapsed,
         "rate": len(cells) / elapsed,
+        "cpu_per_post": cpu / len(bodies),
         "during": during,
         "during_server": during_server,
         "at_rest": at_rest,
@@ -372,7 +384,8 @@ def main() -> None:
                 f"run {r + 1}: {run['rate']:,.0f} scores/s ({run['seconds']:.1f} s); reads during"
                 f" ingest p50 {ms(run['during'], 0.5):.1f} ms p99 {ms(run['during'], 0.99):.1f} "
                 f"ms (n={len(run['during'])}); at rest p99 {ms(run['at_rest'], 0.99):.1f} ms; "
-                f"restart {run['restart_s']:.1f} s; peak RSS {run['rss_mib']:.0f} MiB",
+                f"restart {run['restart_s']:.1f} s; peak RSS {run['rss_mib']:.0f} MiB; server CPU "
+                f"{1e6 * run['cpu_per_post']:,.0f} us/post; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
     rates = [r["rate"] for r in runs]
@@ -409,6 +422,11 @@ def main() -> None:
     print(
         f"| restart until the board answers (rebuilt from storage) | "
         f"{min(r['restart_s'] for r in runs):.1f} s | |"
+    )
+    cpu = [1e6 * r["cpu_per_post"] for r in runs]
+    print(
+        f"| server CPU time per post during ingest (best / median) | {min(cpu):,.0f} / "
+        f"{np.median(cpu):,.0f} us | |"
     )
     print(f"| server peak resident memory | {max(r['rss_mib'] for r in runs):.0f} MiB | |")
 

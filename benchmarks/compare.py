@@ -11,8 +11,18 @@ Run:  python benchmarks/compare.py --write   (every size; rewrites the table in 
       python benchmarks/compare.py --quick   (every task once on 20 x 5,000; under 2 minutes)
 
 Peers come from the ``bench`` extra (``pip install -e ".[bench]"``: pingouin, honestboard;
-scipy and statsmodels are rankci's own dependencies); R's csranks and lme4 run when ``Rscript``
-with those packages is on the PATH. A missing peer is a row saying so, never dropped.
+scipy and statsmodels are rankci's own dependencies). R's anchors -- lme4/lmerTest (the mixed
+model and its Satterthwaite F), emmeans (pairwise contrasts, on the lmer fit and after the
+RM-ANOVA) and car (RM-ANOVA with Greenhouse-Geisser/Huynh-Feldt) -- run when ``Rscript`` with
+those packages is on the PATH (Debian: ``apt-get install r-base-core r-cran-lme4
+r-cran-lmertest r-cran-emmeans r-cran-car``); each R script times its steps itself, so R's
+startup and CSV reading are reported apart from the timed work (``comparisons/rpeers.py``).
+csranks is not a Debian package: its row says it is missing unless it is installed by hand.
+A missing peer is a row saying so, never dropped.
+
+``--write`` after a run of every task and size rewrites the whole table; after a run of some
+tasks or sizes it replaces only the rows of the (task, data) pairs measured and keeps the rest,
+adding a line that says which rows were re-measured and when.
 """
 
 from __future__ import annotations
@@ -20,12 +30,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from comparisons import intervals, mixed, monitor, omnibus, paired, ranks
+from comparisons import intervals, mixed, monitor, omnibus, paired, posthoc, ranks
 from comparisons.harness import Row, Run, markdown, mmlu_pro, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +51,7 @@ TASKS = {
     "rank-intervals": (ranks.rank_intervals, False),
     "rm-anova": (omnibus.rm_anova, False),
     "friedman": (omnibus.friedman, False),
+    "tukey": (posthoc.tukey, False),
     "bootstrap": (intervals.bootstrap, False),
     "clustered-se": (intervals.clustered_se, True),
     "mixed-model": (mixed.mixed_model, True),
@@ -91,25 +105,87 @@ def main(argv=None) -> int:
                     flush=True,
                 )
     command = "python benchmarks/compare.py" + (" --quick" if args.quick else "")
+    full = not args.quick and set(args.tasks) == set(TASKS) and set(sizes) == {*SIZES, "mmlu-pro"}
+    if not full and not args.quick:
+        command += f" --tasks {' '.join(args.tasks)} --sizes {' '.join(sizes)}"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     header = (
         f"Run on {time.strftime('%Y-%m-%d')} ({time.perf_counter() - started:.0f} s in all): "
-        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"numpy {np.__version__}; best of {run.repeats}, budget {run.budget:g} s; `{command}`."
+        f"{platform.machine()}, {os.cpu_count()} cores, load average {load} (1, 5, 15 min) at "
+        f"the end, Python {platform.python_version()}, numpy {np.__version__}{r_version()}; "
+        f"best of {run.repeats}, budget {run.budget:g} s; `{command}`."
     )
     table = markdown(rows)
     print(header + "\n\n" + table)
     if args.write:
-        write_benchmarks(header + "\n\n" + table)
+        write_benchmarks(header, table, full)
     return 1 if any(row.disagrees for row in rows) else 0
 
 
-def write_benchmarks(block: str) -> None:
+def r_version() -> str:
+    """ ", R x.y.z" when Rscript is here, else ""."""
+    path = shutil.which("Rscript")
+    if path is None:
+        return ""
+    done = subprocess.run(
+        [path, "-e", "cat(format(getRversion()), basename(sessionInfo()$BLAS))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if done.returncode != 0:
+        return ""
+    version, *blas = done.stdout.split()
+    return f", R {version}" + (f" ({blas[0]})" if blas else "")
+
+
+def write_benchmarks(header: str, table: str, full: bool = True) -> None:
+    """Rewrite the block between the markers: all of it after a full run, else only the rows of
+    the (task, data) pairs in ``table`` (each group where it stood; a new group after the last
+    row on the same data), with ``header`` added below the earlier run's lines."""
     path = ROOT / "BENCHMARKS.md"
     text = path.read_text()
     if START not in text:
         raise SystemExit(f"{path} has no {START} ... {END} block to rewrite")
     before, rest = text.split(START, 1)
-    path.write_text(f"{before}{START}\n{block}\n{END}{rest.split(END, 1)[1]}")
+    old, after = rest.split(END, 1)
+    block = f"{header}\n\n{table}" if full else merge(old.strip("\n"), header, table)
+    path.write_text(f"{before}{START}\n{block}\n{END}{after}")
+
+
+def merge(old: str, header: str, table: str) -> str:
+    """The old block with the rows of ``table``'s (task, data) pairs replaced (see above)."""
+
+    def key(line: str) -> tuple[str, str]:
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        return cells[0], cells[1]
+
+    lines = old.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("| "))
+    notes, columns, old_rows = lines[:first], lines[first : first + 2], lines[first + 2 :]
+    new_rows = table.splitlines()[2:]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for line in new_rows:
+        groups.setdefault(key(line), []).append(line)
+    merged: list[str] = []
+    for line in old_rows:
+        k = key(line)
+        if k in groups:
+            if groups[k]:
+                merged += groups[k]
+                groups[k] = []
+        else:
+            merged.append(line)
+    for (_, data), lines_of in groups.items():  # groups the old table did not have
+        if not lines_of:
+            continue
+        same_data = [i for i, line in enumerate(merged) if key(line)[1] == data]
+        at = same_data[-1] + 1 if same_data else len(merged)
+        merged[at:at] = lines_of
+    while notes and not notes[-1].strip():
+        notes.pop()
+    notes += ["", "Re-measured rows (the rest as above): " + header]
+    return "\n\n".join(["\n".join(notes), "\n".join(columns + merged)])
 
 
 if __name__ == "__main__":

@@ -65,8 +65,9 @@ def test_every_option_name_belongs_to_one_test_or_procedure():
     names = [n for group in (*TEST_OPTIONS.values(), *MULTIPLICITY_OPTIONS.values()) for n in group]
     for test, options in TEST_OPTIONS.items():
         assert len(set(options)) == len(options), test
-    # reps is shared by the two resampling tests; nothing else is shared
-    assert {n for n in names if names.count(n) > 1} == {"reps"}
+    # reps is shared by the two resampling tests, the exact floor for few units by t and z;
+    # nothing else is shared
+    assert {n for n in names if names.count(n) > 1} == {"reps", "exact_bound_n"}
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,15 @@ is also wrong when a certified "j better than l" has ``theta_j - theta_l <= delt
 Reported per design and method: simultaneous coverage (all models at once) with its Monte-Carlo
 standard error, the smallest per-model (marginal) coverage, and the mean interval width U - L.
 
-Run:  python validation/coverage_holm.py            (1,000 replicates per design, about a minute)
+Run:  python validation/coverage_holm.py            (1,000 replicates per design, 2-4 minutes)
       python validation/coverage_holm.py --reps 200 (a quick look)
       python validation/coverage_holm.py --quick    (20 replicates: the CI smoke run, seconds)
+      python validation/coverage_holm.py --scheduler tcp://host:8786   (on a Dask cluster)
+
+Replicates run on local worker processes (``--executor serial`` runs them here, ``--scheduler``
+on a Dask cluster); replicate i of design k draws from the i-th child of
+``SeedSequence(seed + k)`` (:func:`rankci.parallel.map_replicates`), so the table is the same on
+any executor and any number of workers.
 """
 
 from __future__ import annotations
@@ -21,11 +27,17 @@ import argparse
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 import rankci
-from rankci._progress import progress
+from rankci.parallel import (
+    add_executor_arguments,
+    executor_from_arguments,
+    executor_scope,
+    map_replicates,
+)
 from rankci.simulate import simulate_scores
 
 
@@ -122,33 +134,41 @@ def true_rank_sets(theta: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, n
     return 1 + above, at_least
 
 
-def run_design(design: Design, reps: int, seed: int) -> list[dict]:
-    rng = np.random.default_rng(seed)
+def replicate(design: Design, rng: np.random.Generator) -> dict:
+    """One simulated leaderboard ranked by every method of ``design``."""
+    sim = simulate_scores(design.ability, design.n_items, rng=rng, **design.simulation)
+    best, worst = true_rank_sets(sim.theta)
+    gaps = sim.theta[:, None] - sim.theta[None, :]
+    units = sim.scores.units(design.unit)
+    out = {}
+    for test, coverage in design.methods:
+        pw = rankci.pairwise_tests(units, test, delta=design.delta)
+        build = (
+            rankci.simultaneous_ranking if coverage == "simultaneous" else rankci.marginal_ranking
+        )
+        r = build(pw, 0.05)
+        covered = (r.lower <= best) & (r.upper >= worst)
+        false_claim = r.dominance is not None and bool((r.dominance & (gaps <= design.delta)).any())
+        out[(test, coverage)] = (covered, float((r.upper - r.lower).mean()), false_claim)
+    return out
+
+
+def run_design(design: Design, reps: int, seed: int, executor=None) -> list[dict]:
     m = len(design.ability)
     results = {
         key: {"cover": 0, "model_cover": np.zeros(m), "width": 0.0, "false_claim": 0}
         for key in design.methods
     }
-    for _ in progress(range(reps), desc=design.name):
-        sim = simulate_scores(design.ability, design.n_items, rng=rng, **design.simulation)
-        best, worst = true_rank_sets(sim.theta)
-        gaps = sim.theta[:, None] - sim.theta[None, :]
-        units = sim.scores.units(design.unit)
-        for test, coverage in design.methods:
-            pw = rankci.pairwise_tests(units, test, delta=design.delta)
-            build = (
-                rankci.simultaneous_ranking
-                if coverage == "simultaneous"
-                else (rankci.marginal_ranking)
-            )
-            r = build(pw, 0.05)
-            covered = (r.lower <= best) & (r.upper >= worst)
-            out = results[(test, coverage)]
+    replicates = map_replicates(
+        partial(replicate, design), reps, rng=seed, executor=executor, desc=design.name
+    )
+    for found in replicates:
+        for key, (covered, width, false_claim) in found.items():
+            out = results[key]
             out["model_cover"] += covered
             out["cover"] += bool(covered.all())
-            out["width"] += float((r.upper - r.lower).mean())
-            if r.dominance is not None and (r.dominance & (gaps <= design.delta)).any():
-                out["false_claim"] += 1
+            out["width"] += width
+            out["false_claim"] += false_claim
     rows = []
     for (test, coverage), out in results.items():
         cover = out["cover"] / reps
@@ -195,14 +215,16 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_REPS} replicates per design (CI smoke run)"
     )
+    add_executor_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.reps = QUICK_REPS
     rows = []
-    for k, design in enumerate(DESIGNS):
-        start = time.perf_counter()
-        rows += run_design(design, args.reps, args.seed + k)
-        print(f"{design.name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    with executor_scope(executor_from_arguments(args)) as pool:
+        for k, design in enumerate(DESIGNS):
+            start = time.perf_counter()
+            rows += run_design(design, args.reps, args.seed + k, pool)
+            print(f"{design.name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print(markdown(rows, args.reps))
     return 0
 

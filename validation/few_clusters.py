@@ -32,16 +32,22 @@ On the probability scale sigma_u = 0.2 moves a cluster's pass rate by about 0.05
 means are nearly equal. The estimand is each model's pass rate over the population of clusters
 and items, ``theta_j = E expit(beta_j + s Z)``, ``s^2 = 1 + sigma_u^2 + sigma_v^2`` (Gauss-Hermite).
 An interval covers when it contains theta_j; coverage is pooled over the 4 models, its standard
-error computed from the replicate means (the models of one replicate are dependent); the share of
-zero-width intervals is reported too (a model whose per-cluster means are all exactly equal gets
-se = 0). A verdict
+error computed from the replicate means (the models of one replicate are dependent). A model whose
+per-cluster means are all exactly equal would get se = 0 and a zero-width interval; rankci refuses
+those (NaN, with a warning). A refused interval states nothing, so it counts as covering; the
+share refused and the coverage of the intervals actually given are reported beside it, with the
+share of zero-width intervals (0 unless the refusal is broken). A verdict
 errs when it separates a pair "j better than l" with theta_j <= theta_l (family-wise error).
 
 Also checked: with G = 1 every cluster-robust procedure raises ValueError (both interval methods,
 the clustered paired verdict, max-t with cluster covariance).
 
 Run:  OMP_NUM_THREADS=1 python validation/few_clusters.py   (2,500 replicates per cell: any
-      proportion's SE <= 0.01; about 4 minutes on 2 cores)
+      proportion's SE <= 0.01; 10 minutes on 2 cores, far longer
+      on a loaded machine: the G = 2 and 3 cells alone took 13 minutes on one worker at load 10)
+      OMP_NUM_THREADS=1 python validation/few_clusters.py --clusters 2 3 --out FILE
+                                                             (only those cells, with the seeds
+                                                             of the full study)
       python validation/few_clusters.py --quick              (8 replicates per cell, seconds; the
       results go to a temporary folder, never over validation/results/few_clusters.json)
 """
@@ -109,6 +115,9 @@ def run_cell(task) -> dict:
     model_cover = {name: np.zeros(BETA.size) for name in METHODS}
     width = {name: 0.0 for name in METHODS}
     zero_width = {name: 0 for name in METHODS}
+    refused = {name: 0 for name in METHODS}
+    hits_given = {name: 0 for name in METHODS}
+    width_reps = {name: 0 for name in METHODS}
     verdict_wrong = np.zeros(reps)
     separated = 0
     options = {}
@@ -125,11 +134,18 @@ def run_cell(task) -> dict:
                 ),
             }
         for name, res in results.items():
-            hit = (res.lower <= theta) & (theta <= res.upper)
+            lower, upper = np.asarray(res.lower), np.asarray(res.upper)
+            none = np.isnan(lower) | np.isnan(upper)  # refused (NaN): no claim, nothing false
+            given = (lower <= theta) & (theta <= upper)
+            hit = given | none
             covered[name][r] = hit.mean()
             model_cover[name] += hit
-            width[name] += float(np.mean(res.upper - res.lower))
-            zero_width[name] += int((res.upper - res.lower <= 1e-9).sum())
+            refused[name] += int(none.sum())
+            hits_given[name] += int(given.sum())
+            if not none.all():
+                width[name] += float(np.mean((upper - lower)[~none]))
+                width_reps[name] += 1
+            zero_width[name] += int((upper - lower <= 1e-9).sum())
         default, boot = results[METHODS[0]], results[METHODS[1]]
         if not np.array_equal(default.separated, boot.separated):
             raise AssertionError("the two cluster methods gave different paired verdicts")
@@ -148,8 +164,10 @@ def run_cell(task) -> dict:
                 "mean": float(covered[name].mean()),
                 "se": float(covered[name].std(ddof=1) / np.sqrt(reps)),
                 "min_model": float(model_cover[name].min() / reps),
-                "width": width[name] / reps,
+                "width": width[name] / max(width_reps[name], 1),
                 "zero_width": zero_width[name] / (reps * BETA.size),
+                "refused": refused[name] / (reps * BETA.size),
+                "coverage_given": hits_given[name] / max(reps * BETA.size - refused[name], 1),
             }
             for name in METHODS
         },
@@ -193,8 +211,10 @@ def table(cells: list[dict]) -> str:
     lines = [
         "| design | G | "
         + " | ".join(f"{m}: coverage ± SE (min model)" for m in METHODS)
-        + " | verdict FWER ± SE | zero-width intervals: cluster / cluster-bootstrap |",
-        "|---|---:|" + "---|" * len(METHODS) + "---|---|",
+        + " | verdict FWER ± SE | refused (NaN): cluster / cluster-bootstrap"
+        " | coverage of the intervals given: cluster / cluster-bootstrap"
+        " | zero-width: cluster / cluster-bootstrap |",
+        "|---|---:|" + "---|" * len(METHODS) + "---|---|---|---|",
     ]
     for c in cells:
         cov = c["coverage"]
@@ -202,11 +222,14 @@ def table(cells: list[dict]) -> str:
             f"{cov[m]['mean']:.3f} ± {cov[m]['se']:.3f} ({cov[m]['min_model']:.3f})"
             for m in METHODS
         ]
+        a, b = cov[METHODS[0]], cov[METHODS[1]]
         lines.append(
             f"| {c['design']} | {c['G']} | "
             + " | ".join(parts)
-            + f" | {c['verdict_fwer']:.3f} ± {c['verdict_fwer_se']:.3f} | "
-            f"{cov[METHODS[0]]['zero_width']:.3f} / {cov[METHODS[1]]['zero_width']:.3f} |"
+            + f" | {c['verdict_fwer']:.3f} ± {c['verdict_fwer_se']:.3f}"
+            f" | {a['refused']:.3f} / {b['refused']:.3f}"
+            f" | {a['coverage_given']:.3f} / {b['coverage_given']:.3f}"
+            f" | {a['zero_width']:.3f} / {b['zero_width']:.3f} |"
         )
     return "\n".join(lines)
 
@@ -220,9 +243,21 @@ def main(argv=None) -> int:
         "--out", help=f"JSON of the results (default {RESULTS}; with --quick a temporary file)"
     )
     parser.add_argument(
+        "--clusters",
+        type=int,
+        nargs="+",
+        choices=CLUSTERS,
+        default=list(CLUSTERS),
+        metavar="G",
+        help="run only these numbers of clusters (default: all of %(choices)s); a cell's seed "
+        "does not depend on which others run, so a subset reproduces the full study's cells",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_REPS} replicates per cell (CI smoke run)"
     )
     args = parser.parse_args(argv)
+    if sorted(args.clusters) != list(CLUSTERS) and args.out is None and not args.quick:
+        parser.error("--clusters with a subset needs --out (the default file holds the full study)")
     if args.quick:
         args.reps, args.workers = QUICK_REPS, 1
     start = time.perf_counter()
@@ -235,6 +270,7 @@ def main(argv=None) -> int:
         (design, g, args.reps, args.seed + 100 * d + g)
         for d, design in enumerate(DESIGNS)
         for g in CLUSTERS
+        if g in args.clusters
     ]
     if args.workers > 1:
         with Pool(args.workers) as pool:
@@ -249,6 +285,7 @@ def main(argv=None) -> int:
         "reps": args.reps,
         "seed": args.seed,
         "seconds": round(elapsed),
+        "clusters": sorted(args.clusters),
         "one_cluster": refused,
         "cells": cells,
     }

@@ -15,6 +15,12 @@ paired t test. Results go to ``validation/results/fwer_maxt.csv``.
 
 ``--quick`` (the CI smoke run, seconds): 10 replicates per design, the CSV written to a temporary
 folder (the recorded results stay as they are) unless ``--out`` is given.
+
+Replicates run on local worker processes (``--executor serial``: here; ``--scheduler
+tcp://host:8786``: on a Dask cluster, to which ``power_maxt.py`` is uploaded). Replicate i of
+design k draws from the i-th child of ``SeedSequence(seed + k)``
+(:func:`rankci.parallel.map_replicates`), so the table is the same on any executor and any number
+of workers.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +37,20 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import power_maxt  # noqa: E402
 from power_maxt import Design, simulate, units_of  # noqa: E402
 
 from rankci.certify.holm import simultaneous_ranking  # noqa: E402
 from rankci.certify.maxt import maxt_ranking  # noqa: E402
 from rankci.commands.options import markdown_table  # noqa: E402
 from rankci.evidence.pairwise import pairwise_tests  # noqa: E402
+from rankci.parallel import (  # noqa: E402
+    DaskExecutor,
+    add_executor_arguments,
+    executor_from_arguments,
+    executor_scope,
+    map_replicates,
+)
 
 RESULTS = Path(__file__).parent / "results" / "fwer_maxt.csv"
 QUICK_REPS = 10
@@ -78,27 +93,33 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_REPS} replicates per design (CI smoke run)"
     )
+    add_executor_arguments(parser)
     args = parser.parse_args()
     if args.quick:
         args.reps = QUICK_REPS
     rows = []
-    for k, design in enumerate(DESIGNS):
-        if args.designs and k not in args.designs:
-            continue
-        rng = np.random.default_rng(args.seed + k)
-        start = time.perf_counter()
-        counts: dict[str, int] = {}
-        for _ in range(args.reps):
-            for name, err in errors(design, rng).items():
-                counts[name] = counts.get(name, 0) + err
-        rows.append(
-            {
-                "design": design.name,
-                "reps": args.reps,
-                **{name: c / args.reps for name, c in counts.items()},
-            }
-        )
-        print(f"{design.name}: {time.perf_counter() - start:.0f} s", flush=True)
+    with executor_scope(executor_from_arguments(args)) as pool:
+        if isinstance(pool, DaskExecutor):  # the workers import this sibling module by name
+            pool.client.upload_file(power_maxt.__file__)
+        for k, design in enumerate(DESIGNS):
+            if args.designs and k not in args.designs:
+                continue
+            start = time.perf_counter()
+            counts: dict[str, int] = {}
+            found = map_replicates(
+                partial(errors, design), args.reps, rng=args.seed + k, executor=pool
+            )
+            for replicate in found:
+                for name, err in replicate.items():
+                    counts[name] = counts.get(name, 0) + err
+            rows.append(
+                {
+                    "design": design.name,
+                    "reps": args.reps,
+                    **{name: c / args.reps for name, c in counts.items()},
+                }
+            )
+            print(f"{design.name}: {time.perf_counter() - start:.0f} s", flush=True)
     frame = pd.DataFrame(rows)
     if args.quick and args.out is None:
         with tempfile.TemporaryDirectory() as scratch:  # keep the recorded full-study results

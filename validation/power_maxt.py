@@ -1,7 +1,7 @@
 """Power study: rank-interval length and simultaneous coverage of five constructions.
 
 Run:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python validation/power_maxt.py [--reps 2000]
-(about 25 minutes on one core; the 40-model design is capped at 1,000 replicates)
+(about 25 minutes on two loaded cores; the 40-model design is capped at 1,000 replicates)
 
 Methods (alpha = 0.05, simultaneous intervals unless said otherwise):
 
@@ -30,6 +30,11 @@ True rank: ``1 + #{l : theta_l > theta_j}`` (tied models share the better rank).
 Results go to ``validation/results/power_maxt.csv`` and a markdown table on stdout. ``--quick``
 (the CI smoke run, seconds): 5 replicates per design, the CSV written to a temporary folder (the
 recorded results stay as they are) unless ``--out`` is given.
+
+Replicates run on local worker processes (``--executor serial``: here; ``--scheduler
+tcp://host:8786``: on a Dask cluster, to which this file is uploaded). Replicate i of design k
+draws from the i-th child of ``SeedSequence(seed + k)`` (:func:`rankci.parallel.map_replicates`),
+so the table is the same on any executor and any number of workers.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import argparse
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +58,13 @@ from rankci.commands.options import markdown_table
 from rankci.evidence.bootstrap import resample_counts
 from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import pairwise_tests
+from rankci.parallel import (
+    DaskExecutor,
+    add_executor_arguments,
+    executor_from_arguments,
+    executor_scope,
+    map_replicates,
+)
 
 ALPHA = 0.05
 DRAWS = 1000
@@ -185,12 +198,14 @@ def run_replicate(design: Design, rng: np.random.Generator) -> dict[str, tuple]:
     return out
 
 
-def study(design: Design, reps: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
+def study(design: Design, reps: int, seed: int, executor=None) -> pd.DataFrame:
     truth = true_ranks(design.theta)
     rows: dict[str, dict] = {}
-    for _ in range(reps):
-        for name, (lower, upper) in run_replicate(design, rng).items():
+    found = map_replicates(
+        partial(run_replicate, design), reps, rng=seed, executor=executor, desc=design.name
+    )
+    for replicate in found:
+        for name, (lower, upper) in replicate.items():
             row = rows.setdefault(
                 name, {"covered": 0, "length": 0.0, "best_size": 0.0, "best_covered": 0}
             )
@@ -226,16 +241,20 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_REPS} replicates per design (CI smoke run)"
     )
+    add_executor_arguments(parser)
     args = parser.parse_args()
     if args.quick:
         args.reps = QUICK_REPS
     chosen = [DESIGNS[i] for i in args.designs] if args.designs else DESIGNS
     frames = []
-    for design in chosen:
-        start = time.perf_counter()
-        reps = min(args.reps, design.max_reps or args.reps)
-        frames.append(study(design, reps, args.seed + DESIGNS.index(design)))
-        print(f"{design.name}: {time.perf_counter() - start:.0f} s", flush=True)
+    with executor_scope(executor_from_arguments(args)) as pool:
+        if isinstance(pool, DaskExecutor):  # the workers import run_replicate from this file
+            pool.client.upload_file(__file__)
+        for design in chosen:
+            start = time.perf_counter()
+            reps = min(args.reps, design.max_reps or args.reps)
+            frames.append(study(design, reps, args.seed + DESIGNS.index(design), pool))
+            print(f"{design.name}: {time.perf_counter() - start:.0f} s", flush=True)
     result = pd.concat(frames, ignore_index=True)
     if args.quick and args.out is None:
         with tempfile.TemporaryDirectory() as scratch:  # keep the recorded full-study results

@@ -1,8 +1,12 @@
 """Tiny designs (issue 16): simultaneous coverage of ``rankci.rank`` at n = 2 ... 30 units.
 
 ``rankci.rank(scores)`` with its defaults (item units, one-sided paired t tests, Holm over the
-M(M-1) ordered pairs, simultaneous coverage, alpha = 0.05; a zero variance of the differences
-takes Hoeffding's exact bound instead of t = inf). A replicate covers when every model's interval
+M(M-1) ordered pairs, simultaneous coverage, alpha = 0.05). For scores in [0, 1] and at most
+``exact_bound_n = 30`` units, the default t test's p-value is never below Hoeffding's exact bound
+(``p = max(p_t, p_exact)``, ``rankci.evidence.pairwise.bounded_pvalue``), valid for every law of
+the differences; ``--exact-bound-n 0`` runs the plain paired t instead (with only the rule that a
+zero variance takes the exact bound), recorded in ``results/tiny_designs_plain_t.json``. A
+replicate covers when every model's interval
 [L, U] contains its whole true rank set ``{1 + #{l: theta_l > theta_j}, ..., #{l: theta_l >=
 theta_j}}`` (tied models: every rank the tie allows), i.e. when no certified "j better than l"
 is false.
@@ -26,10 +30,14 @@ statement is false) and ``spaced`` (theta_j = linspace(0.8, 0.2, M)). Designs: n
 
 Reported per design: simultaneous coverage with its Monte-Carlo SE, how often anything was
 certified, the mean interval width U - L, and how often rank() warned (a small design that
-certified nothing says why).
+certified nothing says why). ``--power-cost`` prints, from the two recorded files, what the floor
+costs on the spaced truths (how often anything is certified, the mean width, per n and M).
 
 Run:  OMP_NUM_THREADS=1 python validation/tiny_designs.py   (1,000 replicates per design, SE
       <= 0.007 near 0.95; about 12 minutes on 2 cores)
+      OMP_NUM_THREADS=1 python validation/tiny_designs.py --exact-bound-n 0 \
+          --out validation/results/tiny_designs_plain_t.json   (the plain t, for the power cost)
+      python validation/tiny_designs.py --power-cost         (the comparison table; no run)
       python validation/tiny_designs.py --quick              (5 replicates per design, seconds;
       results to a temporary folder, never over validation/results/tiny_designs.json)
 """
@@ -51,6 +59,7 @@ from scipy import special, stats
 import rankci
 
 RESULTS = Path(__file__).resolve().parent / "results" / "tiny_designs.json"
+PLAIN = RESULTS.with_name("tiny_designs_plain_t.json")  # the same study with exact_bound_n=0
 SIZES = (2, 3, 5, 10, 20, 30)
 MODELS = (3, 8)
 LAWS = ("binary", "beta, kappa 0.5-20", "beta, kappa 4")
@@ -87,23 +96,25 @@ def true_rank_sets(theta: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, n
 
 
 def run_design(task) -> dict:
-    (n, m, law, truth, rho), reps, seed = task
+    (n, m, law, truth, rho), reps, seed, options = task
     rng = np.random.default_rng(seed)
     theta = means_of(law, truth, m)
     best, worst = true_rank_sets(theta)
     cover = certified = warned = 0
     width = 0.0
+    test_options: dict = {}
     models = [f"m{j}" for j in range(m)]
     for _ in range(reps):
         x = draw(rng, law, theta, n, rho)
         scores = rankci.Scores.from_matrix(x, models=models)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", rankci.RankciWarning)
-            ranking = rankci.rank(scores)
+            ranking = rankci.rank(scores, **options)
         warned += any(issubclass(w.category, rankci.RankciWarning) for w in caught)
         cover += bool(((ranking.lower <= best) & (ranking.upper >= worst)).all())
         certified += bool(ranking.dominance.any())
         width += float((ranking.upper - ranking.lower).mean())
+        test_options = dict(ranking.procedure["test_options"])
     coverage = cover / reps
     return {
         "n": n,
@@ -119,6 +130,7 @@ def run_design(task) -> dict:
         "any_certified": certified / reps,
         "mean_width": width / reps,
         "warned": warned / reps,
+        "test_options": test_options,
     }
 
 
@@ -152,6 +164,30 @@ def detail(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def power_cost(floor: dict, plain: dict) -> str:
+    """The spaced truths, per n and M: how often anything was certified, and the mean width,
+    with the plain t (``plain``) and with rankci's default floor (``floor``); averaged over the
+    three laws and the two rho (6 designs, ``reps`` replicates each)."""
+    lines = [
+        "| n | M | any certified: plain t | with the floor | mean U - L: plain t | with the floor"
+        " |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, m in product(SIZES, MODELS):
+        cells = []
+        for key in ("any_certified", "mean_width"):
+            for record in (plain, floor):
+                values = [
+                    r[key]
+                    for r in record["rows"]
+                    if r["truth"] == "spaced" and r["n"] == n and r["M"] == m
+                ]
+                cells.append(f"{np.mean(values):.3f}" if key == "any_certified" else
+                             f"{np.mean(values):.2f}")  # fmt: skip
+        lines.append(f"| {n} | {m} | " + " | ".join(cells) + " |")
+    return "Spaced truths, mean over the 3 laws and 2 rho:\n\n" + "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=FULL_REPS)
@@ -161,21 +197,45 @@ def main(argv=None) -> int:
         "--out", help=f"JSON of the results (default {RESULTS}; with --quick a temporary file)"
     )
     parser.add_argument(
+        "--exact-bound-n",
+        type=int,
+        metavar="N",
+        help="pass exact_bound_n=N to rankci.rank (default: rankci's own default, 30); 0 is the "
+        f"plain paired t of {PLAIN.name} (then --out is required)",
+    )
+    parser.add_argument(
+        "--power-cost",
+        action="store_true",
+        help=f"run nothing: print the power cost of the exact floor from {RESULTS.name} "
+        f"against {PLAIN.name}",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help=f"{QUICK_REPS} replicates per design (CI smoke run)"
     )
     args = parser.parse_args(argv)
+    if args.power_cost or args.quick:
+        if RESULTS.exists() and PLAIN.exists():
+            print(power_cost(json.loads(RESULTS.read_text()), json.loads(PLAIN.read_text())))
+            print()
+        if args.power_cost:
+            return 0
+    if args.exact_bound_n is not None and args.out is None and not args.quick:
+        parser.error(f"--exact-bound-n needs --out (the default file, {RESULTS}, holds the study "
+                     "with rankci's defaults)")  # fmt: skip
     if args.quick:
         args.reps, args.workers = QUICK_REPS, 1
     start = time.perf_counter()
     designs = list(product(SIZES, MODELS, LAWS, TRUTHS, RHOS))
-    tasks = [(d, args.reps, args.seed + k) for k, d in enumerate(designs)]
+    options = {} if args.exact_bound_n is None else {"exact_bound_n": args.exact_bound_n}
+    tasks = [(d, args.reps, args.seed + k, options) for k, d in enumerate(designs)]
     if args.workers > 1:
         with Pool(args.workers) as pool:
             rows = pool.map(run_design, tasks, chunksize=4)
     else:
         rows = [run_design(task) for task in tasks]
     elapsed = time.perf_counter() - start
-    print(f"{args.reps} replicates per design, alpha = 0.05, rankci.rank defaults "
+    how = f"exact_bound_n={args.exact_bound_n}" if options else "defaults"
+    print(f"{args.reps} replicates per design, alpha = 0.05, rankci.rank {how} "
           f"({elapsed:.0f} s)\n")  # fmt: skip
     print("Simultaneous coverage ± SE (bold: below 0.95)\n")
     print(table(rows))

@@ -20,7 +20,8 @@ import pandas as pd
 
 import rankci
 
-from .harness import Dataset, Row, Run, r_unavailable, rscript_with, run_r, timed
+from . import rpeers
+from .harness import Dataset, Row, Run, timed
 
 #: the child: fit, then print seconds, peak-RSS growth (MiB) and the estimates as JSON
 CHILD = """
@@ -54,15 +55,44 @@ print(json.dumps({"seconds": seconds, "peak_mib": peak, "fe": fit.fe_params.toli
                   "reml_criterion": -2 * float(fit.llf)}))
 """
 
-LME4 = """
-d <- read.csv("{dir}/scores.csv")
+#: lme4's fit, lmerTest's Satterthwaite F and emmeans' contrasts, each step timed on its own
+LME4 = r"""
+suppressPackageStartupMessages({ library(lme4); library(lmerTest); library(emmeans) })
+emm_options(lmerTest.limit = Inf, disable.pbkrtest = TRUE)  # Satterthwaite df at any size
+step("packages")
+d <- read.csv(file.path(dir, "scores.csv"), colClasses = c("character", "character", "numeric",
+                                                           "character"))
 d$model <- factor(d$model); d$cluster <- factor(d$cluster); d$item <- factor(d$item)
-t <- system.time(f <- lmerTest::lmer(score ~ model + (1 | cluster) + (1 | cluster:item),
-                                     data = d, REML = TRUE))[["elapsed"]]
-v <- as.data.frame(lme4::VarCorr(f))
-write.csv(v[, c("grp", "vcov")], "{dir}/vc.csv", row.names = FALSE)
-cat(t)
+step("read")
+f <- lme4::lmer(score ~ model + (1 | cluster) + (1 | cluster:item), data = d, REML = TRUE)
+step("fit")
+ft <- lmerTest::as_lmerModLmerTest(f)  # the Jacobian of vcov(beta) in theta, then the F test
+a <- anova(ft, type = 3, ddf = "Satterthwaite")
+step("F")
+k <- as.integer(args[[2]])  # pairs of the first k models
+e <- emmeans(ft, ~ model, lmer.df = "satterthwaite")
+if (k < nlevels(d$model)) e <- e[seq_len(k)]
+ct <- as.data.frame(summary(pairs(e, adjust = "none")))
+ct$p.tukey <- summary(pairs(e, adjust = "tukey"))$p.value
+step("emmeans")
+v <- as.data.frame(VarCorr(f))
+out(data.frame(grp = v$grp, vcov = v$vcov), "vc")
+out(data.frame(reml = REMLcrit(f)), "reml")
+out(data.frame(F = a[["F value"]], NumDF = a$NumDF, DenDF = a$DenDF, p = a[["Pr(>F)"]]), "anova")
+out(ct[, c("contrast", "estimate", "SE", "df", "p.value", "p.tukey")], "contrasts")
+finish()
 """
+
+#: lme4 stores X densely: the R rows run on as many whole clusters as keep rows x models under
+#: this (the ratio is then to rankci on the same clusters)
+R_CELLS = 2e7
+#: lme4 runs up to this many models (100 models on 5 of 40 clusters took 200 s here)
+R_MODELS = 100
+#: emmeans' contrasts: all pairs up to this many, else the pairs of the first models
+R_PAIRS = 5_000
+#: the agreement tolerances of the R rows
+TOL_VARIANCE, TOL_F, TOL_DF = 1e-3, 1e-4, 1e-3
+TOL_ESTIMATE, TOL_SE, TOL_P = 1e-6, 1e-4, 1e-4
 
 
 def mixed_model(data: Dataset, run: Run) -> list[Row]:
@@ -70,7 +100,7 @@ def mixed_model(data: Dataset, run: Run) -> list[Row]:
     own = timed(
         task, data, "rankci mixed_model", lambda: rankci.mixed_model(data.scores, tukey=False), run
     )
-    return [own, _statsmodels(task, data, run, own), _lme4(task, data, own)]
+    return [own, _statsmodels(task, data, run, own), *_lme4(task, data, run, own)]
 
 
 def _fit_in_child(data: Dataset, clusters: int, timeout: float) -> dict | None:
@@ -163,30 +193,137 @@ def _statsmodels(task: str, data: Dataset, run: Run, own: Row) -> Row:
     return row
 
 
-def _lme4(task: str, data: Dataset, own: Row) -> Row:
-    tool = "R lmerTest::lmer"
-    rscript = rscript_with("lmerTest")
-    if rscript is None:
-        return r_unavailable(task, data, tool, "lmerTest")
-    with tempfile.TemporaryDirectory() as tmp:
-        frame = data.frame.assign(cluster="c" + data.frame["cluster"].astype(str))
-        frame = frame.assign(item=frame["cluster"] + ":" + frame["item"].astype(str))
-        frame.to_csv(Path(tmp) / "scores.csv", index=False)
-        inside, _ = run_r(rscript, LME4.format(dir=tmp))
-        vc = pd.read_csv(Path(tmp) / "vc.csv").set_index("grp")["vcov"]
-    row = Row(
+def _relative(a, b) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
+
+
+def _r_part(data: Dataset) -> tuple[Dataset, int]:
+    """The whole data, or its first clusters (at least 2) within :data:`R_CELLS`."""
+    cells = np.cumsum(np.bincount(data.clusters) * data.n_models) * data.n_models
+    fits = int(np.searchsorted(cells, R_CELLS, side="right"))
+    used = min(data.n_clusters, max(2, fits))
+    return (data if used == data.n_clusters else data.clusters_subset(used)), used
+
+
+def _lme4(task: str, data: Dataset, run: Run, own: Row) -> list[Row]:
+    """lme4 + lmerTest (fit, Satterthwaite F) and emmeans (pairwise contrasts) on the same data."""
+    fit_tool, emm_tool = "R lme4::lmer + lmerTest anova (Satterthwaite F)", "R emmeans pairs"
+    path = rpeers.rscript("lme4", "lmerTest", "emmeans")
+    if path is None:
+        reason = rpeers.missing_reason("lme4", "lmerTest", "emmeans")
+        return [Row(task, data.label, tool, note=reason) for tool in (fit_tool, emm_tool)]
+    part, used = _r_part(data)
+    if data.n_models > R_MODELS:
+        note = (
+            f"skipped: more than {R_MODELS} models (lme4's and lmerTest's work grows with "
+            f"rows × models², {part.n_items * part.n_models:,} rows even on {used} clusters)"
+        )
+        return [Row(task, data.label, tool, note=note) for tool in (fit_tool, emm_tool)]
+    k = data.n_models
+    while k * (k - 1) // 2 > R_PAIRS:
+        k -= 1
+    frame = part.frame.assign(cluster="c" + part.frame["cluster"].astype(str))
+    frame = frame.assign(item=frame["cluster"] + ":" + frame["item"].astype(str))
+    result = rpeers.run(
+        path,
+        LME4,
+        {"scores": frame[["item", "model", "score", "cluster"]]},
+        ("vc", "reml", "anova", "contrasts"),
+        args=(str(k),),
+    )
+    if part is data:
+        reference, where = own.result, ""
+    else:  # rankci on the same clusters, timed as its own row would be
+        same = timed(task, part, "rankci mixed_model", lambda: _fit(part, False), run)
+        reference = same.result
+        where = (
+            f"on the first {used} of {data.n_clusters} clusters "
+            f"(rankci there: {same.seconds:.3g} s); "
+        )
+    fit_row = Row(
         task,
         data.label,
-        tool,
-        inside,
+        fit_tool,
+        result.seconds("fit", "F"),
         None,
-        note="time inside R, excluding reading the CSV",
+        note=f"{where}fit {result.timings['fit']:.3g} s + F {result.timings['F']:.3g} s; "
+        + result.setup_note,
     )
-    if own.result is not None:
-        ours = own.result.variance_components
-        row.agree(
-            "residual variance (relative)",
-            abs(vc["Residual"] - ours["residual"]) / ours["residual"],
-            1e-4,
-        )
-    return row
+    emm_row = Row(
+        task,
+        data.label,
+        emm_tool,
+        result.seconds("emmeans"),
+        None,
+        note=f"{where}{len(result.tables['contrasts']):,} pairs"
+        + (f" of the first {k} models" if k < data.n_models else "")
+        + ", Satterthwaite df, on the lmer fit; ratio to rankci's whole fit",
+    )
+    if part is not data:
+        fit_row.rankci_seconds = emm_row.rankci_seconds = same.seconds
+    _agree_fit(fit_row, result, reference)
+    _agree_contrasts(emm_row, result, _fit(part, True) if k == data.n_models else reference)
+    return [fit_row, emm_row]
+
+
+def _fit(data: Dataset, tukey: bool):
+    return rankci.mixed_model(data.scores, tukey=tukey)
+
+
+def _agree_fit(row: Row, result: rpeers.RResult, ours) -> None:
+    names = {"cluster:item": "item", "cluster": "cluster", "Residual": "residual"}
+    vc = result.tables["vc"].assign(grp=lambda t: t["grp"].map(names)).set_index("grp")["vcov"]
+    keys = [key for key in ("cluster", "item", "residual") if key in vc.index]
+    variance = _relative([vc[key] for key in keys], [ours.variance_components[key] for key in keys])
+    anova = result.tables["anova"].iloc[0]
+    test = ours.model_test
+    f_gap = _relative(anova["F"], test["F"])
+    df_gap = _relative(anova["DenDF"], test["df_den"])
+    theirs, mine = float(result.tables["reml"]["reml"].iloc[0]), ours.reml_criterion
+    row.agree(
+        "variance components (relative)",
+        variance,
+        TOL_VARIANCE,
+        f"; F {anova['F']:.6g} on ({anova['NumDF']:g}, {anova['DenDF']:.6g}) df, "
+        f"\\|Δ F\\| {f_gap:.0e}, \\|Δ df\\| {df_gap:.0e} (relative); "
+        f"−2 log L_R {theirs:.6g} against {mine:.6g}",
+    )
+    if f_gap > TOL_F or df_gap > TOL_DF or abs(theirs - mine) > 1e-6 * max(abs(mine), 1.0):
+        row.disagrees = True
+        row.agreement += f" DISAGREES (F tolerance {TOL_F:g}, df {TOL_DF:g}, −2 log L_R 1e-6)"
+    # the three variance components as lme4 gave them, for the reader
+    row.agreement += "; lme4: " + ", ".join(f"{key} {vc[key]:.4g}" for key in keys)
+
+
+def _agree_contrasts(row: Row, result: rpeers.RResult, ours) -> None:
+    table = result.tables["contrasts"]
+    pairs = table["contrast"].str.split(" - ", expand=True)
+    mine = ours.contrasts.set_index(["first", "second"])
+    both = mine.reindex(pd.MultiIndex.from_arrays([pairs[0], pairs[1]]))
+    if both["estimate"].isna().any():
+        row.agreement, row.disagrees = "the contrasts do not name the same pairs DISAGREES", True
+        return
+    gaps = {
+        "estimate": float(np.max(np.abs(table["estimate"].to_numpy() - both["estimate"]))),
+        "SE": _relative(table["SE"], both["se"]),
+        "df": _relative(table["df"], both["df"]),
+        "p": float(np.max(np.abs(table["p.value"].to_numpy() - both["p"]))),
+    }
+    extra = (
+        f"; \\|Δ SE\\| {gaps['SE']:.0e}, \\|Δ df\\| {gaps['df']:.0e} (relative), "
+        f"\\|Δ p\\| {gaps['p']:.0e}"
+    )
+    if both["p_tukey"].notna().all():
+        gaps["p_tukey"] = float(np.max(np.abs(table["p.tukey"].to_numpy() - both["p_tukey"])))
+        extra += f", \\|Δ Tukey p\\| {gaps['p_tukey']:.0e}"
+    row.agree("estimate", gaps["estimate"], TOL_ESTIMATE, extra)
+    worst = max(
+        gaps["SE"] / TOL_SE,
+        gaps["df"] / TOL_DF,
+        gaps["p"] / TOL_P,
+        gaps.get("p_tukey", 0.0) / TOL_P,
+    )
+    if worst > 1:
+        row.disagrees = True
+        row.agreement += f" DISAGREES (SE {TOL_SE:g}, df {TOL_DF:g}, p {TOL_P:g})"

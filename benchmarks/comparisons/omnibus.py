@@ -1,12 +1,40 @@
-"""Repeated-measures ANOVA and Friedman's test: rankci against pingouin, statsmodels and scipy."""
+"""Repeated-measures ANOVA and Friedman's test: rankci against pingouin, statsmodels, scipy and
+(when R is here) car's ``Anova`` with the Greenhouse-Geisser and Huynh-Feldt corrections."""
 
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
+import pandas as pd
+
 import rankci
 
+from . import rpeers
 from .harness import Dataset, Row, Run, timed
+
+#: car's RM-ANOVA: the multivariate linear model Y ~ 1 on the items x models matrix, the model
+#: factor as its within-design; univariate tests with sphericity corrections and Mauchly's test
+CAR = r"""
+suppressPackageStartupMessages(library(car))
+step("packages")
+Y <- as.matrix(read.csv(file.path(dir, "wide.csv"), check.names = FALSE))
+step("read")
+fit <- lm(Y ~ 1)
+idata <- data.frame(model = factor(colnames(Y), levels = colnames(Y)))
+a <- Anova(fit, idata = idata, idesign = ~ model, type = 3)
+s <- suppressWarnings(summary(a, multivariate = FALSE))
+step("anova")
+u <- s$univariate.tests["model", ]; g <- s$pval.adjustments["model", ]
+w <- s$sphericity.tests["model", ]
+out(data.frame(F = u[["F value"]], num_df = u[["num Df"]], den_df = u[["den Df"]],
+               p = u[["Pr(>F)"]], gg = g[["GG eps"]], p_gg = g[["Pr(>F[GG])"]],
+               hf = g[["HF eps"]], p_hf = g[["Pr(>F[HF])"]], mauchly_w = w[["Test statistic"]],
+               mauchly_p = w[["p-value"]]), "anova")
+finish()
+"""
+#: car's agreement tolerance (relative on F, epsilons and W; absolute on p-values)
+TOL_CAR = 1e-8
 
 #: rows of statsmodels' AnovaRM design: it builds a dense (rows x rows) matrix of every
 #: item-by-model cell, so it runs on as many items as keep that under 32 MiB
@@ -60,7 +88,48 @@ def rm_anova(data: Dataset, run: Run) -> list[Row]:
             "F (relative)", _relative(peer.result["F Value"].iloc[0], own_part.result.F), 1e-9
         )
     rows.append(peer)
+    rows.append(_car(task, data, own))
     return rows
+
+
+def _car(task: str, data: Dataset, own: Row) -> Row:
+    tool = "R car::Anova (type III, GG/HF, Mauchly)"
+    path = rpeers.rscript("car")
+    if path is None:
+        return Row(task, data.label, tool, note=rpeers.missing_reason("car"))
+    wide = pd.DataFrame(data.matrix, columns=data.model_names)
+    result = rpeers.run(path, CAR, {"wide": wide}, ("anova",))
+    row = Row(task, data.label, tool, result.seconds("anova"), None, note=result.setup_note)
+    theirs, ours = result.tables["anova"].iloc[0], own.result
+    relative = {
+        "F": _relative(theirs["F"], ours.F),
+        "GG ε": _relative(theirs["gg"], ours.gg_epsilon),
+        "HF ε": _relative(theirs["hf"], ours.hf_epsilon),
+    }
+    p_names, p_ours = ["p", "p_gg", "p_hf"], [ours.p, ours.p_gg, ours.p_hf]
+    extra = ""
+    if np.isfinite(theirs["mauchly_w"]):
+        relative["W"] = _relative(theirs["mauchly_w"], ours.mauchly_w)
+        p_names.append("mauchly_p")
+        p_ours.append(ours.mauchly_p)
+    else:  # car takes det() of the unscaled error SSP matrix, which overflows for many models
+        extra = (
+            f"; car's Mauchly W overflowed ({theirs['mauchly_w']:g}, p = "
+            f"{theirs['mauchly_p']:.3g}): not compared (rankci: W = {ours.mauchly_w:.4g}, "
+            f"p = {ours.mauchly_p:.2g})"
+        )
+    p_gap = float(np.max(np.abs(theirs[p_names].to_numpy(float) - np.array(p_ours))))
+    row.agree(
+        f"{', '.join(relative)} (relative)",
+        max(relative.values()),
+        TOL_CAR,
+        f"; \\|Δ {', '.join(p_names)}\\| = {p_gap:.0e}; car: GG ε {theirs['gg']:.4f}, "
+        f"HF ε {theirs['hf']:.4f}{extra}",
+    )
+    if not p_gap <= TOL_CAR:
+        row.disagrees = True
+        row.agreement += f" DISAGREES (p tolerance {TOL_CAR:g})"
+    return row
 
 
 def friedman(data: Dataset, run: Run) -> list[Row]:

@@ -159,7 +159,22 @@ def _with_rng(spec: MethodSpec, rng: object) -> MethodSpec:
 
 
 def _rank_with(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
-    return certify(scores, spec, rng).ranking(spec)
+    return _flag_early_stopping(certify(scores, spec, rng).ranking(spec), scores)
+
+
+def _flag_early_stopping(ranking: Ranking, scores: Scores) -> Ranking:
+    """The ranking of scores read from logs written under early stopping says so (issue 15)."""
+    stopped = scores.notes.get("early_stopped")
+    if not stopped:
+        return ranking
+    guarantee = (
+        ranking.guarantee + " These data were stopped adaptively (logs written under early "
+        "stopping: " + ", ".join(stopped) + "), so this fixed-sample guarantee does not hold for "
+        "them. For statements that stay valid under stopping, use the anytime-valid path: the "
+        "stopping manager's own record (results.early_stopping.metadata in the logs), or run the "
+        "evaluation through the anytime-valid monitor (rankci monitor, RankEarlyStopping)."
+    )
+    return replace(ranking, early_stopped=jsonable(stopped), guarantee=guarantee)
 
 
 def rank(
@@ -303,7 +318,8 @@ def _rank_filtered(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
         + f" Clusters were first screened at alpha = {alpha_filter:g} ({len(dropped)} dropped as "
         f"non-informative) and the ranking uses alpha = {alpha_rank:g} on the rest."
     )
-    return replace(ranking, details=details, excluded=excluded, guarantee=guarantee)
+    ranking = replace(ranking, details=details, excluded=excluded, guarantee=guarantee)
+    return _flag_early_stopping(ranking, scores)
 
 
 @dataclass(frozen=True, repr=False, eq=False)

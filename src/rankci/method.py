@@ -77,8 +77,8 @@ RANDOM_TESTS = ("bootstrap", "permutation")
 #: The options each paired test takes (:func:`rankci.evidence.pairwise.pairwise_tests`).
 TEST_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "t": (),
-        "z": (),
+        "t": ("exact_bound_n",),
+        "z": ("exact_bound_n",),
         "sign": (),
         "wilcoxon": ("zero_method", "correction", "distribution"),
         "yuen": ("trim",),
@@ -162,7 +162,7 @@ class MethodSpec:
     >>> MethodSpec(test="t", test_options={"reps": 10})
     Traceback (most recent call last):
     ...
-    ValueError: test='t' takes no options, got reps
+    ValueError: test='t' takes the options exact_bound_n; got reps
     """
 
     unit: str = "item"

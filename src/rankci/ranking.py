@@ -105,6 +105,11 @@ class Ranking:
         The validated method specification the ranking was computed with (fixed-sample rankings
         from :func:`rankci.rank`); ``rankci.rank(data, spec=ranking.spec)`` computes it again.
         None for rankings made another way (the monitor, the mixed model, given dominances).
+    early_stopped : dict
+        The logs written under early stopping that the scores came from (``"model/task"`` ->
+        the stopping record, as ``Scores.notes["early_stopped"]``), empty otherwise. Adaptively
+        stopped data void the fixed-sample guarantee; ``guarantee`` then says so and names the
+        anytime-valid path (``rankci monitor``).
     """
 
     models: tuple[str, ...]
@@ -123,6 +128,7 @@ class Ranking:
     pairwise: Pairwise | None = None
     details: dict = field(default_factory=dict)
     spec: MethodSpec | None = None
+    early_stopped: dict = field(default_factory=dict)
 
     @property
     def method(self) -> dict:
@@ -245,6 +251,8 @@ class Ranking:
             out["details"] = jsonable(self.details)
         if self.spec is not None:
             out["spec"] = self.spec.to_dict()
+        if self.early_stopped:
+            out["early_stopped"] = jsonable(self.early_stopped)
         return out
 
     def __repr__(self) -> str:
@@ -261,6 +269,8 @@ class Ranking:
             lines.append(
                 f"  {row.model:<{width}}  {row.score:.4f}  {row.rank:>4}  {interval:<9}  {tier:>4}"
             )
+        if self.early_stopped:
+            lines.append("  early-stopped data: fixed-sample guarantee void (see .guarantee)")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

@@ -5,8 +5,10 @@ Every log here is written by a real Inspect run with mockllm models (or, for the
 Inspect's own writer from a real log), never by hand.
 """
 
+import json
 import warnings
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("inspect_ai")
@@ -148,6 +150,72 @@ def test_early_stopped_logs_are_flagged_with_the_anytime_valid_path(tmp_path, ca
     out = tmp_path / "report.html"
     assert main(["report", str(tmp_path), "-o", str(out), "--no-omnibus"]) == 0
     assert "<b>Early stopping</b>" in out.read_text() and "rankci monitor" in out.read_text()
+
+
+def test_early_stopping_reaches_the_ranking_and_every_output(tmp_path, capsys):
+    run(tmp_path, "model", early_stopping=StopAfter(6))
+    run(tmp_path, "other", early_stopping=StopAfter(6))
+    scores = quiet(tmp_path)
+    stopped = {"mockllm/model/toy", "mockllm/other/toy"}
+    # Python: the Ranking carries the logs and its guarantee says it does not hold
+    ranking = rankci.rank(scores, rng=0)
+    assert set(ranking.early_stopped) == stopped
+    assert ranking.early_stopped["mockllm/other/toy"]["samples_stopped"] == N - 6
+    assert "fixed-sample guarantee does not hold" in ranking.guarantee
+    assert "rankci monitor" in ranking.guarantee and "early-stopped data" in repr(ranking)
+    assert set(ranking.to_dict()["early_stopped"]) == stopped
+    # ... and so do per-cluster rankings and the screened ranking, on a board with clusters
+    frame = pd.DataFrame(
+        [
+            (str(m), f"q{i}", f"s{i % 4}", float(i // 4 % 10 < 9 - 3 * m))
+            for m in range(4)
+            for i in range(160)
+        ],
+        columns=["model", "item", "cluster", "score"],
+    )
+    flagged = rankci.Scores.from_frame(frame, cluster="cluster", notes=dict(scores.notes))
+    filtered = rankci.rank(flagged, rng=0, filter_uninformative=True, top=1)
+    assert set(filtered.early_stopped) == stopped and "does not hold" in filtered.guarantee
+    by = rankci.rank_by_cluster(flagged, rng=0)
+    assert by.rankings and all(set(r.early_stopped) == stopped for r in by.rankings.values())
+    # the same scores without the reader's note: no flag, no key
+    plain = rankci.Scores.from_frame(scores.to_frame())
+    assert rankci.rank(plain, rng=0).early_stopped == {}
+    assert "early_stopped" not in rankci.rank(plain, rng=0).to_dict()
+
+    def output(*argv):
+        out = tmp_path / "out.txt"
+        assert main([*argv, "-o", str(out)]) in (0, 1)  # check exits 1 when a claim fails
+        err = capsys.readouterr().err
+        assert "early-stopped logs: fixed-sample guarantees do not hold" in err  # the summary
+        return out.read_text()
+
+    # rank: a line under the head of the table, the guarantee, and the JSON key
+    table = output("rank", str(tmp_path))
+    assert table.splitlines()[1].startswith("early stopping: these scores come from logs written")
+    assert "rankci monitor" in table.splitlines()[1] and "does not hold for them" in table
+    payload = json.loads(output("rank", str(tmp_path), "--format", "json"))
+    assert set(payload["early_stopped"]) == stopped
+    by_cluster = json.loads(output("rank", str(tmp_path), "--by-cluster", "--format", "json"))
+    assert all(set(c["early_stopped"]) == stopped for c in by_cluster["clusters"].values())
+    # scores and check: a line and a JSON key
+    assert "early stopping: these scores come" in output("scores", str(tmp_path))
+    payload = json.loads(output("scores", str(tmp_path), "--format", "json"))
+    assert set(payload["early_stopped"]) == stopped
+    claim = ["check", str(tmp_path), "--claim", "'mockllm/model' > 'mockllm/other'"]
+    assert "early stopping: these scores come" in output(*claim)
+    assert set(json.loads(output(*claim, "--format", "json"))["early_stopped"]) == stopped
+    assert 'name="early_stopping"' in output(*claim, "--format", "junit")
+
+
+def test_early_stopping_in_either_run_reaches_check_with_a_baseline(tmp_path, capsys):
+    run(tmp_path / "new", "model")
+    run(tmp_path / "old", "model", early_stopping=StopAfter(6))
+    out = tmp_path / "check.json"
+    argv = ["check", str(tmp_path / "new"), "--baseline", str(tmp_path / "old")]
+    assert main([*argv, "--format", "json", "-o", str(out)]) in (0, 1)
+    assert "early-stopped logs" in capsys.readouterr().err
+    assert list(json.loads(out.read_text())["early_stopped"]) == ["mockllm/model/toy (baseline)"]
 
 
 def test_one_models_log_loads_as_a_table(tmp_path):

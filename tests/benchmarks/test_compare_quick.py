@@ -1,9 +1,13 @@
 """The benchmark scripts run (quick mode), so the harness cannot rot; no timing is asserted."""
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -24,6 +28,28 @@ PEERS = (
 )
 
 
+#: R's anchors (lme4/lmerTest, emmeans, car): run whenever Rscript is here, and always in CI
+R_PEERS = (
+    "R lme4::lmer + lmerTest anova (Satterthwaite F)",
+    "R emmeans pairs",  # on the lmer fit
+    "R emmeans pairs (lm, adjust = 'tukey')",  # after the RM-ANOVA
+    "R car::Anova (type III, GG/HF, Mauchly)",
+)
+
+
+def _require_rscript() -> bool:
+    """Whether the R rows must have run: Rscript is here; in CI (CI=true) a missing Rscript is a
+    failure, as a missing Chromium or PostgreSQL is (.ci/run installs Debian's R packages)."""
+    if shutil.which("Rscript") is not None:
+        return True
+    if os.environ.get("CI"):
+        pytest.fail(
+            "Rscript not found: install r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans "
+            "r-cran-car (Debian; .ci/run does it)"
+        )
+    return False
+
+
 def _run(script, *args):
     done = subprocess.run(
         [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=600
@@ -40,7 +66,7 @@ def test_compare_quick_runs_every_task_beside_its_peers_and_they_agree():
     out = _run("compare.py", "--quick")
     rows = [_cells(line) for line in out.splitlines() if line.startswith("| ")][1:]
     tasks = {row[0] for row in rows}
-    assert len(tasks) == 9, tasks
+    assert len(tasks) == 10, tasks
     for task in tasks:  # rankci is timed on every task
         assert any(r[0] == task and r[2].startswith("rankci") and r[3] != "—" for r in rows)
     for peer in PEERS:
@@ -53,10 +79,53 @@ def test_compare_quick_runs_every_task_beside_its_peers_and_they_agree():
             assert row[6].startswith("max \\|Δ") or "stopped short of the REML" in row[6], row
     for row in rows:  # a difference above the tolerance would have failed the run already
         assert "DISAGREES" not in row[6]
-    # R peers are run, or said to be missing -- never silently left out
-    for r_peer in ("R csranks", "R lmerTest"):
-        row = next(r for r in rows if r[2].startswith(r_peer))
-        assert row[3] != "—" or row[7].startswith("skipped: "), row
+    # csranks is not a Debian package: run, or said to be missing -- never silently left out
+    row = next(r for r in rows if r[2].startswith("R csranks"))
+    assert row[3] != "—" or row[7].startswith("skipped: "), row
+    with_r = _require_rscript()
+    for r_peer in R_PEERS:
+        row = next(r for r in rows if r[2] == r_peer)
+        if not with_r:
+            assert row[3] == "—" and row[7] == "skipped: Rscript not found on this machine", row
+            continue
+        # it ran, with its ratio and its agreement with rankci measured (within the tolerance,
+        # else DISAGREES above would have failed); R's startup is reported apart from its time
+        assert row[3] != "—" and row[5] != "—", row
+        assert row[6].startswith("max \\|Δ"), row
+        assert "R startup + packages" in row[7] or r_peer == "R emmeans pairs", row
+
+
+def test_write_replaces_only_the_rows_measured(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    from compare import merge
+
+    head = "| task | data | tool | t |\n|---|---|---|---:|"
+    old = "\n".join(
+        [
+            "Run on day 1.",
+            "",
+            head,
+            "| A | d1 | rankci | 1 |",
+            "| A | d1 | peer | 2 |",
+            "| B | d1 | rankci | 3 |",
+            "| A | d2 | rankci | 4 |",
+        ]
+    )
+    new = head + "\n| A | d1 | rankci | 5 |\n| A | d1 | R | 6 |\n| C | d1 | rankci | 7 |"
+    block = merge(old, "Run on day 2.", new)
+    assert block.splitlines()[:3] == [
+        "Run on day 1.",
+        "",
+        "Re-measured rows (the rest as above): Run on day 2.",
+    ]
+    rows = [line for line in block.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == [
+        "| A | d1 | rankci | 5 |",
+        "| A | d1 | R | 6 |",
+        "| B | d1 | rankci | 3 |",
+        "| C | d1 | rankci | 7 |",  # a new task: after the last row on the same data
+        "| A | d2 | rankci | 4 |",
+    ]
 
 
 def test_a_difference_above_the_tolerance_is_a_disagreement(monkeypatch):

@@ -214,3 +214,33 @@ def test_the_summary_says_what_was_excluded_and_what_is_unscored(tmp_path, capsy
     assert "6 cells not scored (c 6)" in summary
     excluded = json.loads(out.read_text())["excluded"]
     assert excluded["inconsistent_prompts"]["rows_by_model"] == {"a": 6}
+
+
+def test_the_mixed_model_reports_the_prompt_rule_like_every_command(tmp_path):
+    rows = ["model,item,prompt,score"]
+    rows += [
+        f"{m},q{k},p{v},{int((k * (j + 1) + v) % 3 > 0)}"
+        for j, m in enumerate("abc")
+        for k in range(12)
+        for v in (1, 2)
+    ]
+    rows += [f"a,q{k},p3,1" for k in range(6)]  # a variant only model a has: 6 rows
+    path = tmp_path / "s.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "mixed.json"
+    assert (
+        main(["omnibus", str(path), "--method", "mixed", "--format", "json", "-o", str(out)]) == 0
+    )
+    payload = json.loads(out.read_text())
+    for excluded in (payload["excluded"], payload["ranking"]["excluded"]):
+        record = excluded["inconsistent_prompts"]
+        assert record["rows"] == 6 and record["rows_by_model"] == {"a": 6}
+        assert record["variants"] == ["p3"]
+        assert excluded["rows_excluded"] == 0  # the fit itself drops nothing
+        assert "excluded when the table was read" in excluded["reason"]
+    assert payload["n_obs"] == 3 * 12 * 2
+    # the same record as the fixed-sample ranking's
+    rank_out = tmp_path / "rank.json"
+    assert main(["rank", str(path), "--format", "json", "-o", str(rank_out)]) == 0
+    rank_record = json.loads(rank_out.read_text())["excluded"]["inconsistent_prompts"]
+    assert rank_record == payload["excluded"]["inconsistent_prompts"]

@@ -75,3 +75,63 @@ def test_errors_exit_with_status_2(tmp_path, data_file, capsys):
     assert "unknown retirement rule" in capsys.readouterr().err
     assert main(["monitor", str(path), "--look-every", "0"]) == 2
     assert "look_every" in capsys.readouterr().err
+
+
+def test_freeze_flag_reaches_the_monitor_and_the_json(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    x = (rng.random((300, 10)) < np.linspace(0.9, 0.2, 10)).astype(float)
+    scores = rankci.Scores.from_matrix(x)
+    path = tmp_path / "ten.csv"
+    scores.to_frame().to_csv(path, index=False)
+    for flag, frozen in (("auto", True), ("on", True), ("off", False)):
+        argv = ["monitor", str(path), "--format", "json", "--certifier", "shortcut",
+                "--look-every", "5%", "--freeze", flag]  # fmt: skip
+        assert main(argv) == 0
+        payload = json.loads(capsys.readouterr().out)
+        assert payload["freeze"] is frozen
+        assert payload["spec"]["freeze"] == flag  # the command's spec records the flag
+        expected = replay(scores, certifier="shortcut", look_every="5%", freeze=frozen)
+        assert payload["looks"] == expected.to_dict()["looks"]
+    argv = ["monitor", str(path), "--certifier", "shortcut", "--freeze", "on"]
+    assert main(argv) == 0
+    assert "settled pairs frozen" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:  # argparse's choices: status 2, naming the flag
+        main(["monitor", str(path), "--freeze", "sometimes"])
+    assert exit_info.value.code == 2
+    assert "argument --freeze: invalid choice" in capsys.readouterr().err
+
+
+def test_the_prompt_rule_exclusion_is_carried_like_every_command(tmp_path, capsys):
+    """Issue 15: the rows dropped by the prompt-variant rule are in the monitor's ``excluded``."""
+
+    def score(j, k, v):
+        return int((k * (j + 1) + v) % 3 > 0)
+
+    rows = ["model,item,prompt,score"]
+    rows += [f"{m},q{k:02d},p{v},{score(j, k, v)}" for j, m in enumerate("abc")
+             for k in range(40) for v in (1, 2)]  # fmt: skip
+    rows += [f"a,q{k:02d},p3,0" for k in range(7)]  # a variant only model a has: 7 rows
+    path = tmp_path / "prompts.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "monitor.json"
+    assert main(["monitor", str(path), "--format", "json", "-o", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    record = payload["excluded"]["inconsistent_prompts"]
+    assert record["rows"] == 7 and record["observations"] == 7
+    assert record["rows_by_model"] == {"a": 7} and record["variants"] == ["p3"]
+    assert payload["excluded"]["items_excluded"] == 0
+    # p3 never reaches the item means: model a's final score averages p1 and p2 only
+    final = {row["model"]: row["score"] for row in payload["final"]["models"]}
+    expected_a = sum(score(0, k, v) for k in range(40) for v in (1, 2)) / 80
+    assert final["a"] == pytest.approx(expected_a)
+    # the same record as the fixed-sample ranking's
+    rank_out = tmp_path / "rank.json"
+    assert main(["rank", str(path), "--format", "json", "-o", str(rank_out)]) == 0
+    assert json.loads(rank_out.read_text())["excluded"]["inconsistent_prompts"] == record
+    capsys.readouterr()
+    assert main(["monitor", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "excluded when the table was read: 7 rows of 1 prompt variants that not every" in text
+    # the Python replay carries it too
+    run = replay(rankci.read_scores(path, prompt="prompt"))
+    assert run.excluded["inconsistent_prompts"] == record

@@ -56,8 +56,10 @@ RENAMED = {("test_options", "method"): ("test_options", "distribution")}
 
 #: Top-level keys added since: the method specification every result records, and the
 #: monitor's record of whether settled pairs were frozen (issue 18; with the shortcut
-#: certifier on ChemBench every look is the same as before, which this test checks).
-ADDED = {"spec", "freeze"}
+#: certifier on ChemBench every look is the same as before, which this test checks), and the
+#: options of the t test (issue 16: ``exact_bound_n``, the exact floor for few units; every
+#: result records the options it used).
+ADDED = {"spec", "freeze", "test_options"}
 
 
 def _expanded(payload: dict) -> dict:

@@ -8,7 +8,7 @@ from scipy import stats
 from scipy.stats import mstats
 
 import rankci
-from rankci.evidence.pairwise import RankciWarning
+from rankci.evidence.pairwise import RankciWarning, bounded_pvalue, signed_margin_tests
 
 
 @pytest.fixture(scope="module")
@@ -265,7 +265,10 @@ def test_constant_differences_take_the_exact_bound_not_certainty():
 def test_two_items_won_twice_certify_nothing_and_say_why():
     # the issue's case: two items, one model beats the other on both
     scores = rankci.Scores.from_matrix(np.array([[1.0, 0.0], [1.0, 0.0]]))
-    with pytest.warns(RankciWarning, match="nothing is certified: with 2 item units"):
+    # the exact floor for few units (p >= 1/4 with 2 units) says so before testing: at
+    # alpha = 0.05 Holm's first threshold 0.025 needs at least 6 units
+    with pytest.warns(RankciWarning, match=r"with 2 item units the smallest attainable p-value "
+                      r"of the t test is 0.25.*at least 6 item units"):
         ranking = rankci.rank(scores)
     assert ranking.upper.tolist() == [2, 2] and not ranking.dominance.any()
     assert rankci.pairwise_tests(scores.units(), "t").pvalue[0, 1] == pytest.approx(0.25)
@@ -326,3 +329,73 @@ def test_unknown_test_and_options_are_named():
         rankci.pairwise_tests(units, "bootstrap", reps=0)
     with pytest.raises(ValueError, match="UnitScores"):
         rankci.pairwise_tests(np.zeros((3, 2)), "t")
+
+
+# ---------------------------------------------------------------- the exact floor for few units
+def _skewed_tie(rng, n):
+    """Two models with the same mean 0.05: one constant, one Beta(0.025, 0.475) (rare large
+    scores). The differences are mostly +0.05 with rare large negatives, the case where the
+    paired t is far too liberal at small n."""
+    return np.column_stack([np.full(n, 0.05), rng.beta(0.025, 0.475, n)])
+
+
+def test_few_units_keep_the_level_where_the_plain_t_does_not():
+    rng = np.random.default_rng(0)
+    plain = floored = 0
+    reps = 400
+    for _ in range(reps):
+        units = rankci.Scores.from_matrix(_skewed_tie(rng, 10)).units()
+        plain += rankci.pairwise_tests(units, exact_bound_n=0).pvalue[0, 1] <= 0.05
+        floored += rankci.pairwise_tests(units).pvalue[0, 1] <= 0.05
+    assert plain / reps > 0.3  # the plain t: about 0.46 false rejections at alpha = 0.05
+    assert floored / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+@pytest.mark.parametrize("n", [3, 12, 30, 31, 60])
+@pytest.mark.parametrize("test", ["t", "z"])
+def test_the_floor_is_the_larger_of_the_test_and_the_exact_bound_up_to_exact_bound_n(n, test):
+    x = np.random.default_rng(n).beta(2.0, 3.0, (n, 3)) * np.array([1.0, 0.8, 0.6])
+    units = rankci.Scores.from_matrix(x).units()
+    d = x[:, 0] - x[:, 2]
+    if test == "t":
+        plain = stats.ttest_rel(x[:, 0], x[:, 2], alternative="greater").pvalue
+    else:
+        plain = stats.norm.sf(d.mean() / (d.std(ddof=1) / np.sqrt(n)))
+    got = rankci.pairwise_tests(units, test).pvalue[0, 2]
+    bound = bounded_pvalue(np.array(d.mean()), 0.0, np.array(n))
+    expected = max(plain, float(bound)) if n <= 30 else plain
+    assert got == pytest.approx(expected, rel=1e-10)
+    assert rankci.pairwise_tests(units, test, exact_bound_n=0).pvalue[0, 2] == pytest.approx(
+        plain, rel=1e-10
+    )
+    # the general path (missing cells, pair by pair) applies the same rule
+    x_missing = np.vstack([x, np.full((1, 3), np.nan)])
+    x_missing[-1, 1] = 0.5
+    pairwise = rankci.Scores.from_matrix(x_missing).units(missing="pairwise")
+    assert rankci.pairwise_tests(pairwise, test).pvalue[0, 2] == pytest.approx(expected, rel=1e-10)
+
+
+def test_unbounded_scores_take_no_floor():
+    x = np.random.default_rng(1).normal(0.0, 1.0, (8, 2)) + np.array([1.0, 0.0])
+    units = rankci.Scores.from_matrix(x, bounds=None).units()
+    plain = stats.ttest_rel(x[:, 0], x[:, 1], alternative="greater").pvalue
+    assert rankci.pairwise_tests(units).pvalue[0, 1] == pytest.approx(plain, rel=1e-10)
+
+
+def test_exact_bound_n_is_recorded_and_checked():
+    scores = rankci.Scores.from_matrix(np.random.default_rng(2).random((6, 3)))
+    assert rankci.pairwise_tests(scores.units()).options == {"exact_bound_n": 30}
+    ranking = rankci.rank(scores, exact_bound_n=0)
+    assert ranking.spec.test_options == {"exact_bound_n": 0}
+    assert rankci.rank(scores, spec=ranking.spec).lower.tolist() == ranking.lower.tolist()
+    with pytest.raises(ValueError, match="exact_bound_n must be an integer >= 0"):
+        rankci.pairwise_tests(scores.units(), exact_bound_n=-1)
+
+
+def test_a_margin_beyond_the_score_range_takes_no_floor():
+    # |margin| >= 1: Hoeffding's bound is not defined, so the plain t applies (never p = 1)
+    x = np.array([[0.6, 0.62], [0.5, 0.49], [0.7, 0.71], [0.4, 0.42], [0.55, 0.56]])
+    pw = signed_margin_tests(rankci.Scores.from_matrix(x).units(), -1.5)
+    d = x[:, 0] - x[:, 1]
+    plain = stats.t.sf((d.mean() + 1.5) / (d.std(ddof=1) / np.sqrt(5)), 4)
+    assert pw.pvalue[0, 1] == pytest.approx(plain, rel=1e-10)

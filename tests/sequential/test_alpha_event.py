@@ -24,8 +24,9 @@ def _reversing_stream() -> np.ndarray:
 
 @pytest.mark.parametrize("certifier", ["exact", "shortcut", "bonferroni", "ilp"])
 def test_the_event_is_recorded_not_raised(certifier, tmp_path):
-    monitor = Monitor(["a", "b", "c"], alpha=0.2, sampling="iid", certifier=certifier,
-                      look_every=10)
+    monitor = Monitor(
+        ["a", "b", "c"], alpha=0.2, sampling="iid", certifier=certifier, look_every=10
+    )
     x = _reversing_stream()
     with pytest.warns(RankciWarning, match="<= alpha event happened"):
         used = monitor.update_block(x)
@@ -74,5 +75,6 @@ def test_replay_keeps_the_run_and_reports_the_event():
     payload = json.loads(json.dumps(run.to_dict(), allow_nan=False))
     assert payload["alpha_event"] == run.alpha_event
     assert run.alpha_event["reason"] == "every weak order was eliminated"  # auto: exact at M = 3
-    assert all(row["rank_lower"] == 1 and row["rank_upper"] == 3
-               for row in payload["final"]["models"])
+    assert all(
+        row["rank_lower"] == 1 and row["rank_upper"] == 3 for row in payload["final"]["models"]
+    )

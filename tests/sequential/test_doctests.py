@@ -5,7 +5,18 @@ import importlib
 
 import pytest
 
-MODULES = ["wealth", "orders", "monitor", "replay", "freezing", "certifier", "certify"]
+MODULES = [
+    "wealth",
+    "updating",
+    "intake",
+    "statements",
+    "orders",
+    "monitor",
+    "replay",
+    "freezing",
+    "certifier",
+    "certify",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

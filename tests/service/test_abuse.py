@@ -238,6 +238,30 @@ def test_failed_authentication_is_rate_limited_per_address(tmp_path):
         api.close()
 
 
+def test_oversized_headers_are_refused_and_large_bodies_are_not(tmp_path):
+    # the request line and headers are limited to 64 KiB (uvicorn's h11 setting, enforced by
+    # rankci's own httptools protocol too); a body of any size up to --max-body-mb is not
+    with running(str(tmp_path / "b.sqlite"), tmp_path / "log") as server:
+        api = server.client()
+        board_id, token, _ = _board(api)
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: t\r\nX-Big: " + b"a" * 70_000)
+        answer = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        sock.close()
+        assert answer.split(b" ", 2)[1] == b"400", answer[:200]
+        # one post of about 200 kB (sent in one piece, its headers and body together)
+        batch = [{"model": "a", "item": "1", "score": 1.0}] * 4000
+        status, body = api.post(f"/api/boards/{board_id}/scores", {"scores": batch}, token)
+        assert status == 200 and body["accepted"] == 1 and body["duplicates"] == 3999, body
+        assert api.get("/api/health")[0] == 200
+        api.close()
+
+
 def test_slow_clients_are_cut_off(tmp_path):
     with running(
         str(tmp_path / "b.sqlite"),

@@ -171,3 +171,47 @@ def test_the_shared_order_is_the_replay_contract():
     frame = pd.concat([frame, frame.assign(model="b")])
     run = replay(rankci.read_scores(frame), order_seed=5)
     assert list(run.order) == expected
+
+
+def test_one_transaction_commits_the_posts_of_several_boards(tmp_path):
+    from rankci.service.commits import commit_boards
+
+    storage = open_storage(str(tmp_path / "b.sqlite")).open()
+    boards = []
+    for run in ("r1", "r2"):
+        spec = make_spec(benchmark="b", run=run, models=["a", "b"], items=["q0", "q1"])
+        num = storage.create_board(spec.id, spec.to_json(), "h", None, spec.created_at)
+        boards.append(Board(spec, num, storage))
+    first, second = boards
+    writes = []
+    insert = storage.insert_scores
+    storage.insert_scores = lambda *args: (writes.append(args[0]), insert(*args))[1]
+    one = first.submit([("a", "q0", 1.0)])
+    two = second.submit([("a", "q0", 0.0), ("b", "q1", 1.0)])
+    clash = second.submit([("a", "q0", 1.0)])  # contradicts the earlier post of its group
+    again = first.submit([("a", "q0", 1.0)])  # repeats the earlier post of its group exactly
+    assert commit_boards([second, first]) == 4
+    assert len(writes) == 1  # one transaction (one fsync) for both boards
+    assert sorted(np.asarray(writes[0]).tolist()) == sorted([first.num, second.num, second.num])
+    assert (one.outcome().accepted, two.outcome().accepted) == (1, 2)
+    assert (again.outcome().accepted, again.outcome().duplicates) == (0, 1)
+    with pytest.raises(Conflict):
+        clash.outcome()
+    for board, received in ((first, 1), (second, 2)):
+        assert board.received == received
+        model, item, score = storage.load_scores(board.num)
+        assert len(score) == received
+
+    def broken(*args):
+        raise OSError("disk on fire")
+
+    storage.insert_scores = broken
+    lost = [first.submit([("b", "q0", 0.0)]), second.submit([("b", "q0", 0.0)])]
+    before = [board.x.copy() for board in boards]
+    assert commit_boards(boards) == 2
+    for pending in lost:  # a failed transaction fails every post in it ...
+        with pytest.raises(OSError, match="disk on fire"):
+            pending.outcome()
+    for board, x in zip(boards, before):  # ... and changes nothing in memory
+        assert np.array_equal(board.x, x, equal_nan=True)
+    storage.close()

@@ -77,6 +77,33 @@ def _orthonormal_contrasts(k: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- RM-ANOVA
+#: up to this many models T = C'SC is formed from the k x k cross-product (O(n k^2 + k^3));
+#: beyond it, _contrast_traces (O(n k min(n, k))), which agrees to rounding (about 1e-12)
+_DIRECT_MAX_MODELS = 400
+
+
+def _helmert_apply(centred: np.ndarray) -> np.ndarray:
+    """``Y_c C`` for the normalised Helmert contrasts C of :func:`_orthonormal_contrasts`, in
+    O(n k): column j is ``(sum_{l<j} y_l - j y_j) / sqrt(j (j + 1))``, j = 1..k-1."""
+    k = centred.shape[1]
+    j = np.arange(1, k, dtype=float)
+    partial = np.cumsum(centred[:, :-1], axis=1)
+    return (partial - j * centred[:, 1:]) / np.sqrt(j * (j + 1.0))
+
+
+def _contrast_traces(centred: np.ndarray, need_t: bool) -> tuple[np.ndarray | None, float, float]:
+    """``tr T`` and ``tr T^2`` for ``T = A'A``, ``A = Y_c C`` (n x (k-1)), without the k x k
+    products: ``tr T = ||A||_F^2`` and ``tr T^2 = ||A'A||_F^2 = ||AA'||_F^2``, through the
+    smaller of the two Gram matrices. T itself (for Mauchly's determinant) only if ``need_t``."""
+    a = _helmert_apply(centred)
+    ss_error = float(max(np.einsum("ij,ij->", a, a), 0.0))
+    if need_t:
+        t_mat = a.T @ a
+        return t_mat, ss_error, float(np.sum(t_mat * t_mat))
+    gram = a @ a.T
+    return None, ss_error, float(np.sum(gram * gram))
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class RMAnova:
     """One-way repeated-measures ANOVA (items = subjects, model = within factor).
@@ -196,14 +223,20 @@ class RMAnova:
 
         frame = pd.DataFrame({"model": list(self.models), "mean": self.means})
         table = frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
-        head = (f"Repeated-measures ANOVA: F({self.df_num:g}, {self.df_den:g}) = {self.F:.4g}, "
-                f"p = {self.p:.3g} (Greenhouse-Geisser p = {self.p_gg:.3g}); {self.n_items} "
-                f"items, {self.n_models} models")
-        note = ("The p-value tests that all models have the same mean score (its type I error is "
-                "at most alpha, under sphericity; the Greenhouse-Geisser p without it); it says "
-                "nothing about which models differ.")
-        return (f"<div><p><b>{html.escape(head)}</b></p>{table}"
-                f"<p><small>{html.escape(note)}</small></p></div>")
+        head = (
+            f"Repeated-measures ANOVA: F({self.df_num:g}, {self.df_den:g}) = {self.F:.4g}, "
+            f"p = {self.p:.3g} (Greenhouse-Geisser p = {self.p_gg:.3g}); {self.n_items} "
+            f"items, {self.n_models} models"
+        )
+        note = (
+            "The p-value tests that all models have the same mean score (its type I error is "
+            "at most alpha, under sphericity; the Greenhouse-Geisser p without it); it says "
+            "nothing about which models differ."
+        )
+        return (
+            f"<div><p><b>{html.escape(head)}</b></p>{table}"
+            f"<p><small>{html.escape(note)}</small></p></div>"
+        )
 
 
 def rm_anova(data: Data) -> RMAnova:
@@ -255,11 +288,16 @@ def rm_anova(data: Data) -> RMAnova:
     ss_model = float(n * np.sum((means - grand) ** 2))
     ss_items = float(k * np.sum((item_means - grand) ** 2))
     centred = y - means
-    ssd = centred.T @ centred
-    contrasts = _orthonormal_contrasts(k)
-    t_mat = contrasts.T @ ssd @ contrasts
     p_dim = k - 1
-    ss_error = float(max(np.trace(t_mat), 0.0))
+    error_df = n - 1
+    if k <= _DIRECT_MAX_MODELS:  # T itself, as always (the same floats as before)
+        ssd = centred.T @ centred
+        contrasts = _orthonormal_contrasts(k)
+        t_mat = contrasts.T @ ssd @ contrasts
+        ss_error = float(max(np.trace(t_mat), 0.0))
+        tr2 = float(np.sum(t_mat * t_mat))
+    else:  # many models: traces through A = Y_c C, and T = A'A only when Mauchly needs it
+        t_mat, ss_error, tr2 = _contrast_traces(centred, need_t=error_df > p_dim)
     df_num, df_den = float(p_dim), float((n - 1) * p_dim)
     if ss_error <= 1e-12 * max(ss_model + ss_items, 1e-300):
         if ss_model == 0:
@@ -270,9 +308,7 @@ def rm_anova(data: Data) -> RMAnova:
         p_value = float(stats.f.sf(f_value, df_num, df_den))
 
     # Greenhouse-Geisser and Huynh-Feldt (car: GG from the positive eigenvalues of T)
-    tr2 = float(np.sum(t_mat * t_mat))
     gg = ss_error**2 / (p_dim * tr2) if p_dim >= 2 and tr2 > 0 else 1.0
-    error_df = n - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         hf = ((error_df + 1) * p_dim * gg - 2) / (p_dim * (error_df - p_dim * gg))
     if not np.isfinite(f_value):
@@ -282,7 +318,7 @@ def rm_anova(data: Data) -> RMAnova:
         hf_used = min(hf, 1.0)
         p_hf = float(stats.f.sf(f_value, df_num * hf_used, df_den * hf_used))
 
-    w, chi2, mdf, mp = _mauchly(t_mat, error_df)
+    w, chi2, mdf, mp = _mauchly(t_mat, error_df, p_dim)
     notes = {}
     if not np.isfinite(w):
         notes["mauchly"] = (
@@ -319,18 +355,20 @@ def rm_anova(data: Data) -> RMAnova:
     )
 
 
-def _mauchly(t_mat: np.ndarray, df: int) -> tuple[float, float, float, float]:
+def _mauchly(t_mat: np.ndarray | None, df: int, p: int) -> tuple[float, float, float, float]:
     """Mauchly's W and p: Box's chi-square approximation with Anderson's second-order term w2.
 
     Matches R's ``stats::mauchly.test`` / ``car``, whose w2 has ``3 k`` (k = number of models)
     where Anderson (1958, Sec. 10.7) has ``3 p`` (p = k - 1); the difference is in the
-    second-order term only (about 1e-7 of the p-value on the oracle data).
+    second-order term only (about 1e-7 of the p-value on the oracle data). With no more items
+    than contrasts (``df <= p``) T is singular and W undefined, so its determinant is not taken.
     """
-    p = t_mat.shape[0]
     if p < 2:
         return 1.0, 0.0, 0.0, 1.0
+    if df <= p or t_mat is None:
+        return np.nan, np.nan, np.nan, np.nan
     sign, logdet = np.linalg.slogdet(t_mat)
-    if sign <= 0 or df <= p:
+    if sign <= 0:
         return np.nan, np.nan, np.nan, np.nan
     log_w = logdet - p * np.log(np.trace(t_mat) / p)
     rho = 1.0 - (2.0 * p**2 + p + 2.0) / (6.0 * p * df)
@@ -437,13 +475,19 @@ class Friedman:
         import html
 
         table = self.to_frame().to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
-        head = (f"Friedman: chi2({self.df:g}) = {self.chi2:.4g}, p = {self.p:.3g}; Kendall W = "
-                f"{self.kendall_w:.4g}; Iman-Davenport p = {self.p_iman_davenport:.3g}; "
-                f"{self.n_items} items, {self.n_models} models")
-        note = ("The p-value tests that the models' scores are exchangeable within items (type I "
-                "error at most alpha, asymptotically); it says nothing about which models differ.")
-        return (f"<div><p><b>{html.escape(head)}</b></p>{table}"
-                f"<p><small>{html.escape(note)}</small></p></div>")
+        head = (
+            f"Friedman: chi2({self.df:g}) = {self.chi2:.4g}, p = {self.p:.3g}; Kendall W = "
+            f"{self.kendall_w:.4g}; Iman-Davenport p = {self.p_iman_davenport:.3g}; "
+            f"{self.n_items} items, {self.n_models} models"
+        )
+        note = (
+            "The p-value tests that the models' scores are exchangeable within items (type I "
+            "error at most alpha, asymptotically); it says nothing about which models differ."
+        )
+        return (
+            f"<div><p><b>{html.escape(head)}</b></p>{table}"
+            f"<p><small>{html.escape(note)}</small></p></div>"
+        )
 
 
 def _row_ranks(y: np.ndarray) -> tuple[np.ndarray, float]:

@@ -249,15 +249,28 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
     if k == 0 or smallest <= threshold:
         return
     n = int(np.max(pairwise.n, initial=0))
+    extra = ""
     if n < 2:
         need = "at least 2 units scored by both models of a pair"
-    else:  # sign and exact signed-rank tests: 2^-n
-        need = f"at least {int(np.ceil(np.log2(1 / threshold)))} {pairwise.unit} units"
+    else:  # sign and exact signed-rank: 2^-n; t and z below exact_bound_n: ((1 + delta) / 2)^n
+        base = (1.0 + pairwise.delta) / 2.0 if pairwise.test in ("t", "z") else 0.5
+        units = int(np.ceil(np.log(threshold) / np.log(base)))
+        if pairwise.test in ("t", "z"):  # above exact_bound_n the floor no longer applies
+            units = min(units, int(pairwise.options.get("exact_bound_n", units - 1)) + 1)
+        need = f"at least {units} {pairwise.unit} units"
+        floor = int(pairwise.options.get("exact_bound_n", 0))
+        if pairwise.test in ("t", "z") and units <= floor:
+            extra = (
+                f" With the exact floor for few units, {units} units suffice only if one model "
+                f"wins every unit by the whole score range; realistic differences need more than "
+                f"{floor} units, or exact_bound_n=0 (the plain {pairwise.test} test, whose level "
+                "then rests on the unit means being close to normal)."
+            )
     warnings.warn(
         f"with {n} {pairwise.unit} units the smallest attainable p-value of the "
         f"{pairwise.test} test is {smallest:.3g}, above {threshold:.3g}, the first Holm "
         f"threshold for {k} hypotheses at alpha = {alpha:g} ({coverage} coverage): nothing can "
-        f"be certified. That needs {need} for this alpha, or a larger alpha.",
+        f"be certified. That needs {need} for this alpha, or a larger alpha.{extra}",
         RankciWarning,
         stacklevel=3,
     )

@@ -15,6 +15,7 @@ from rankci.commands.options import (
     add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
+    early_stopping_note,
     emit,
     load_data,
     markdown_table,
@@ -106,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if claims:
         groups.append(ClaimGroup(scores.units(args.unit, args.missing), claims))
     check = decide_claims(groups, args.alpha, args.test)
-    emit(render(check, args.format, shared, args), args)
+    stopped = scores.notes.get("early_stopped")
+    emit(render(check, args.format, shared, args, early_stopped=stopped), args)
     return 0 if check.all_supported else 1
 
 
@@ -178,11 +180,20 @@ def read_runs(args: argparse.Namespace) -> Scores:
         )
     both = pd.concat([new, old], ignore_index=True)
     if kind_new == "logs":
+        notes = dict(new.attrs.get("notes", {}))
+        stopped = {  # either run may come from logs written under early stopping
+            f"{key} ({side})": record
+            for side, frame in zip(SIDES, (new, old))
+            for key, record in (frame.attrs.get("notes", {}).get("early_stopped") or {}).items()
+        }
+        notes.pop("early_stopped", None)
+        if stopped:
+            notes["early_stopped"] = stopped
         scores = Scores.from_frame(
             both,
             cluster="cluster" if "cluster" in both else None,
             prompt="prompt" if "prompt" in both else None,
-            notes=new.attrs.get("notes", {}),
+            notes=notes,
         )
     else:
         bounds = tuple(args.bounds) if args.bounds else (0.0, 1.0)
@@ -301,27 +312,42 @@ def _headline(check: ClaimCheck) -> str:
     )
 
 
-def render(check: ClaimCheck, fmt: str, shared: dict | None, args: argparse.Namespace) -> str:
+def render(
+    check: ClaimCheck,
+    fmt: str,
+    shared: dict | None,
+    args: argparse.Namespace,
+    early_stopped: dict | None = None,
+) -> str:
+    """The command's output; ``early_stopped`` (``Scores.notes["early_stopped"]``) flags
+    adaptively stopped data: a line in the text, markdown and JUnit output, a JSON key."""
+    note = early_stopping_note(early_stopped)
     if fmt == "json":
         payload = check.to_dict()
         if shared is not None:
             payload["baseline"] = {"source": args.baseline, "margin": args.margin, "tasks": shared}
+        if early_stopped:
+            from rankci._base import jsonable
+
+            payload["early_stopped"] = jsonable(early_stopped)
         return to_json(payload, args)
     if fmt == "junit":
-        return junit_xml(check, shared)
+        return junit_xml(check, shared, note)
     missing = _not_shared_lines(shared)
     if fmt == "markdown":
         frame = check.to_frame()
         frame["claim"] = [f"`{text}`" for text in frame["claim"]]
         frame["result"] = [f"**{r}**" if r != "supported" else r for r in frame["result"]]
         parts = [f"### {_headline(check)}", markdown_table(frame), f"_{check.guarantee}_"]
+        if note:
+            parts.insert(1, f"**{note}**")
         if missing:
             parts.append(
                 "**Items not shared by the two runs:**\n\n"
                 + "\n".join(f"- {line}" for line in missing)
             )
         return "\n\n".join(parts)
-    lines = [_headline(check), ""]
+    lines = [_headline(check), *([note] if note else []), ""]
     for r in check.results:
         where = f" [{r.group}]" if r.group else ""
         lines += [f"{r.result:<13} {r.claim.text}{where}", f"{'':13} {r.evidence}"]
@@ -331,9 +357,10 @@ def render(check: ClaimCheck, fmt: str, shared: dict | None, args: argparse.Name
     return "\n".join(lines)
 
 
-def junit_xml(check: ClaimCheck, shared: dict | None = None) -> str:
+def junit_xml(check: ClaimCheck, shared: dict | None = None, note: str | None = None) -> str:
     """JUnit XML (Ant schema: tests/fixtures/junit/junit.xsd): one test case per claim; a claim
-    not supported is a failure whose type is its result."""
+    not supported is a failure whose type is its result; ``note`` (early stopping) goes in
+    ``system-out`` and the ``early_stopping`` property."""
     import datetime
     import socket
     import xml.etree.ElementTree as ET
@@ -372,6 +399,7 @@ def junit_xml(check: ClaimCheck, shared: dict | None = None) -> str:
         ("multiplicity", "holm"),
         ("family_size", str(check.family_size)),
         ("guarantee", check.guarantee),
+        *([("early_stopping", note)] if note else []),
     ):
         ET.SubElement(properties, "property", {"name": name, "value": value})
     for r in check.results:
@@ -386,7 +414,7 @@ def junit_xml(check: ClaimCheck, shared: dict | None = None) -> str:
             failure.text = r.evidence
     ET.SubElement(suite, "system-out").text = "\n".join(
         [f"{r.result}: {r.claim.text}: {r.evidence}" for r in check.results]
-        + [check.guarantee, *_not_shared_lines(shared)]
+        + [check.guarantee, *([note] if note else []), *_not_shared_lines(shared)]
     )
     ET.SubElement(suite, "system-err").text = ""
     ET.indent(root)

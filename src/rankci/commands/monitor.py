@@ -35,6 +35,7 @@ SAMPLINGS = ("finite", "iid")
 BETS = ("mixture", "agrapa", "ons", "fixed")
 CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
 RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
+FREEZE_CHOICES = {"auto": "auto", "on": True, "off": False}  # --freeze -> Monitor(freeze=)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +56,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--certifier",
         default="auto",
         choices=CERTIFIERS,
-        help="auto = exact for up to 8 models, else shortcut; ilp = exact by integer programs",
+        help="auto = exact for up to 8 models, the integer program (ilp) for 9-16, the shortcut "
+        "above; ilp = exact by integer programs",
+    )
+    group.add_argument(
+        "--freeze",
+        default="auto",
+        choices=tuple(FREEZE_CHOICES),
+        help="stop updating the wealths of settled pairs (valid; see docs/monitor.md): auto = for "
+        "more than 8 models (default), on, off = the exact mode (every wealth at every item)",
     )
     group.add_argument(
         "--look-every",
@@ -110,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         retire=rule,
         k=args.k,
         width=width,
+        freeze=FREEZE_CHOICES[args.freeze],
     )
     emit(render(result, args.format, args), args)
     return 0
@@ -135,13 +145,20 @@ def render(result: MonitorRun, fmt: str, args: argparse.Namespace | None = None)
     head = (
         f"{result.ranking.n_models} models, {result.n_items} items "
         f"(sampling {config['sampling']}, order seed {config['order_seed']}); "
-        f"{config['certifier']} certifier, {config['bet']} bet, alpha = {config['alpha']:g}; "
+        f"{config['certifier']} certifier, {config['bet']} bet, alpha = {config['alpha']:g}"
+        f"{', settled pairs frozen' if config.get('freeze') else ''}; "
         f"{len(result.looks)} looks, one every {config['look_every']} items"
     )
     lines = [head]
     if result.excluded.get("items_excluded"):
         lines.append(
             f"excluded: {result.excluded['items_excluded']} items not scored by every model"
+        )
+    prompts = result.excluded.get("inconsistent_prompts")
+    if prompts:
+        lines.append(
+            f"excluded when the table was read: {prompts['rows']} rows of "
+            f"{len(prompts['variants'])} {prompts['reason']} ({', '.join(prompts['variants'])})"
         )
     lines.append(
         f"stopped after {result.n_consumed} items; evaluations used: {result.evaluations} "

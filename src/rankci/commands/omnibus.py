@@ -33,6 +33,11 @@ OMNIBUS_METHODS = ("anova", "friedman", "mixed")
 # (tests/commands/test_startup.py checks that they agree)
 DF_METHODS = ("satterthwaite", "asymptotic")  # rankci.mixed.DF_METHODS
 PROCEDURES = ("holm", "bonferroni")  # rankci.certify.holm.PROCEDURES
+#: pair tables (post-hoc, contrasts, side by side) longer than this are summarised in the text
+#: output unless --full-table is given; the JSON always has every pair
+FULL_TABLE_PAIRS = 45
+#: separated pairs listed in a summary
+SUMMARY_ROWS = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,6 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="mixed: naive, paired, clustered and mixed statistics for every pair",
     )
     add_output_arguments(parser, OUTPUT_FORMATS)
+    parser.add_argument_group("output").add_argument(
+        "--full-table",
+        action="store_true",
+        help=f"text output: print every pair of the post-hoc, contrast and side-by-side tables "
+        f"(above {FULL_TABLE_PAIRS} pairs they are summarised: what is separated, and a count of "
+        "the rest); the JSON always has every pair",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,14 +104,22 @@ def run(args: argparse.Namespace) -> int:
 
     check_alpha(args.alpha)
     scores = load_data(args)
+    # the JSON payload is built only for --format json and the text only for the table: with
+    # many models either one is tens of thousands of pair rows
+    as_json = args.format == "json"
+    parts: list = []  # (JSON key or None for the top level, to_dict, to_text)
     if args.method == "anova":
         result = rm_anova(scores)
         posthoc = tukey_hsd(scores, args.alpha) if args.posthoc else None
-        payload, text = result.to_dict(), _anova_text(result, scores.prompts is not None)
+        parts.append(
+            (None, result.to_dict, lambda: _anova_text(result, scores.prompts is not None))
+        )
     elif args.method == "friedman":
         result = friedman(scores)
         posthoc = nemenyi(scores, args.alpha) if args.posthoc else None
-        payload, text = result.to_dict(), _friedman_text(result, scores.prompts is not None)
+        parts.append(
+            (None, result.to_dict, lambda: _friedman_text(result, scores.prompts is not None))
+        )
     else:
         model = mixed_model(
             scores, df=args.df, alpha=args.alpha, model_by_cluster=args.model_by_cluster
@@ -111,18 +131,26 @@ def run(args: argparse.Namespace) -> int:
             multiplicity=args.multiplicity,
             delta=args.delta,
         )
-        payload = model.to_dict()
-        payload["ranking"] = ranking.to_dict()
-        text = _mixed_text(model, ranking)
+        parts.append((None, model.to_dict, lambda: _mixed_text(model, ranking, args.full_table)))
+        parts.append(("ranking", ranking.to_dict, None))
         posthoc = None
         if args.side_by_side:
             table = side_by_side(scores, mixed=model, alpha=args.alpha)
-            payload["side_by_side"] = table.to_dict()
-            text += "\n\n" + _side_by_side_text(table)
+            parts.append(
+                ("side_by_side", table.to_dict, lambda: _side_by_side_text(table, args.full_table))
+            )
     if posthoc is not None:
-        payload["posthoc"] = posthoc.to_dict()
-        text += "\n\n" + _posthoc_text(posthoc)
-    emit(to_json(payload, args) if args.format == "json" else text, args)
+        parts.append(("posthoc", posthoc.to_dict, lambda: _posthoc_text(posthoc, args.full_table)))
+    if as_json:
+        payload: dict = {}
+        for key, to_dict, _ in parts:
+            if key is None:
+                payload.update(to_dict())
+            else:
+                payload[key] = to_dict()
+    else:
+        text = "\n\n".join(to_text() for _, _, to_text in parts if to_text is not None)
+    emit(to_json(payload, args) if as_json else text, args)
     return 0
 
 
@@ -178,13 +206,53 @@ def _friedman_text(r, prompts: bool) -> str:
     return "\n".join(lines)
 
 
-def _posthoc_text(p) -> str:
+def _pair_lines(
+    frame, flagged, order, what: str, how: str, ordered: str, full: bool, floatfmt: str = ".4g"
+) -> list[str]:
+    """The pair table, or above FULL_TABLE_PAIRS pairs (without --full-table) a summary: how
+    many pairs are flagged (``what``, by the rule ``how``) and how many are not, the first
+    SUMMARY_ROWS flagged pairs in ``order`` (described by ``ordered``), and a count of the
+    flagged pairs not listed."""
+    import numpy as np
+
+    n = len(frame)
+    if full or n <= FULL_TABLE_PAIRS:
+        return [text_table(frame, floatfmt)]
+    flagged = np.asarray(flagged, dtype=bool)
+    count = int(flagged.sum())
+    rows = np.flatnonzero(flagged)
+    rows = rows[np.argsort(np.asarray(order)[rows], kind="stable")][:SUMMARY_ROWS]
+    lines = [f"{n} pairs: {count} {what} ({how}), {n - count} not."]
+    if count:
+        lines.append(
+            f"The {count} {what} pairs, {ordered}:"
+            if count == len(rows)
+            else f"The first {len(rows)} of the {count} {what} pairs, {ordered}:"
+        )
+        lines.append(text_table(frame.iloc[rows], floatfmt))
+    if count > len(rows):
+        lines.append(f"... and {count - len(rows)} more {what} pairs.")
+    lines.append(f"--full-table prints all {n} pairs; --format json always has them.")
+    return lines
+
+
+def _posthoc_text(p, full: bool = False) -> str:
     name = "Tukey HSD" if p.method == "tukey" else "Nemenyi"
     frame = p.to_frame()
-    return "\n".join([f"{name} (alpha = {p.alpha:g})", text_table(frame, ".4g"), p.guarantee])
+    p_adj = frame["p_adjusted"].to_numpy()
+    body = _pair_lines(
+        frame,
+        p_adj <= p.alpha,
+        p_adj,
+        "separated",
+        f"p_adjusted <= {p.alpha:g}",
+        "smallest adjusted p-value first",
+        full,
+    )
+    return "\n".join([f"{name} (alpha = {p.alpha:g})", *body, p.guarantee])
 
 
-def _mixed_text(model, ranking) -> str:
+def _mixed_text(model, ranking, full: bool = False) -> str:
     t = model.model_test
     vc = model.to_frame("variance_components")
     lines = [
@@ -201,7 +269,15 @@ def _mixed_text(model, ranking) -> str:
         "",
         "Pairwise contrasts (Holm and Bonferroni: exact family-wise error; Tukey: approximate "
         "under a mixed model or unbalanced data)",
-        text_table(model.contrasts.drop(columns=["lower", "upper"]), ".4g"),
+        *_pair_lines(
+            model.contrasts.drop(columns=["lower", "upper"]),
+            model.contrasts["p_holm"].to_numpy() <= model.alpha,
+            model.contrasts["p_holm"].to_numpy(),
+            "separated",
+            f"p_holm <= {model.alpha:g}",
+            "smallest Holm p-value first",
+            full,
+        ),
         "",
         "Rank intervals from the mixed-model contrasts",
         text_table(_rank_frame(ranking)),
@@ -217,7 +293,7 @@ def _rank_frame(ranking) -> pd.DataFrame:
     return frame[["model", "score", "rank", "rank interval", "tier"]]
 
 
-def _side_by_side_text(table) -> str:
+def _side_by_side_text(table, full: bool = False) -> str:
     import numpy as np
 
     frame = table.to_frame()
@@ -226,10 +302,20 @@ def _side_by_side_text(table) -> str:
     for column in frame.columns:
         if column.startswith("significant_"):
             shown[column.removeprefix("significant_")] = np.where(frame[column], "*", "")
+    disagree = frame["disagree"].to_numpy(dtype=bool)
+    order = -np.abs(frame["estimate"].to_numpy())  # largest differences first
     return "\n".join(
         [
             "Naive, paired, clustered and mixed standard errors (ratio = SE / naive SE; * = "
             f"significant after Holm at alpha = {table.alpha:g})",
-            text_table(shown, ".4g"),
+            *_pair_lines(
+                shown,
+                disagree,
+                order,
+                "disagreeing",
+                table.notes.get("disagree", "naive verdict differs"),
+                "largest differences first",
+                full,
+            ),
         ]
     )

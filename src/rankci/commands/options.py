@@ -30,6 +30,7 @@ __all__ = [
     "check_output_paths",
     "cli_message",
     "data_format",
+    "early_stopping_note",
     "emit",
     "load_data",
     "markdown_table",
@@ -322,6 +323,29 @@ def _log_notes(notes: dict) -> list[str]:
     return parts
 
 
+def early_stopping_note(stopped: dict | None) -> str | None:
+    """One line for the output of a fixed-sample command on adaptively stopped data.
+
+    ``stopped`` is ``Scores.notes["early_stopped"]`` (``"model/task"`` -> the stopping record
+    of an Inspect log written under early stopping); None when the data were not stopped early.
+    """
+    if not stopped:
+        return None
+    listed = [
+        f"{key} ({record.get('samples_stopped', '?')} samples stopped)"
+        if isinstance(record, dict)
+        else str(key)
+        for key, record in stopped.items()
+    ]
+    shown = ", ".join(listed[:4]) + (", ..." if len(listed) > 4 else "")
+    return (
+        f"early stopping: these scores come from logs written under early stopping ({shown}); the "
+        "fixed-sample guarantees do not hold for adaptively stopped data. Anytime-valid path: "
+        "the stopping manager's own record (results.early_stopping.metadata), or the evaluation "
+        "run through rankci monitor / RankEarlyStopping"
+    )
+
+
 # ---------------------------------------------------------------------- output
 def add_output_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     group = parser.add_argument_group("output")
@@ -394,6 +418,8 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\bor overall=False"), "or --no-overall"),
     (re.compile(r"\bsmall_sample='cr2'"), "--cr2"),
     (re.compile(r"\bmethod='([\w-]+)'"), r"--method \1"),
+    (re.compile(r"\bexact_bound_n=(\d+)"), r"--exact-bound-n \1"),
+    (re.compile(r"\bexact_bound_n(?=[\s,;)]|$)"), "--exact-bound-n"),
 )
 
 

@@ -10,6 +10,7 @@ from rankci.commands.options import (
     add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
+    early_stopping_note,
     emit,
     load_data,
     markdown_table,
@@ -116,6 +117,15 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._Argumen
         "them to reach Holm's first threshold",
     )
     group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
+    group.add_argument(
+        "--exact-bound-n",
+        type=int,
+        default=30,
+        metavar="N",
+        help="t and z with scores in [0, 1]: a pair with at most N units is never given a "
+        "p-value below Hoeffding's exact bound, which holds for every score distribution "
+        "(default 30; 0 gives the plain asymptotic tests)",
+    )
     maxt = parser.add_argument_group("max-t (with --multiplicity max-t)")
     maxt.add_argument(
         "--draws", type=int, default=1000, help="draws for the max-t critical values (default 1000)"
@@ -154,6 +164,8 @@ def test_options(args: argparse.Namespace) -> dict:
         return {} if args.reps is None else {"reps": args.reps}
     if args.test == "yuen":
         return {"trim": args.trim}
+    if args.test in ("t", "z") and args.exact_bound_n != 30:
+        return {"exact_bound_n": args.exact_bound_n}
     return {}
 
 
@@ -218,6 +230,9 @@ def summary_lines(ranking: Ranking) -> list[str]:
     if procedure.get("delta"):
         head += f", delta = {procedure['delta']:g}"
     lines = [head]
+    stopped = early_stopping_note(ranking.early_stopped)
+    if stopped:
+        lines.append(stopped)
     if excluded.get("observations_excluded"):
         lines.append(
             f"excluded: {excluded['observations_excluded']} observations "

@@ -9,6 +9,7 @@ from rankci.commands.options import (
     add_alpha_argument,
     add_data_arguments,
     add_output_arguments,
+    early_stopping_note,
     emit,
     load_data,
     text_table,
@@ -119,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     small_sample = args.small_sample
     result = score_intervals(scores, args.method, small_sample=small_sample, **common)
     by_cluster = subscores(scores, args.method, **common) if args.by_cluster else None
-    emit(render(result, by_cluster, args.format, args), args)
+    stopped = scores.notes.get("early_stopped")
+    emit(render(result, by_cluster, args.format, args, early_stopped=stopped), args)
     return 0
 
 
@@ -128,13 +130,20 @@ def render(
     by_cluster: SubScores | None,
     fmt: str,
     args: argparse.Namespace | None = None,
+    early_stopped: dict | None = None,
 ) -> str:
+    """The command's output; ``early_stopped`` (``Scores.notes["early_stopped"]``) flags
+    adaptively stopped data: a line in the table, the key ``early_stopped`` in the JSON."""
     if fmt == "json":
         payload = result.to_dict()
         if by_cluster is not None:
             sub = by_cluster.to_dict()
             payload["within_cluster_method"] = sub["within_cluster_method"]
             payload["clusters"] = sub["clusters"]
+        if early_stopped:
+            from rankci._base import jsonable
+
+            payload["early_stopped"] = jsonable(early_stopped)
         return to_json(payload, args)
     if fmt == "csv":
         frame = result.to_frame().assign(cluster=None)
@@ -144,6 +153,9 @@ def render(
             frame = pd.concat([frame, by_cluster.to_frame()], ignore_index=True)
         return frame[["cluster", *[c for c in frame.columns if c != "cluster"]]].to_csv(index=False)
     blocks = [_block(result, title=None)]
+    note = early_stopping_note(early_stopped)
+    if note:
+        blocks.insert(0, note)
     if by_cluster is not None:
         for name, part in by_cluster.intervals.items():
             blocks.append(_block(part, title=f"cluster {name!r}"))

@@ -7,12 +7,22 @@ boards unless ``--open-boards``, and to delete boards and rotate tokens) comes f
 environment (``RANKCI_ADMIN_TOKEN``; ``RANKCI_CREATE_TOKEN`` is its old name), never from the
 command line. Slow clients are cut off: request headers must arrive within ``--header-timeout``
 seconds, the body within ``--body-timeout`` seconds.
+
+Once the stored boards are rebuilt at start-up, one reading summary goes to stderr, as every
+command prints for the data it reads (:func:`boards_summary`): the boards loaded with their
+models, items, clusters and scores, the cells not scored yet, and the boards set aside
+(quarantined because they could not be rebuilt, or not loaded).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rankci.service.registry import Service
 
 NAME = "serve"
 HELP = (
@@ -132,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         max_boards=args.max_boards,
         auth_failures=args.auth_failures,
     )
+    _summarise_after_warming(app.state.service)
     uvicorn.run(
         app,
         host=args.host,
@@ -144,3 +155,61 @@ def run(args: argparse.Namespace) -> int:
         h11_max_incomplete_event_size=64 * 1024,  # request line and headers
     )
     return 0
+
+
+def _summarise_after_warming(service: Service) -> None:
+    """Print :func:`boards_summary` once the start-up rebuild of the boards has finished."""
+    warm = service.warm  # run by the application's lifespan in a background thread
+
+    def warm_then_summarise() -> None:
+        try:
+            warm()
+        finally:
+            print(f"rankci: {boards_summary(service)}", file=sys.stderr, flush=True)
+
+    service.warm = warm_then_summarise
+
+
+def boards_summary(service: Service, shown: int = 4) -> str:
+    """One line: the boards a server rebuilt from its database at start-up, and those set aside.
+
+    For each loaded board (the first ``shown``): models, items, clusters, scores received and the
+    cells not scored yet; in all: boards, models, items and scores; then the boards set aside
+    (quarantined, with the reason, or not loaded). Posts are validated when they arrive (a bad
+    score is refused with 422, never stored), so no stored row is ever excluded.
+    """
+    try:
+        ids = service.storage.board_ids()
+    except Exception as error:  # the database went away: say so, never fail the server
+        return f"serve: the boards could not be listed ({type(error).__name__}: {error})"
+    loaded = set(service.loaded())
+    parts, scores, cells, models, items = [], 0, 0, 0, 0
+    for board_id in ids:
+        if board_id not in loaded:
+            continue
+        board = service.board(board_id)
+        spec = board.spec
+        m, n = len(spec.models), len(spec.items)
+        clusters = "" if spec.clusters is None else f", {len(set(spec.clusters))} clusters"
+        parts.append(f"{board_id} ({m} models, {n} items{clusters}, {board.received} scores)")
+        scores, cells, models, items = scores + board.received, cells + m * n, models + m, items + n
+    head = f"serve {service.storage.describe()}: {len(parts)} boards loaded"
+    if parts:
+        head += (
+            f" ({models} models, {items} items, {scores} scores in all): "
+            + "; ".join(parts[:shown])
+            + ("; ..." if len(parts) > shown else "")
+        )
+    head += "; rows excluded: none (posts are validated when they arrive)"
+    if cells - scores:
+        head += f"; {cells - scores} cells not scored yet"
+    aside = {b: service.quarantined[b] for b in ids if b in service.quarantined}
+    missing = [b for b in ids if b not in loaded and b not in aside]
+    if aside:
+        listed = [f"{b} ({reason})" for b, reason in aside.items()]
+        head += f"; boards set aside (quarantined): {len(aside)}: " + ", ".join(listed[:shown])
+        head += ", ..." if len(listed) > shown else ""
+    if missing:
+        head += f"; boards not loaded: {len(missing)}: " + ", ".join(missing[:shown])
+        head += ", ..." if len(missing) > shown else ""
+    return head

@@ -32,9 +32,11 @@ import numpy as np
 from scipy import special
 
 from rankci._progress import Progress
+from rankci.parallel import child_seeds, collect, executor_scope
 
 __all__ = [
     "resample_counts",
+    "chunk_ratios",
     "bootstrap_means",
     "cluster_bootstrap_means",
     "column_quantiles",
@@ -44,6 +46,7 @@ __all__ = [
 ]
 
 _CHUNK_CELLS = 16_000_000  # resamples x units held at once (128 MB of float64 weights)
+_PARALLEL_CHUNKS = 8  # tasks per call with an executor: a constant, so a seed gives one answer
 
 
 def _chunk_rows(n_units: int, reps: int) -> int:
@@ -92,14 +95,72 @@ def resample_counts(generator: np.random.Generator, reps: int, n_units: int) -> 
     return counts.reshape(reps, n_units).astype(np.float64)
 
 
+def _ratios(weights: np.ndarray, sums: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """``(W @ sums) / (W @ counts)`` for one block of weights (NaN where nothing was scored)."""
+    total = weights @ sums
+    if counts is None:
+        return total / sums.shape[0]
+    scored = weights @ counts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(scored > 0, total / scored, np.nan)
+
+
+def chunk_ratios(
+    sums: np.ndarray, counts: np.ndarray | None, reps: int, seed: np.random.SeedSequence
+) -> np.ndarray:
+    """One task of the parallel bootstrap: ``reps`` resampled ratios drawn from ``seed``.
+
+    ``(W @ sums) / (W @ counts)`` with ``W = resample_counts(default_rng(seed), reps, n)`` (n the
+    rows of ``sums``); ``counts=None`` divides by n. Module-level, so that every executor can
+    pickle it.
+
+    Parameters
+    ----------
+    sums : numpy.ndarray
+        Rows x columns sums (unit scores, or per-cluster sums).
+    counts : numpy.ndarray or None
+        Rows x columns scored counts, or None when every cell counts once.
+    reps : int
+        Resamples in this chunk.
+    seed : numpy.random.SeedSequence
+        The chunk's own seed (a child from :func:`rankci.parallel.child_seeds`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``reps x columns`` resampled means.
+
+    References
+    ----------
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]])
+    >>> seed = np.random.SeedSequence(3)
+    >>> weights = resample_counts(np.random.default_rng(seed), 4, 3)
+    >>> bool(np.array_equal(chunk_ratios(x, None, 4, seed), weights @ x / 3))
+    True
+    """
+    weights = resample_counts(np.random.default_rng(seed), reps, sums.shape[0])
+    return _ratios(weights, sums, counts)
+
+
 def _resampled_ratios(
-    sums: np.ndarray, counts: np.ndarray | None, reps: int, generator: np.random.Generator
+    sums: np.ndarray,
+    counts: np.ndarray | None,
+    reps: int,
+    generator: np.random.Generator,
+    executor: object = None,
 ) -> np.ndarray:
     """``(W @ sums) / (W @ counts)`` for ``reps`` resamples W of the rows, chunk by chunk.
 
     ``counts=None`` means every cell counts once (the divisor is the number of rows). A column
-    whose resampled count is 0 gets NaN.
+    whose resampled count is 0 gets NaN. With an executor, see :func:`_parallel_ratios`.
     """
+    if executor is not None:
+        return _parallel_ratios(sums, counts, reps, generator, executor)
     n_rows = sums.shape[0]
     out = np.empty((reps, sums.shape[1]))
     step = _chunk_rows(n_rows, reps)
@@ -107,19 +168,42 @@ def _resampled_ratios(
     for start in range(0, reps, step):
         stop = min(reps, start + step)
         weights = resample_counts(generator, stop - start, n_rows)
-        total = weights @ sums
-        if counts is None:
-            out[start:stop] = total / n_rows
-        else:
-            scored = weights @ counts
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[start:stop] = np.where(scored > 0, total / scored, np.nan)
+        out[start:stop] = _ratios(weights, sums, counts)
         bar.update(stop - start)
     bar.close()
     return out
 
 
-def bootstrap_means(values: np.ndarray, reps: int, generator: np.random.Generator) -> np.ndarray:
+def _parallel_ratios(
+    sums: np.ndarray,
+    counts: np.ndarray | None,
+    reps: int,
+    generator: np.random.Generator,
+    executor: object,
+) -> np.ndarray:
+    """The resamples as tasks: chunks whose sizes and child seeds depend only on the sizes.
+
+    ``min(reps, _PARALLEL_CHUNKS)`` chunks or more (when the memory bound of :func:`_chunk_rows`
+    asks), seeded by ``child_seeds(generator, k)``, so a given generator state gives the same
+    draws on every executor and any number of workers (but not the draws of the in-caller path,
+    which uses ``generator`` itself).
+    """
+    n_rows = sums.shape[0]
+    step = min(_chunk_rows(n_rows, reps), max(1, -(-reps // _PARALLEL_CHUNKS)))
+    starts = list(range(0, reps, step))
+    seeds = child_seeds(generator, len(starts))
+    with executor_scope(executor) as pool:
+        futures = [
+            pool.submit(chunk_ratios, sums, counts, min(step, reps - start), seed)
+            for start, seed in zip(starts, seeds)
+        ]
+        chunks = collect(futures, reps, "bootstrap", count=len)
+    return np.vstack(chunks) if chunks else np.empty((0, sums.shape[1]))
+
+
+def bootstrap_means(
+    values: np.ndarray, reps: int, generator: np.random.Generator, *, executor: object = None
+) -> np.ndarray:
     """Column means of ``reps`` bootstrap resamples of the rows of ``values`` (NaN = missing).
 
     Rows are resampled jointly for all columns (pairing between models and between the dimensions
@@ -135,6 +219,13 @@ def bootstrap_means(values: np.ndarray, reps: int, generator: np.random.Generato
         Number of bootstrap resamples.
     generator : numpy.random.Generator
         Source of the resamples (see :func:`resample_counts`).
+    executor : None, str, concurrent.futures.Executor or distributed.Client
+        None (default): the resamples are drawn here from ``generator`` itself. Otherwise they are
+        drawn in 8 chunks or more, each from its own child seed of ``generator``
+        (:func:`rankci.parallel.child_seeds`), on that executor (``"serial"``, ``"processes"``,
+        a Dask scheduler address, or an Executor; see :func:`rankci.parallel.get_executor`): the
+        same draws on every executor and any number of workers, but a different stream from
+        ``executor=None``.
 
     Returns
     -------
@@ -155,12 +246,16 @@ def bootstrap_means(values: np.ndarray, reps: int, generator: np.random.Generato
     >>> weights = resample_counts(np.random.default_rng(0), 5, 4)
     >>> bool(np.allclose(means, weights @ x / 4))
     True
+    >>> serial = bootstrap_means(x, 20, np.random.default_rng(0), executor="serial")
+    >>> local = bootstrap_means(x, 20, np.random.default_rng(0), executor="processes")
+    >>> bool(np.array_equal(serial, local))
+    True
     """
     finite = np.isfinite(values)
     if finite.all():
-        return _resampled_ratios(values, None, reps, generator)
+        return _resampled_ratios(values, None, reps, generator, executor)
     filled = np.where(finite, values, 0.0)
-    return _resampled_ratios(filled, finite.astype(np.float64), reps, generator)
+    return _resampled_ratios(filled, finite.astype(np.float64), reps, generator, executor)
 
 
 def cluster_sums(
@@ -185,6 +280,8 @@ def cluster_bootstrap_means(
     n_clusters: int,
     reps: int,
     generator: np.random.Generator,
+    *,
+    executor: object = None,
 ) -> np.ndarray:
     """Column means of ``reps`` cluster-bootstrap resamples (whole clusters drawn with replacement).
 
@@ -204,6 +301,13 @@ def cluster_bootstrap_means(
         Number of bootstrap resamples.
     generator : numpy.random.Generator
         Source of the resamples (clusters are drawn by :func:`resample_counts`).
+    executor : None, str, concurrent.futures.Executor or distributed.Client
+        None (default): the resamples are drawn here from ``generator`` itself. Otherwise they are
+        drawn in 8 chunks or more, each from its own child seed of ``generator``
+        (:func:`rankci.parallel.child_seeds`), on that executor (``"serial"``, ``"processes"``,
+        a Dask scheduler address, or an Executor; see :func:`rankci.parallel.get_executor`): the
+        same draws on every executor and any number of workers, but a different stream from
+        ``executor=None``.
 
     Returns
     -------
@@ -228,7 +332,7 @@ def cluster_bootstrap_means(
     True
     """
     sums, counts = cluster_sums(values, cluster, n_clusters)
-    return _resampled_ratios(sums, counts, reps, generator)
+    return _resampled_ratios(sums, counts, reps, generator, executor)
 
 
 def column_quantiles(draws: np.ndarray, probs: np.ndarray) -> np.ndarray:

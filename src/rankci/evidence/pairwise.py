@@ -194,6 +194,7 @@ def pairwise_tests(
     distribution: str = "auto",
     reps: int = 9999,
     rng: int | np.random.Generator | None = None,
+    exact_bound_n: int = 30,
     **deprecated,
 ) -> Pairwise:
     """Test ``H_jl: theta_j - theta_l <= delta`` for every ordered pair of models.
@@ -220,6 +221,14 @@ def pairwise_tests(
         Resamples for ``bootstrap`` and ``permutation``; the p-value is (1 + #exceed)/(reps + 1).
     rng : int, Generator or None
         Seed for ``bootstrap`` and ``permutation``.
+    exact_bound_n : int, default 30
+        ``t`` and ``z`` with scores in [0, 1]: a pair with at most this many units gets
+        ``p = max(p_t, p_exact)``, where ``p_exact`` is Hoeffding's exact bound
+        (:func:`bounded_pvalue`), valid for every law of the differences at every n. The t and
+        z tests are asymptotic: with few units and skewed scores their level fails (tied models
+        covered 0.86 at n = 2-20 in ``validation/tiny_designs.py``); the floor restores the
+        guarantee, at the price of power (n units can reach at best ``p = ((1 + delta) / 2)^n``).
+        0 turns the floor off (the plain asymptotic tests).
 
     Returns
     -------
@@ -243,9 +252,12 @@ def pairwise_tests(
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.array([[1, 0], [1, 0], [1, 1], [0, 0], [1, 0], [1, 0]])
-    >>> pw = pairwise_tests(Scores.from_matrix(x).units())
-    >>> round(float(pw.pvalue[0, 1]), 6)  # evidence that model 0 beats model 1
+    >>> pw = pairwise_tests(Scores.from_matrix(x).units(), exact_bound_n=0)
+    >>> round(float(pw.pvalue[0, 1]), 6)  # the plain paired t: model 0 beats model 1
     0.012516
+    >>> pw = pairwise_tests(Scores.from_matrix(x).units())  # 6 units: never below the exact bound
+    >>> round(float(pw.pvalue[0, 1]), 6)
+    0.23328
     """
     if not isinstance(units, UnitScores):
         raise ValueError(
@@ -264,7 +276,9 @@ def pairwise_tests(
     x = units.values
     options: dict = {}
     if test in ("t", "z"):
-        out = _t_or_z(x, delta, normal=test == "z")
+        exact_bound_n = check_positive_int(exact_bound_n, "exact_bound_n", minimum=0)
+        options = {"exact_bound_n": exact_bound_n}
+        out = _t_or_z(x, delta, normal=test == "z", exact_bound_n=exact_bound_n)
     elif test == "wilcoxon":
         check_choice("zero_method", zero_method, ZERO_METHODS)
         check_choice("distribution", distribution, WILCOXON_METHODS)
@@ -314,11 +328,15 @@ def pairwise_tests(
         excluded=dict(units.excluded),
         score=units.model_scores(),
         n_units=units.n_units,
-        smallest_pvalue=_smallest_pvalue(test, int(np.max(n, initial=0)), options),
+        smallest_pvalue=_smallest_pvalue(
+            test, int(np.max(n, initial=0)), options, delta, _bounded(x)
+        ),
     )
 
 
-def signed_margin_tests(units: UnitScores, margin: float, test: str = "t") -> Pairwise:
+def signed_margin_tests(
+    units: UnitScores, margin: float, test: str = "t", exact_bound_n: int = 30
+) -> Pairwise:
     """Paired t (or z) tests of ``H_jl: theta_j - theta_l <= margin`` for a margin of either sign.
 
     :func:`pairwise_tests` takes an indifference margin ``delta >= 0`` ("j better than l by more
@@ -335,6 +353,9 @@ def signed_margin_tests(units: UnitScores, margin: float, test: str = "t") -> Pa
     margin : float
         Any finite number; ``Pairwise.delta`` holds it (negative for non-inferiority).
     test : {"t", "z"}
+    exact_bound_n : int, default 30
+        As in :func:`pairwise_tests`: with at most this many units, the p-value is never below
+        the exact bound (scores in [0, 1], ``|margin| < 1``).
 
     Returns
     -------
@@ -350,9 +371,12 @@ def signed_margin_tests(units: UnitScores, margin: float, test: str = "t") -> Pa
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.array([[0.6, 0.62], [0.5, 0.49], [0.7, 0.71], [0.4, 0.42], [0.55, 0.56]])
-    >>> pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05)
-    >>> bool(pw.pvalue[0, 1] < 0.01)  # model 0 is not worse than model 1 by 0.05 or more
+    >>> pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05, exact_bound_n=0)
+    >>> bool(pw.pvalue[0, 1] < 0.01)  # the plain t: model 0 is not worse by 0.05 or more
     True
+    >>> pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05)  # 5 units: exact floor
+    >>> bool(pw.pvalue[0, 1] < 0.01)
+    False
     """
     if not isinstance(units, UnitScores):
         raise ValueError(
@@ -363,7 +387,10 @@ def signed_margin_tests(units: UnitScores, margin: float, test: str = "t") -> Pa
     margin = float(margin)
     if not np.isfinite(margin):
         raise ValueError(f"margin must be a finite number, got {margin!r}")
-    estimate, statistic, pvalue, n, se, df = _t_or_z(units.values, margin, normal=test == "z")
+    exact_bound_n = check_positive_int(exact_bound_n, "exact_bound_n", minimum=0)
+    estimate, statistic, pvalue, n, se, df = _t_or_z(
+        units.values, margin, normal=test == "z", exact_bound_n=exact_bound_n
+    )
     pvalue = np.where(np.isnan(pvalue), 1.0, pvalue)  # |margin| >= 1 and zero variance: no evidence
     for matrix in (estimate, statistic, pvalue):
         np.fill_diagonal(matrix, np.nan)
@@ -379,11 +406,17 @@ def signed_margin_tests(units: UnitScores, margin: float, test: str = "t") -> Pa
         df=df,
         unit=units.unit,
         missing=units.missing,
-        options={"signed_margin": margin},
+        options={"signed_margin": margin, "exact_bound_n": exact_bound_n},
         excluded=dict(units.excluded),
         score=units.model_scores(),
         n_units=units.n_units,
-        smallest_pvalue=_smallest_pvalue(test, int(np.max(n, initial=0)), {}),
+        smallest_pvalue=_smallest_pvalue(
+            test,
+            int(np.max(n, initial=0)),
+            {"exact_bound_n": exact_bound_n},
+            margin,
+            _bounded(units.values),
+        ),
     )
 
 
@@ -490,9 +523,15 @@ def bounded_pvalue(mean: np.ndarray, delta: float, n: np.ndarray) -> np.ndarray:
     return np.where(u > u0, np.minimum(p, 1.0), 1.0)
 
 
-def _t_or_z(x: np.ndarray, delta: float, normal: bool):
+def _bounded(x: np.ndarray) -> bool:
+    """Whether every finite score lies in [0, 1] (the premise of :func:`bounded_pvalue`)."""
+    finite = x[np.isfinite(x)]
+    return bool(finite.size and finite.min() >= 0.0 and finite.max() <= 1.0)
+
+
+def _t_or_z(x: np.ndarray, delta: float, normal: bool, exact_bound_n: int = 0):
     if np.isfinite(x).all():
-        return _t_or_z_complete(x, delta, normal)
+        return _t_or_z_complete(x, delta, normal, exact_bound_n)
     n, mean, var, scale = _paired_moments(x)
     zero = var <= 1e-12 * scale
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -506,6 +545,11 @@ def _t_or_z(x: np.ndarray, delta: float, normal: bool):
         pvalue = t_upper_tail(stat, np.maximum(df, 1.0))
         df_out = df
     pvalue = _zero_variance_floor(x, pvalue, mean, delta, n, zero)
+    if exact_bound_n and abs(delta) < 1 and _bounded(x):  # |delta| >= 1: no bound applies
+        small = n <= exact_bound_n
+        if small.any():
+            floor = bounded_pvalue(mean, delta, n)
+            pvalue = np.where(small, np.maximum(pvalue, floor), pvalue)
     pvalue = np.where(n >= 2, pvalue, 1.0)
     stat = np.where(n >= 2, stat, np.nan)
     return mean, stat, pvalue, n, np.where(n >= 2, se, np.nan), df_out
@@ -519,13 +563,14 @@ THREADS = min(4, os.cpu_count() or 1)
 ROW_BLOCK = 256
 
 
-def _t_or_z_complete(x: np.ndarray, delta: float, normal: bool):
+def _t_or_z_complete(x: np.ndarray, delta: float, normal: bool, exact_bound_n: int = 0):
     """:func:`_t_or_z` without missing cells, computed in blocks of rows.
 
     The same operations as the general path, element by element, so the same numbers; but each
     temporary is one block of rows, so memory holds the covariance and the outputs (estimate,
-    statistic, p-value, se, n, df) and not a dozen M x M temporaries, and the one-sided t
-    p-values are computed once per unordered pair (:func:`t_upper_tail`).
+    statistic, p-value, se) and not a dozen M x M temporaries, and the one-sided t
+    p-values are computed once per unordered pair (:func:`t_upper_tail`). ``n`` and ``df``
+    (one value for every pair) are read-only broadcast views, with no memory of their own.
     """
     n_units, m = x.shape
     mu = x.mean(axis=0)
@@ -533,8 +578,7 @@ def _t_or_z_complete(x: np.ndarray, delta: float, normal: bool):
     cov = centred.T @ centred / max(n_units - 1, 1)
     del centred
     var_j = np.diag(cov).copy()
-    finite = x[np.isfinite(x)]
-    bounded = bool(finite.size and finite.min() >= 0.0 and finite.max() <= 1.0)
+    bounded = _bounded(x)
     enough = n_units >= 2
     mean = np.empty((m, m))
     stat = np.empty((m, m))
@@ -563,7 +607,7 @@ def _t_or_z_complete(x: np.ndarray, delta: float, normal: bool):
         df_out = None
     else:
         t_upper_tail(stat, max(df, 1.0), out=pvalue)
-        df_out = np.full((m, m), df)
+        df_out = np.broadcast_to(df, (m, m))  # one value: a read-only view, no M x M array
     for rows, zero in zero_rows:  # the rule for a zero variance, on the few pairs it concerns
         block = pvalue[rows]
         if bounded:
@@ -571,10 +615,12 @@ def _t_or_z_complete(x: np.ndarray, delta: float, normal: bool):
             block[zero] = np.maximum(block[zero], floor)
         else:
             block[zero] = 1.0
+    if bounded and n_units <= exact_bound_n and abs(delta) < 1:  # few units: the exact floor
+        np.maximum(pvalue, bounded_pvalue(mean, delta, n_units), out=pvalue)
     if not enough:
         pvalue[:] = 1.0
         stat[:] = np.nan
-    n = np.full((m, m), n_units, dtype=np.int64)
+    n = np.broadcast_to(np.int64(n_units), (m, m))  # as df: every pair has every unit
     return mean, stat, pvalue, n, se, df_out
 
 
@@ -647,13 +693,14 @@ def _zero_variance_floor(x, pvalue, mean, delta, n, zero):
     """
     if not zero.any():
         return pvalue
-    finite = x[np.isfinite(x)]
-    if finite.size and finite.min() >= 0.0 and finite.max() <= 1.0:
+    if _bounded(x):
         return np.where(zero, np.maximum(pvalue, bounded_pvalue(mean, delta, n)), pvalue)
     return np.where(zero, 1.0, pvalue)
 
 
-def _smallest_pvalue(test: str, n_max: int, options: dict) -> float:
+def _smallest_pvalue(
+    test: str, n_max: int, options: dict, delta: float = 0.0, bounded: bool = False
+) -> float:
     """The smallest p-value the test can give with at most ``n_max`` units per pair."""
     if n_max < 2 and test not in ("bootstrap", "permutation"):
         return 1.0
@@ -666,6 +713,8 @@ def _smallest_pvalue(test: str, n_max: int, options: dict) -> float:
             return 0.5**n_max
         z_max = np.sqrt(3.0 * n_max * (n_max + 1) / (2 * n_max + 1))
         return float(special.ndtr(-z_max))
+    if bounded and n_max <= options.get("exact_bound_n", 0) and abs(delta) < 1:
+        return ((1.0 + delta) / 2.0) ** n_max  # the exact bound at dbar = 1
     return 0.0
 
 

@@ -174,12 +174,25 @@ def may_reach(capped: np.ndarray, threshold: float, pairs: np.ndarray) -> np.nda
     if rows.size == 0:
         return keep
     level = threshold * (1.0 - 1e-9)
+    whole = rows.size == m and cols.size == m
     sub = np.ix_(rows, cols)
-    simple = e[sub] + np.minimum(e.sum(axis=1)[rows, None], e.sum(axis=0)[None, cols])
+    block = e if whole else e[sub]
+    simple = block + np.minimum(e.sum(axis=1)[rows, None], e.sum(axis=0)[None, cols])
+    may = simple >= level
     big = e >= threshold / (4.0 * m)
     small = np.where(big, 0.0, e)
-    bound = e[sub] + small.sum(axis=1)[rows, None] + small.sum(axis=0)[None, cols]
-    keep[sub] &= (simple >= level) & ((bound >= level) | boolean_product(big[rows], big[:, cols]))
+    bound = block + small.sum(axis=1)[rows, None]
+    bound += small.sum(axis=0)[None, cols]
+    open_ = ~(bound >= level) & may  # only these need a third model with both terms big
+    if open_.any():
+        r, c = np.flatnonzero(open_.any(axis=1)), np.flatnonzero(open_.any(axis=0))
+        some = np.zeros_like(open_)
+        some[np.ix_(r, c)] = boolean_product(big[rows[r]], big[:, cols[c]])
+        may &= ~open_ | some
+    if whole:
+        keep &= may
+    else:
+        keep[sub] &= may
     return keep
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -42,11 +42,16 @@ from rankci.ranking import (
 )
 from rankci.sequential.certify import make_certifier, resolve_certifier
 from rankci.sequential.freezing import close_incremental, frozen_view, resolve_freeze
+from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.persistence import restore_monitor, save_monitor
 from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
+from rankci.sequential.statements import alpha_event_message, guarantee_text
 from rankci.sequential.wealth import DEFAULT_GRID, PairWealth
 
 __all__ = ["RETIRE_RULES", "Monitor"]
+
+_ONE_BITS = int(np.array(1.0).view(np.uint64))  # scores in [+0, 1] have bit patterns <= this
+_max_bits = np.maximum.reduce
 
 
 class Monitor:
@@ -67,7 +72,8 @@ class Monitor:
     lam, grid, eps
         See :class:`~rankci.sequential.wealth.PairWealth`.
     certifier : {"auto", "exact", "shortcut", "ilp", "bonferroni"}
-        ``auto`` is the exact enumeration for up to 8 models and the shortcut above.
+        ``auto``: the exact enumeration for up to 8 models, the integer program for 9-16
+        (:data:`~rankci.sequential.certify.AUTO_ILP_MAX`), the shortcut above.
     retire : {"none", "topk", "topk-safe", "resolved", "stop-at-goal", "width"}
     k : int, optional
         The top-k question (needed by the top-k rules; also reported).
@@ -82,8 +88,9 @@ class Monitor:
         ``False`` is the exact mode, look for look the plain per-item algorithm.
 
     Single items given to :meth:`update` are buffered and consumed as one block when something
-    reads the state (a look, retirement, saving, the wealths); the wealths do not depend on the
-    block sizes, so this changes no bit.
+    reads the state (a look, retirement, saving, the wealths) or when the buffer reaches the
+    wealths' next commit point (one full segment, :mod:`.updating`); the wealths do not depend on
+    the block sizes, so this changes no bit.
 
     Examples
     --------
@@ -139,7 +146,9 @@ class Monitor:
         )
         self.freeze_requested = freeze
         self.freeze = resolve_freeze(freeze, m)
-        self._pending = np.empty((64, m))  # single items not yet consumed (see update)
+        # single items not yet consumed (see update), at most one segment of the wealths
+        self._pending = np.empty((self._wealth.commit_every, m))
+        self._bits = self._pending.view(np.uint64)
         self._shape = (m,)
         self._finite = self._wealth.sampling == "finite"
         self._n_pending = 0
@@ -244,9 +253,9 @@ class Monitor:
         if type(item) is np.ndarray and item.dtype == np.float64:
             row = item
         elif isinstance(item, pd.Series):
-            row = self._row_from_mapping(item.to_dict())
+            row = row_from_mapping(item.to_dict(), self._index)
         elif isinstance(item, Mapping):
-            row = self._row_from_mapping(item)
+            row = row_from_mapping(item, self._index)
         else:
             row = np.asarray(item, dtype=float)
         if row.shape != self._shape:
@@ -257,11 +266,13 @@ class Monitor:
         n = self._n_pending
         if wealth.n_active < 2 or (self._finite and wealth.t + n >= wealth.n_items):
             raise ValueError(self._finished_message())
-        if not wealth._all_active or not (0.0 <= row.min() and row.max() <= 1.0):
+        self._pending[n] = row
+        # every score in [+0.0, 1.0]: their bit patterns are the integers up to that of 1.0, and
+        # NaN and negative numbers lie above it, so one integer reduction checks the whole row
+        if not wealth._all_active or _max_bits(self._bits[n]) > _ONE_BITS:
             self._flush()
             self.update_block(row[None, :])
             return
-        self._pending[n] = row
         self._n_pending = n = n + 1
         self.evaluations += wealth.n_models
         if self._check_looks:
@@ -270,8 +281,8 @@ class Monitor:
             if (every is not None and t % every == 0) or (self._finite and t == wealth.n_items):
                 self._look()
                 return
-        if n == 64:
-            self._flush()
+        if n == wealth.commit_every - wealth.t % wealth.commit_every:
+            self._flush()  # a full segment of the wealths: consumed in one pass
 
     def _flush(self) -> None:
         """Consume the buffered single items as one block (bit for bit the same wealths)."""
@@ -287,7 +298,7 @@ class Monitor:
         Returns the number of rows used (consumed or excluded): fewer than B when the evaluation
         finishes inside the block (every model retired, or item N reached under model F).
         """
-        x = self._matrix(block)
+        x = block_matrix(block, self._index)
         self._flush()
         if x.shape[0] and self.finished:
             raise ValueError(self._finished_message())
@@ -323,12 +334,10 @@ class Monitor:
     def _usable(self, x: np.ndarray) -> np.ndarray:
         """Drop (and count) items missing an active model's score; check the range."""
         active = self.active
-        xa = x[:, active]
-        missing = np.isnan(xa)
-        if missing.any():
-            bad = missing.any(axis=1)
-            self._excluded_items += int(bad.sum())
-            self._missing_by_model[active] += missing.sum(axis=0)
+        kept, missing = usable_rows(x, active, self.models, self.t)
+        if kept.shape[0] < x.shape[0]:
+            self._excluded_items += x.shape[0] - kept.shape[0]
+            self._missing_by_model[active] += missing
             if self.sampling == "finite" and not self._warned_exclusion:
                 self._warned_exclusion = True
                 warnings.warn(
@@ -338,47 +347,7 @@ class Monitor:
                     RankciWarning,
                     stacklevel=3,
                 )
-            x, xa = x[~bad], xa[~bad]
-        outside = (xa < 0.0) | (xa > 1.0)
-        if outside.any():
-            row, col = np.argwhere(outside)[0]
-            model = self.models[np.flatnonzero(active)[col]]
-            raise ValueError(
-                f"score of model {model!r} is {xa[row, col]:g} on the item consumed after "
-                f"{self.t + int(row)} items; scores must lie in [0, 1] (rescale them first)"
-            )
-        return x
-
-    def _row_from_mapping(self, item: Mapping) -> np.ndarray:
-        row = np.full(self.n_models, np.nan)
-        for name, value in item.items():
-            j = self._index.get(str(name))
-            if j is None:
-                raise ValueError(f"unknown model {name!r}; the monitor's models are fixed")
-            if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
-                if value is None:
-                    continue
-                raise ValueError(f"score of model {name!r} is not a number: {value!r}")
-            row[j] = float(value)
-        return row
-
-    def _matrix(self, block) -> np.ndarray:
-        if isinstance(block, pd.DataFrame):
-            unknown = [c for c in block.columns if str(c) not in self._index]
-            if unknown:
-                raise ValueError(f"unknown model column {unknown[0]!r}; columns must be models")
-            x = np.full((len(block), self.n_models), np.nan)
-            for c in block.columns:
-                x[:, self._index[str(c)]] = pd.to_numeric(block[c], errors="raise")
-            return x
-        if isinstance(block, Sequence) and block and isinstance(block[0], Mapping):
-            return np.array([self._row_from_mapping(item) for item in block])
-        x = np.asarray(block, dtype=float)
-        if x.ndim != 2 or x.shape[1] != self.n_models:
-            raise ValueError(
-                f"a block needs items x {self.n_models} models scores, got shape {x.shape}"
-            )
-        return x
+        return kept
 
     def _look_due(self) -> bool:
         if self.t == 0 or (self.looks and self.looks[-1]["t"] == self.t):
@@ -489,11 +458,7 @@ class Monitor:
             "cycle": list(error.models),
         }
         warnings.warn(
-            f"the <= alpha event happened at item {self.t}: {self.alpha_event['reason']} "
-            f"({', '.join(error.models)}). This happens with probability at most "
-            f"{self.alpha:g} when the sampling model holds (items in one uniformly random order, "
-            "or i.i.d.); every statement is vacuous from this look on (D = all pairs), and the "
-            "monitor goes on recording the data",
+            alpha_event_message(self.alpha, self.t, self.alpha_event["reason"], error.models),
             RankciWarning,
             stacklevel=3,
         )
@@ -547,34 +512,10 @@ class Monitor:
             },
             n_units=int(self.t),
             excluded=self.excluded,
-            guarantee=self._guarantee(),
+            guarantee=guarantee_text(
+                self.alpha, self.sampling, self.n_items, self.certifier, self.alpha_event
+            ),
             details=details,
-        )
-
-    def _guarantee(self) -> str:
-        if self.sampling == "finite":
-            scope = (
-                f"sampling model F: the {self.n_items} benchmark items are evaluated in one "
-                "uniformly random order, and abilities are the means over all of them"
-            )
-        else:
-            scope = "sampling model S: items are i.i.d., and abilities are expected scores"
-        sets = ", rank set" if self.certifier == "exact" else ""
-        if self.alpha_event is not None:
-            event = self.alpha_event
-            return (
-                f"The <= {self.alpha:g} event happened at item {event['t']} ({event['reason']}): "
-                "from that look on the certified set is all pairs, which contradicts itself, so "
-                "no statement is reported (every rank interval is [1, M]). The statements "
-                "reported before it were made under the guarantee: with probability at least "
-                f"{1 - self.alpha:.0%} this event does not happen at all "
-                f"(anytime-valid; {scope})."
-            )
-        return (
-            f"With probability at least {1 - self.alpha:.0%}, every certified dominance, rank "
-            f"interval{sets}, top-k statement and tier reported at any look is true, at all "
-            "looks simultaneously and whatever rule decides when to look, stop or retire models "
-            f"(anytime-valid; {scope})."
         )
 
     def _apply_rule(self, ranking: Ranking) -> list[str]:

@@ -9,7 +9,11 @@ The contract (also that of ``rankci monitor DATA``):
    percentage ``"P%"`` of n, rounded up).
 
 Items with several prompt variants are scored by their mean over the variants (``Scores.units``
-with ``unit="item"``). Under ``sampling="finite"`` the benchmark is the n complete items, N = n.
+with ``unit="item"``), after the one rule for inconsistent variants
+(:data:`rankci.data.PROMPT_RULE`: a variant that not every model has is dropped when the table is
+read); what that rule dropped is carried in ``excluded["inconsistent_prompts"]``, as in every
+fixed-sample result. Under
+``sampling="finite"`` the benchmark is the n complete items, N = n.
 """
 
 from __future__ import annotations
@@ -139,8 +143,11 @@ class MonitorRun:
     order : tuple of str
         Item ids in evaluation order.
     excluded : dict
+        ``items_excluded`` (items not scored by every model, with ``missing_by_model``) and, when
+        the prompt-variant rule dropped rows as the table was read, ``inconsistent_prompts``
+        (``rows``, ``observations``, ``variants``, ``rows_by_model``, ``reason``).
     config : dict
-        alpha, sampling, certifier, bet, order_seed, look_every, retire, k.
+        alpha, sampling, certifier, bet, order_seed, look_every, retire, k, freeze.
     """
 
     ranking: Ranking
@@ -211,9 +218,11 @@ class MonitorRun:
         import html
 
         c = self.config
-        head = (f"Monitor replay: {self.n_consumed} of {self.n_items} items consumed, "
-                f"{len(self.looks)} looks, certifier {c.get('certifier')}, sampling "
-                f"{c.get('sampling')}, {self.cost_fraction:.1%} of the evaluations")
+        head = (
+            f"Monitor replay: {self.n_consumed} of {self.n_items} items consumed, "
+            f"{len(self.looks)} looks, certifier {c.get('certifier')}, sampling "
+            f"{c.get('sampling')}, {self.cost_fraction:.1%} of the evaluations"
+        )
         return f"<div><p><b>{html.escape(head)}</b></p>{self.ranking._repr_html_()}</div>"
 
 
@@ -280,6 +289,8 @@ def replay(
         excluded["missing_by_model"] = {
             m: int(c) for m, c in zip(units.models, (~np.isfinite(values)).sum(axis=0)) if c
         }
+    if "inconsistent_prompts" in units.excluded:  # PROMPT_RULE, applied when the table was read
+        excluded["inconsistent_prompts"] = dict(units.excluded["inconsistent_prompts"])
     labels = np.asarray(units.labels, dtype=str)[complete]
     values = values[complete]
     n = values.shape[0]
@@ -315,8 +326,7 @@ def replay(
         "retire": monitor.retire_rule,
         "k": monitor.k,
     }
-    if monitor.freeze:
-        config["freeze"] = True
+    config["freeze"] = bool(monitor.freeze)
     if monitor.bet == "fixed":
         config["lam"] = float(lam)
     if monitor.retire_rule == "width":

@@ -20,9 +20,12 @@ independent of block sizes; see :mod:`rankci.sequential.wealth`). A board is
 * ``error`` if the certified statements ever contradict each other (probability at most alpha);
   scores are still accepted and stored, and the error is reported.
 
-Posts waiting for the board at the same moment are committed in one transaction (group commit,
-:meth:`Board.commit_waiting`, driven by :class:`rankci.service.commits.GroupWriter`); each post
-is still all or nothing, and answered only once its transaction is committed.
+Posts waiting at the same moment, on this board and others, are committed in one transaction
+(group commit, :func:`rankci.service.commits.commit_boards`, driven by
+:class:`rankci.service.commits.GroupWriter`); each post is still all or nothing, and answered
+only once its transaction is committed. What a post may contain is checked by
+:mod:`rankci.service.validation`, where the evaluation stands is computed by
+:mod:`rankci.service.progress`, and what readers see is kept by :mod:`rankci.service.published`.
 """
 
 from __future__ import annotations
@@ -33,41 +36,20 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from rankci.ranking import Ranking
-from rankci.service.commits import Pending
-from rankci.service.snapshot import ScoreTracker, leaderboard_snapshot
+from rankci.service.commits import Pending, Posted, commit_boards
+from rankci.service.progress import needed, next_look, progress
+from rankci.service.published import Published
 from rankci.service.spec import BoardSpec
 from rankci.service.storage import Storage, StorageUnavailable
+from rankci.service.validation import Conflict, Rejected, group_new_cells, validate_entries
 
 __all__ = ["Board", "Conflict", "Posted", "Rejected"]
 
 log = logging.getLogger("rankci.service")
-MAX_REPORTED = 10
-
-
-class Rejected(ValueError):
-    """A malformed post; nothing was stored. ``problems`` lists what is wrong (first ten)."""
-
-    def __init__(self, message: str, problems: list | None = None) -> None:
-        super().__init__(message)
-        self.problems = problems or []
-
-
-class Conflict(Rejected):
-    """A (model, item) that already has a different score; nothing was stored."""
-
-
-@dataclass(frozen=True)
-class Posted:
-    """What a post did: new scores stored, exact repeats ignored; the progress after it."""
-
-    accepted: int
-    duplicates: int
-    progress: dict
 
 
 class Board:
@@ -80,7 +62,6 @@ class Board:
         self.lock = threading.RLock()
         self._waiting: list[Pending] = []  # posts waiting for the next group commit
         self._waiting_lock = threading.Lock()
-        self.last_group = 1  # posts in the last group commit
         n, m = spec.n_items, spec.n_models
         self.order = spec.order
         self.position = np.empty(n, dtype=np.int64)
@@ -94,14 +75,12 @@ class Board:
         self.ranking_look = 0  # the number of the look that produced self.ranking
         self.error: str | None = None
         self.events: list[dict] = []
-        self._snapshot: tuple | None = None
-        self._snapshot_lock = threading.Lock()
         self.render_lock = threading.Lock()  # the web page's sections (see page.py)
-        self._tracker = ScoreTracker(spec)
         self.page_cache: dict = {}
         self.stale = False  # a write's outcome is unknown: rebuild from the database first
         self.page_viewed_at = -1e9  # when the web page last asked for this board
         self.on_look = None  # called with the board after each new look (the page renderer)
+        self.published = Published(self)
         self._publish()
 
     # ------------------------------------------------------------------ loading
@@ -134,35 +113,7 @@ class Board:
 
     def progress(self) -> dict:
         """Where the evaluation stands now (live, not only at the last look)."""
-        spec, mon = self.spec, self.monitor
-        n, m = spec.n_items, spec.n_models
-        active = [] if self.done else mon.needs()
-        remaining = 0 if self.done else (n - mon.t) * int(mon.active.sum())
-        total = n * m
-        return {
-            "state": self.state,
-            "error": self.error,
-            "t": int(mon.t),
-            "n_items": n,
-            "n_models": m,
-            "scores_received": int(self.received),
-            "evaluations": int(mon.evaluations),
-            "evaluations_total": total,
-            "evaluations_remaining": remaining,
-            "evaluations_saved": int(total - mon.evaluations - remaining),
-            "cost_fraction": mon.evaluations / total,
-            "n_looks": len(mon.looks),
-            "next_look_at": self._next_look(),
-            "active": active,
-            "retired": {name: dict(info) for name, info in mon.retired.items()},
-        }
-
-    def _next_look(self) -> int | None:
-        mon = self.monitor
-        if self.done:
-            return None
-        every = self.spec.look_every
-        return int(min((mon.t // every + 1) * every, self.spec.n_items))
+        return progress(self)
 
     # ------------------------------------------------------------------ writing
     def post(self, entries: Sequence[tuple[str, str, float]]) -> Posted:
@@ -182,14 +133,17 @@ class Board:
             self.commit_waiting()
         return pending.outcome()
 
-    def submit(self, entries: Sequence[tuple[str, str, float]], notify=None) -> Pending:
+    def submit(
+        self, entries: Sequence[tuple[str, str, float]], notify=None, loop=None, future=None
+    ) -> Pending:
         """Validate a post and queue it for the next group commit (:meth:`commit_waiting`).
 
-        Raises :class:`Rejected` at once for a malformed post. ``notify()`` is called, from the
-        committing thread, once the post's outcome is known (:meth:`Pending.outcome`).
+        Raises :class:`Rejected` at once for a malformed post. Once the post's outcome is known
+        (:meth:`Pending.outcome`), ``notify()`` is called from the committing thread, or
+        ``future`` is resolved on the asyncio ``loop``.
         """
-        model, item, score = self._validate(entries)
-        pending = Pending(model, item, score, notify)
+        model, item, score = validate_entries(entries, self.model_index, self.item_index)
+        pending = Pending(model, item, score, notify, loop, future)
         with self._waiting_lock:
             self._waiting.append(pending)
         return pending
@@ -200,97 +154,55 @@ class Board:
 
     def commit_waiting(self) -> int:
         """Commit every post waiting now in one transaction, then answer each; returns how many
-        posts were answered.
+        posts were answered (:func:`~rankci.service.commits.commit_boards` of this board alone).
 
         The posts are checked in the order they arrived, each against the scores stored before
         it and the earlier posts of the group (a conflict rejects that post alone). A failed
         transaction fails every post of the group, and changes nothing in memory.
         """
-        with self.lock:
-            with self._waiting_lock:
-                group, self._waiting = self._waiting, []
-            if not group:
-                return 0
-            self.last_group = len(group)
-            try:
-                self._commit_group(group)
-            finally:
-                for pending in group:
-                    if pending.result is None and pending.error is None:  # pragma: no cover
-                        pending.error = RuntimeError("the post could not be committed")
-                    pending.finish()
-            return len(group)
+        return commit_boards([self])
 
-    def _commit_group(self, group: list[Pending]) -> None:
-        claimed: dict[int, float] = {}  # cells new in this group: key -> score
+    def take_waiting(self) -> list[Pending]:
+        """The posts waiting now, removed from the queue (the caller holds :attr:`lock`)."""
+        with self._waiting_lock:
+            group, self._waiting = self._waiting, []
+        return group
+
+    def stage(self, group: list[Pending]) -> tuple[list, tuple | None]:
+        """Check a group against the stored scores: ``(accepted, rows)``, with ``accepted`` the
+        (post, mask of its new scores) of the posts not rejected (the others get their error)
+        and ``rows`` the (model, item, score) arrays to store, or None if nothing is new."""
+        names = (self.spec.models, self.spec.items)
         accepted = []
-        for pending in group:
-            try:
-                new, pos = self._new_cells(pending, claimed)
-            except Rejected as error:
-                pending.error = error
-                continue
-            accepted.append((pending, new, pos))
-        if any(new.any() for _, new, _ in accepted):
-            model = np.concatenate([p.model[new] for p, new, _ in accepted])
-            item = np.concatenate([p.item[new] for p, new, _ in accepted])
-            score = np.concatenate([p.score[new] for p, new, _ in accepted])
-            try:
-                # committed before anything changes in memory (and before any answer)
-                self._store(self.storage.insert_scores, self.num, model, item, score)
-            except Exception as error:
-                for pending, _, _ in accepted:
-                    pending.error = error
-                return
+        for pending, new in zip(group, group_new_cells(self.x, self.position, group, names)):
+            if isinstance(new, Rejected):
+                pending.error = new
+            else:
+                accepted.append((pending, new))
+        if not any(new.any() for _, new in accepted):
+            return accepted, None
+        if len(accepted) == 1:
+            pending, new = accepted[0]
+            return accepted, (pending.model[new], pending.item[new], pending.score[new])
+        return accepted, tuple(
+            np.concatenate([getattr(p, name)[new] for p, new in accepted])
+            for name in ("model", "item", "score")
+        )
+
+    def apply(self, accepted: list, rows: tuple | None) -> None:
+        """After ``rows`` were committed: feed them to the monitor, publish, and answer the
+        ``accepted`` posts (see :meth:`stage`)."""
+        if rows is not None:
+            model, item, score = rows
             self.x[self.position[item], model] = score
             self.received += int(score.size)
             self._advance()
             self._publish()
-        progress = self._published[4]
-        for pending, new, _ in accepted:
+        published = self.published
+        live, text = published.progress, published.progress_json
+        for pending, new in accepted:
             n_new = int(new.sum())
-            pending.result = Posted(n_new, int(len(new) - n_new), progress)
-
-    def _new_cells(self, pending: Pending, claimed: dict) -> tuple[np.ndarray, np.ndarray]:
-        """Which of a post's scores are new; :class:`Conflict` if one contradicts a stored score,
-        a score of an earlier post in the group, or another score of the same post."""
-        model, item, score = pending.model, pending.item, pending.score
-        pos = self.position[item]
-        current = self.x[pos, model]
-        key = pos * self.spec.n_models + model
-        if claimed:
-            for k, cell in enumerate(key.tolist()):
-                earlier = claimed.get(cell)
-                if earlier is not None:
-                    current[k] = earlier
-        known = np.isfinite(current)
-        conflict = known & (current != score)
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        inside = score != score[first][inverse]  # the same cell twice in one post
-        if conflict.any() or inside.any():
-            problems = []
-            for n in np.flatnonzero(conflict | inside)[:MAX_REPORTED]:
-                before = current[n] if conflict[n] else score[first[inverse[n]]]
-                problems.append(
-                    {
-                        "index": int(n),
-                        "model": self.spec.models[model[n]],
-                        "item": self.spec.items[item[n]],
-                        "score": float(score[n]),
-                        "existing_score": float(before),
-                    }
-                )
-            count = int((conflict | inside).sum())
-            raise Conflict(
-                f"{count} score(s) conflict with a different score for the same (model, item);"
-                " scores cannot be changed, nothing was stored",
-                problems,
-            )
-        new = np.zeros(len(score), dtype=bool)
-        new[first] = True
-        new &= ~known
-        claimed.update(zip(key[new].tolist(), score[new].tolist()))
-        return new, pos
+            pending.result = Posted(n_new, int(len(new) - n_new), live, text)
 
     def _store(self, write, *args) -> None:
         """One storage write; a COMMIT of unknown outcome marks the board stale, so that it is
@@ -303,48 +215,6 @@ class Board:
             if error.ambiguous:
                 self.stale = True
             raise
-
-    def _validate(self, entries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = len(entries)
-        if n == 0:
-            raise Rejected("no scores in the post")
-        model = np.empty(n, dtype=np.int64)
-        item = np.empty(n, dtype=np.int64)
-        score = np.empty(n, dtype=float)
-        problems = []
-        models, items = self.model_index, self.item_index
-        for k, (name, item_id, value) in enumerate(entries):
-            j = models.get(name, -1)
-            i = items.get(item_id, -1)
-            model[k], item[k] = j, i
-            if j < 0:
-                problems.append({"index": k, "model": name, "problem": "unknown model"})
-            if i < 0:
-                problems.append({"index": k, "item": item_id, "problem": "unknown item"})
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                problems.append({"index": k, "score": str(value), "problem": "not a number"})
-                score[k] = np.nan
-            else:
-                try:
-                    score[k] = value
-                except OverflowError:  # an integer too large for a float
-                    score[k] = np.inf
-        bad = ~((score >= 0.0) & (score <= 1.0))
-        for k in np.flatnonzero(bad):
-            if not any(p["index"] == k and p["problem"] == "not a number" for p in problems):
-                value = float(score[k]) if np.isfinite(score[k]) else str(entries[k][2])[:40]
-                problems.append({"index": int(k), "score": value, "problem": "outside [0, 1]"})
-        if problems:
-            problems.sort(key=lambda p: p["index"])
-            first = problems[0]
-            what = first.get("model", first.get("item", first.get("score")))
-            raise Rejected(
-                f"{len(problems)} problem(s) in the post, nothing was stored; the first: entry "
-                f"{first['index']}: {first['problem']} {what!r}"
-                + ("" if first["problem"] != "outside [0, 1]" else " (rescale scores to [0, 1])"),
-                problems[:MAX_REPORTED],
-            )
-        return model, item, score
 
     def retire(self, model: str) -> dict:
         """Stop evaluating a model from now on (stored as an event; its pairs are frozen)."""
@@ -417,94 +287,39 @@ class Board:
                 keep = np.zeros_like(active)
                 keep[self.model_index[model]] = active[self.model_index[model]]
                 active = keep
-            columns = np.flatnonzero(active)
-            out: list[dict] = []
-            start = mon.t
-            n = self.spec.n_items
-            if horizon == "look" and not self.done:
-                n = self._next_look()
-            while columns.size and start < n and len(out) < limit:
-                stop = min(n, start + max(64, limit // max(columns.size, 1) + 1))
-                rows, cols = np.nonzero(np.isnan(self.x[start:stop][:, columns]))
-                for r, c in zip(rows[: limit - len(out)], cols[: limit - len(out)]):
-                    p = start + int(r)
-                    out.append(
-                        {
-                            "model": self.spec.models[columns[c]],
-                            "item": self.spec.items[self.order[p]],
-                            "position": p,
-                        }
-                    )
-                start = stop
+            out = needed(self, limit, np.flatnonzero(active), horizon)
             return {
                 "t": int(mon.t),
                 "state": self.state,
                 "active": [self.spec.models[j] for j in np.flatnonzero(mon.active)],
-                "next_look_at": self._next_look(),
+                "next_look_at": next_look(self),
                 "evaluations": out,
             }
 
     def _publish(self) -> None:
-        """Make the state after a change visible to readers (who never wait for a write).
-
-        A new look's leaderboard is computed here, by the writer, so that reads only copy bytes.
-        """
-        before = getattr(self, "_published", None)
-        self._published = (
-            (len(self.monitor.looks), self.error, len(self.events)),
-            self.ranking,
-            self.ranking_look,
-            {name: dict(info) for name, info in self.monitor.retired.items()},
-            self.progress(),
-        )
-        self._current_snapshot()
-        if self.on_look is not None and (before is None or before[0] != self._published[0]):
+        """Make the state after a change visible to readers (who never wait for a write); a new
+        look's leaderboard is computed here, by the writer, so that reads only copy bytes."""
+        if self.published.publish() and self.on_look is not None:
             self.on_look(self)
-
-    def _current_snapshot(self) -> tuple[dict, bytes, dict]:
-        """(snapshot, its JSON, live progress); the snapshot is computed once per look."""
-        published = self._published
-        cached = self._snapshot
-        if cached is None or cached[0] != published[0]:
-            with self._snapshot_lock:
-                published = self._published  # the newest: the tracker only moves forward
-                version, ranking, number, retired, _ = published
-                cached = self._snapshot
-                if cached is None or cached[0] != version:
-                    # rows before the look are final for the models that consumed them, so
-                    # they are read without the board's lock
-                    body = leaderboard_snapshot(
-                        self.spec, ranking, number, self.x, retired, self._tracker
-                    )
-                    text = json.dumps(body, allow_nan=False, separators=(",", ":")).encode()
-                    cached = (version, body, text, ranking)
-                    self._snapshot = cached
-        return cached[1], cached[2], published[4]
 
     def snapshot_current(self) -> bool:
         """Whether the last look's leaderboard is computed already (a read then only copies)."""
-        cached = self._snapshot
-        return cached is not None and cached[0] == self._published[0]
+        return self.published.current()
 
     def look_state(self) -> tuple[dict, Ranking, list[dict]]:
         """The leaderboard, the ranking and the looks of one and the same look (for the page)."""
-        _, _, progress = self._current_snapshot()
-        cached = self._snapshot  # one tuple: its leaderboard and ranking belong together
-        body, ranking = cached[1], cached[3]
+        body, ranking, number = self.published.look()
         with self.lock:  # the looks are only ever appended to
-            looks = [dict(record) for record in self.monitor.looks[: body["look"]["number"]]]
-        return {**body, "progress": progress}, ranking, looks
+            looks = [dict(record) for record in self.monitor.looks[:number]]
+        return body, ranking, looks
 
     def leaderboard(self) -> dict:
         """The leaderboard at the last look, with the live progress."""
-        body, _, progress = self._current_snapshot()
-        return {**body, "progress": progress}
+        return self.published.leaderboard()
 
     def leaderboard_json(self) -> bytes:
         """:meth:`leaderboard` as JSON (the look's part serialised once per look)."""
-        _, text, progress = self._current_snapshot()
-        tail = json.dumps(progress, allow_nan=False, separators=(",", ":")).encode()
-        return text[:-1] + b',"progress":' + tail + b"}"
+        return self.published.leaderboard_json()
 
     def history(self) -> dict:
         with self.lock:

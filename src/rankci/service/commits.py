@@ -1,11 +1,14 @@
-"""Group commit: one writer thread commits the posts waiting on each board, a group at a time.
+"""Group commit: one writer thread commits every post waiting, on every board, in one transaction.
 
 A post is parsed and validated by the request (:meth:`rankci.service.board.Board.submit`), which
-then wakes the :class:`GroupWriter` and waits. The writer takes every post waiting on the board
-at that moment and commits them in one transaction (:meth:`~rankci.service.board.Board.
-commit_waiting`), then answers each. While it waits for one commit to reach the disk, the next
-posts gather, so the cost of a commit (an fsync) is shared by every post waiting for it, and no
-post is answered before the transaction holding its scores is committed.
+then wakes the :class:`GroupWriter` and waits. The writer takes every post waiting at that moment,
+on all the boards of a database, and commits them in one transaction (:func:`commit_boards`):
+one fsync serves them all. While it waits for one commit to reach the disk, the next posts
+gather, so the cost of a commit is shared by every post waiting for it, whichever board it is
+for. No post is answered before the transaction holding its scores is committed; a failed
+transaction fails every post in it, and changes nothing in memory.
+
+Answers are delivered with one wake-up per event loop and commit (not one per post).
 """
 
 from __future__ import annotations
@@ -13,37 +16,51 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from rankci.service.board import Board, Posted
+import numpy as np
 
-__all__ = ["GroupWriter", "Pending"]
+from rankci.service.storage import StorageUnavailable
+
+if TYPE_CHECKING:
+    from rankci.service.board import Board
+
+__all__ = ["GATHER", "GroupWriter", "Pending", "Posted", "commit_boards"]
 
 log = logging.getLogger("rankci.service")
-GATHER = 0.001  # seconds a commit may wait for as many posts as the board's last group had
+GATHER = 0.001  # seconds a commit may wait for as many posts as the last commit had
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What a post did: new scores stored, exact repeats ignored; the progress after it
+    (``progress_json``: the same as JSON bytes)."""
+
+    accepted: int
+    duplicates: int
+    progress: dict
+    progress_json: bytes = b""
 
 
 class Pending:
-    """A validated post waiting for its group's commit
-    (:meth:`rankci.service.board.Board.commit_waiting`)."""
+    """A validated post waiting for its group's commit (:func:`commit_boards`).
 
-    __slots__ = ("model", "item", "score", "notify", "result", "error", "done")
+    Once its outcome is known, ``notify()`` is called (from the committing thread), or, given an
+    asyncio ``loop`` and ``future``, the future is resolved on that loop.
+    """
 
-    def __init__(self, model, item, score, notify=None) -> None:
+    __slots__ = ("model", "item", "score", "notify", "loop", "future", "result", "error", "done")
+
+    def __init__(self, model, item, score, notify=None, loop=None, future=None) -> None:
         self.model, self.item, self.score = model, item, score
         self.notify = notify  # called once the outcome is known
+        self.loop, self.future = loop, future
         self.result: Posted | None = None
         self.error: BaseException | None = None
         self.done = False
-
-    def finish(self) -> None:
-        self.done = True
-        if self.notify is not None:
-            try:
-                self.notify()
-            except Exception:  # pragma: no cover - e.g. the event loop has closed
-                log.exception("a post's answer could not be delivered")
 
     def outcome(self) -> Posted:
         """The post's answer, or the error that refused it (raised)."""
@@ -54,8 +71,101 @@ class Pending:
         return self.result
 
 
+def _settle(futures) -> None:
+    for future in futures:
+        if not future.done():
+            future.set_result(None)
+
+
+def finish(posts: Iterable[Pending]) -> None:
+    """Mark posts answered and wake their waiters: one ``call_soon_threadsafe`` per event loop."""
+    loops: dict[int, tuple] = {}
+    for pending in posts:
+        if pending.result is None and pending.error is None:  # pragma: no cover
+            pending.error = RuntimeError("the post could not be committed")
+        pending.done = True
+        if pending.loop is not None:
+            loops.setdefault(id(pending.loop), (pending.loop, []))[1].append(pending.future)
+        if pending.notify is not None:
+            try:
+                pending.notify()
+            except Exception:  # pragma: no cover
+                log.exception("a post's answer could not be delivered")
+    for loop, futures in loops.values():
+        try:
+            loop.call_soon_threadsafe(_settle, futures)
+        except RuntimeError:  # pragma: no cover - the event loop has closed
+            log.warning("%d answer(s) not delivered: the event loop has closed", len(futures))
+
+
+def commit_boards(boards: Iterable[Board]) -> int:
+    """Commit every post waiting on ``boards`` in one transaction per database, then answer
+    each; returns how many posts were answered.
+
+    Each board's posts are checked in the order they arrived, each against the scores stored
+    before it and the earlier posts of the group (a conflict rejects that post alone). The
+    boards' locks are taken in the order of their numbers (so that two committers never wait
+    for each other), and held until their posts are applied.
+
+    Examples
+    --------
+    See :class:`GroupWriter`; ``Board.commit_waiting()`` is ``commit_boards([board])``.
+    """
+    boards = sorted({id(b): b for b in boards}.values(), key=lambda b: b.num)
+    answered: list[Pending] = []
+    with ExitStack() as held:
+        for board in boards:
+            held.enter_context(board.lock)
+        try:
+            by_storage: dict[int, list] = {}
+            for board in boards:
+                group = board.take_waiting()
+                if not group:
+                    continue
+                answered.extend(group)
+                accepted, rows = board.stage(group)
+                if rows is None:  # nothing new: answered without a write
+                    board.apply(accepted, None)
+                elif board.stale:
+                    error = StorageUnavailable("the board is being reloaded after a database fault")
+                    for pending, _ in accepted:
+                        pending.error = error
+                else:
+                    by_storage.setdefault(id(board.storage), []).append((board, accepted, rows))
+            for staged in by_storage.values():
+                _write(staged)
+        finally:
+            finish(answered)
+    return len(answered)
+
+
+def _write(staged: list) -> None:
+    """One transaction for several boards' new scores; then each board applies its own."""
+    storage = staged[0][0].storage
+    rows = [r for _, _, r in staged]
+    nums = np.concatenate([np.full(len(r[2]), b.num, dtype=np.int64) for b, _, r in staged])
+    try:
+        # committed before anything changes in memory (and before any answer)
+        storage.insert_scores(
+            nums,
+            np.concatenate([r[0] for r in rows]),
+            np.concatenate([r[1] for r in rows]),
+            np.concatenate([r[2] for r in rows]),
+        )
+    except Exception as error:
+        if isinstance(error, StorageUnavailable) and error.ambiguous:
+            for board, _, _ in staged:
+                board.stale = True  # rebuilt from the database before anything else is written
+        for _, accepted, _ in staged:
+            for pending, _ in accepted:
+                pending.error = error
+        return
+    for board, accepted, r in staged:
+        board.apply(accepted, r)
+
+
 class GroupWriter:
-    """The thread that commits waiting posts, board by board (started on first use).
+    """The thread that commits waiting posts, all boards at once (started on first use).
 
     Examples
     --------
@@ -87,21 +197,28 @@ class GroupWriter:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stop = False
+        self._idle = True  # the thread waits for work (not gathering, not committing)
+        self._count = 0  # wake-ups (posts) since the thread last took the boards
+        self.last_posts = 1  # posts in the last commit
 
     def wake(self, board: Board) -> None:
-        """Commit ``board``'s waiting posts soon."""
+        """Commit ``board``'s waiting posts soon (call once per post submitted)."""
         with self._wake:
             if self._stop:
                 # shutting down: commit in the caller's thread, so that no post is left waiting
-                board.commit_waiting()
+                commit_boards([board])
                 return
             self._boards[id(board)] = board
+            self._count += 1
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._loop, name="rankci-commit", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            # wake the thread only when it idles or has gathered enough: every wake-up of it
+            # costs the event loop a hand-over of the interpreter lock
+            if self._idle or self._count >= self.last_posts:
+                self._wake.notify()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Commit what is waiting, then end the thread."""
@@ -115,23 +232,27 @@ class GroupWriter:
     def _loop(self) -> None:
         while True:
             with self._wake:
+                self._idle = True
                 while not self._boards and not self._stop:
                     self._wake.wait()
+                self._idle = False
                 if not self._boards:
                     return
+                # gather: wait up to GATHER for as many posts as the last commit had (their
+                # clients have just been answered and post again), so that one commit serves
+                # them all rather than alternate halves
+                deadline = time.monotonic() + GATHER
+                while self._count < self.last_posts and not self._stop:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._wake.wait(left)
                 boards = list(self._boards.values())
                 self._boards.clear()
-            for board in boards:
-                _gather(board)
-                try:
-                    board.commit_waiting()
-                except Exception:  # pragma: no cover - every post is answered regardless
-                    log.exception("committing the posts of board %s failed", board.spec.id)
-
-
-def _gather(board: Board) -> None:
-    """Wait up to :data:`GATHER` for the clients of the last group to post again (their answers
-    have just left), so that one commit serves them all rather than alternate halves."""
-    deadline = time.perf_counter() + GATHER
-    while board.waiting() < board.last_group and time.perf_counter() < deadline:
-        time.sleep(0.0001)
+                self._count = 0
+            try:
+                n = commit_boards(boards)
+                if n:
+                    self.last_posts = n
+            except Exception:  # pragma: no cover - every post is answered regardless
+                log.exception("committing the posts of %d board(s) failed", len(boards))

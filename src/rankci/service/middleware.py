@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 __all__ = ["CSP", "DEFAULT_BODY_TIMEOUT", "SECURITY_HEADERS", "BodyLimit", "secured"]
 
 DEFAULT_BODY_TIMEOUT = 30.0
+_timeout_at = getattr(asyncio, "timeout_at", None)
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
@@ -60,7 +61,8 @@ class BodyLimit:
             return await response(scope, receive, secured(send))
         seen = 0
         began = time.perf_counter()
-        deadline = time.monotonic() + self.body_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
         complete = False
 
         async def timed_send(message):
@@ -78,7 +80,11 @@ class BodyLimit:
             if complete:  # after the body: e.g. a streaming response waiting for a disconnect
                 return await receive()
             try:
-                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
+                if _timeout_at is not None:  # one timer, no extra task (Python >= 3.11)
+                    async with _timeout_at(deadline):
+                        message = await receive()
+                else:  # pragma: no cover - Python 3.10
+                    message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
             except asyncio.TimeoutError:
                 raise StarletteHTTPException(
                     408, f"the request body was not received within {self.body_timeout:g} s"

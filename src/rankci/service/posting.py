@@ -1,10 +1,11 @@
 """Score posts and leaderboard reads on the event loop: parsing, the group-commit wait, the answer.
 
 The two requests a running evaluation makes most - posting scores and reading the leaderboard -
-are answered by :class:`FastPaths`, an ASGI layer in front of the FastAPI router, whenever they
-need nothing but memory (the board is loaded, its tokens are HMAC hashes): no routing, no
-dependency solving, no hop to a worker thread, so a wrong token is refused (403, 404 or 429)
-for a few microseconds of work. The answers are exactly those of the routes in
+are answered by :class:`FastPaths`, an ASGI layer in front of FastAPI (its middleware, telemetry
+and router), whenever they need nothing but memory (the board is loaded, its tokens are HMAC
+hashes): no routing, no dependency solving, no hop to a worker thread, so a wrong token is
+refused (403, 404 or 429) for a few microseconds of work. A post's answer is joined from bytes
+(the progress is encoded once per commit). The answers are exactly those of the routes in
 :mod:`rankci.service.app`, which serve every other case (a board not yet loaded, a legacy token
 hash) and document the API. A post's body is parsed on the event loop when it is small
 (:data:`INLINE_BODY`), in a worker thread otherwise; the post then waits, off the event loop,
@@ -77,8 +78,9 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def submit(board: Board, body: bytes, notify) -> Pending:
-    """Parse and validate a post's body, and queue it for the board's next group commit."""
+def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
+    """Parse and validate a post's body, and queue it for the board's next group commit (its
+    ``future`` is resolved on ``loop`` once the post is committed or refused)."""
     try:
         data = json.loads(body, parse_constant=_no_constant)
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN / Infinity
@@ -96,39 +98,30 @@ def submit(board: Board, body: bytes, notify) -> Pending:
     scores = parsed.scores if isinstance(parsed, ScoreBatch) else [parsed]
     entries = [(s.model, str(s.item), s.score) for s in scores]
     try:
-        return board.submit(entries, notify)
+        return board.submit(entries, loop=loop, future=future)
     except Rejected as error:
         raise rejected(error) from None
 
 
-def answer(pending: Pending) -> JSONResponse:
-    """The answer to a committed post (raises for a refused one)."""
+def answer(pending: Pending) -> Response:
+    """The answer to a committed post (raises for a refused one): JSON bytes joined from the
+    counts and the progress the commit published (encoded once per commit, not per post)."""
     try:
         posted = pending.outcome()
     except Rejected as error:
         raise rejected(error) from None
-    return JSONResponse(
-        {"accepted": posted.accepted, "duplicates": posted.duplicates, "progress": posted.progress}
-    )
+    head = b'{"accepted":%d,"duplicates":%d,"progress":' % (posted.accepted, posted.duplicates)
+    return Response(head + posted.progress_json + b"}", media_type="application/json")
 
 
-def _settle(future) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-async def wait_for_commit(board: Board, body: bytes, commits: GroupWriter) -> JSONResponse:
+async def wait_for_commit(board: Board, body: bytes, commits: GroupWriter) -> Response:
     """Submit a post's body and wait (off the event loop) until its group is committed."""
     loop = asyncio.get_running_loop()
     answered = loop.create_future()
-
-    def notify() -> None:
-        loop.call_soon_threadsafe(_settle, answered)
-
     if len(body) <= INLINE_BODY:
-        pending = submit(board, body, notify)
+        pending = submit(board, body, loop, answered)
     else:
-        pending = await run_in_threadpool(submit, board, body, notify)
+        pending = await run_in_threadpool(submit, board, body, loop, answered)
     commits.wake(board)
     await answered
     return answer(pending)

@@ -1,11 +1,18 @@
-"""A header deadline for uvicorn's HTTP/1.1 protocol (h11): slow clients cannot hold a
-connection open by sending a request's headers a byte at a time.
+"""A header deadline for uvicorn's HTTP/1.1 protocols: slow clients cannot hold a connection open
+by sending a request's headers a byte at a time.
 
 uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but has no limit on how long
 a request's headers may take. :func:`guarded_protocol` gives a protocol class that closes the
 connection when a request's headers are not complete ``seconds`` after the connection opened
 or after the request's first byte. The body's deadline is the ASGI middleware's
-(:mod:`rankci.service.app`, 408).
+(:mod:`rankci.service.middleware`, 408).
+
+The protocol is uvicorn's httptools one (the C parser ``llhttp``, installed by
+``uvicorn[standard]``) when httptools is installed, else its pure-Python h11 one. Parsing a
+request with h11 costs a few hundred microseconds of Python on the event loop, httptools a few;
+that is most of what a single-score post or a refused wrong-token request costs the server. The
+httptools class also refuses a request line plus headers longer than uvicorn's
+``h11_max_incomplete_event_size`` (400 and close, as h11 does), which llhttp does not limit.
 """
 
 from __future__ import annotations
@@ -13,11 +20,18 @@ from __future__ import annotations
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+try:  # uvicorn[standard]
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # pragma: no cover - httptools not installed
+    HttpToolsProtocol = None
+
 __all__ = ["guarded_protocol"]
 
+DEFAULT_MAX_HEADERS = 64 * 1024  # bytes of request line and headers (httptools protocol)
 
-def guarded_protocol(seconds: float) -> type:
-    """A uvicorn h11 protocol class that closes a connection whose request headers are late.
+
+def guarded_protocol(seconds: float, parser: str = "auto") -> type:
+    """A uvicorn protocol class that closes a connection whose request headers are late.
 
     The connection is closed when a request's line and headers are not complete ``seconds`` after
     the connection opened (or after the first byte of a later request on it).
@@ -26,11 +40,13 @@ def guarded_protocol(seconds: float) -> type:
     ----------
     seconds : float
         Header deadline.
+    parser : {"auto", "httptools", "h11"}, default "auto"
+        The HTTP parser: httptools when it is installed ("auto"), else h11.
 
     Returns
     -------
     type
-        A subclass of ``uvicorn.protocols.http.h11_impl.H11Protocol`` (pass it as uvicorn's
+        A subclass of uvicorn's ``HttpToolsProtocol`` or ``H11Protocol`` (pass it as uvicorn's
         ``http=``).
 
     References
@@ -42,10 +58,18 @@ def guarded_protocol(seconds: float) -> type:
     Examples
     --------
     >>> from uvicorn.protocols.http.h11_impl import H11Protocol
-    >>> protocol = guarded_protocol(5.0)
+    >>> protocol = guarded_protocol(5.0, parser="h11")
     >>> protocol.__name__, protocol.header_timeout, issubclass(protocol, H11Protocol)
     ('GuardedH11Protocol', 5.0, True)
+    >>> guarded_protocol(5.0).header_timeout
+    5.0
     """
+    if parser not in ("auto", "httptools", "h11"):
+        raise ValueError(f"parser must be 'auto', 'httptools' or 'h11', got {parser!r}")
+    if parser == "httptools" and HttpToolsProtocol is None:
+        raise ValueError("parser='httptools' needs httptools (pip install 'uvicorn[standard]')")
+    if parser != "h11" and HttpToolsProtocol is not None:
+        return _httptools_protocol(seconds)
 
     class GuardedH11Protocol(H11Protocol):
         header_timeout = seconds
@@ -81,3 +105,63 @@ def guarded_protocol(seconds: float) -> type:
                 self.transport.close()
 
     return GuardedH11Protocol
+
+
+def _httptools_protocol(seconds: float) -> type:
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
+        header_timeout = seconds
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._header_bytes = 0
+            self._completed = 0  # requests whose headers were complete
+            self._in_headers = True  # the first bytes are a request line and headers
+            self._max_headers = (
+                getattr(self.config, "h11_max_incomplete_event_size", None) or DEFAULT_MAX_HEADERS
+            )
+            self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+
+        def data_received(self, data: bytes) -> None:
+            completed, inside = self._completed, self._in_headers
+            super().data_received(data)
+            if inside and self._in_headers and completed == self._completed:
+                # these bytes are all part of one request line and headers, still incomplete
+                self._header_bytes += len(data)
+                if self._header_bytes > self._max_headers and not self.transport.is_closing():
+                    self._cancel_header_timer()
+                    self.send_400_response("Invalid HTTP request received.")
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._in_headers = True
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+
+        def on_headers_complete(self) -> None:
+            self._in_headers = False
+            self._header_bytes = 0
+            self._completed += 1
+            self._cancel_header_timer()
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._in_headers = True  # what comes next is the next request's line and headers
+
+        def connection_lost(self, exc) -> None:
+            self._cancel_header_timer()
+            super().connection_lost(exc)
+
+        def _cancel_header_timer(self) -> None:
+            timer = getattr(self, "_header_timer", None)
+            if timer is not None:
+                timer.cancel()
+                self._header_timer = None
+
+        def _header_expired(self) -> None:
+            self._header_timer = None
+            if self._in_headers and not self.transport.is_closing():
+                # still waiting for (the rest of) a request line and its headers
+                self.transport.close()
+
+    return GuardedHttpToolsProtocol

@@ -356,9 +356,13 @@ class Storage:
 
         self._run(work, write=True)
 
-    def insert_scores(self, num: int, model: np.ndarray, item: np.ndarray, score: np.ndarray):
-        """Insert new scores in one transaction and commit (the caller checked they are new)."""
-        rows = list(zip([num] * len(model), model.tolist(), item.tolist(), score.tolist()))
+    def insert_scores(self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray):
+        """Insert new scores in one transaction and commit (the caller checked they are new).
+
+        ``num`` is the board's number, or an array of one per score (several boards' scores
+        in one transaction: a group commit)."""
+        nums = np.broadcast_to(np.asarray(num, dtype=np.int64), np.shape(model)).tolist()
+        rows = list(zip(nums, model.tolist(), item.tolist(), score.tolist()))
         self._run(lambda cur: self._bulk_insert(cur, rows), write=True)
 
     def load_scores(self, num: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
