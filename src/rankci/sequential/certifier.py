@@ -140,17 +140,23 @@ def boolean_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     [[False, True], [False, False]]
     """
     a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    n = a.shape[1]
-    pad = (-n) % 64
-    left = np.ascontiguousarray(np.packbits(np.pad(a, ((0, 0), (0, pad))), axis=1))
-    right = np.ascontiguousarray(np.packbits(np.pad(b.T, ((0, 0), (0, pad))), axis=1))
-    left, right = left.view(np.uint64), right.view(np.uint64)
-    out = np.zeros((a.shape[0], b.shape[1]), dtype=bool)
-    work = np.empty(out.shape, dtype=np.uint64)
-    for k in range(left.shape[1]):  # OR over the words of AND-ed bits
-        np.bitwise_and(left[:, k, None], right[None, :, k], out=work)
-        out |= work != 0
-    return out
+    words = max(1, -(-a.shape[1] // 64))
+    left, right = _packed(a, words), _packed(b.T, words)
+    acc = np.bitwise_and(left[:, 0, None], right[None, :, 0])
+    if words > 1:
+        work = np.empty_like(acc)
+        for k in range(1, words):  # OR over the words of AND-ed bits
+            np.bitwise_and(left[:, k, None], right[None, :, k], out=work)
+            acc |= work
+    return acc != 0
+
+
+def _packed(rows: np.ndarray, words: int) -> np.ndarray:
+    """The rows of a boolean matrix as bits packed into ``words`` uint64 words (zero padded)."""
+    out = np.zeros((rows.shape[0], 8 * words), dtype=np.uint8)
+    packed = np.packbits(rows, axis=1)
+    out[:, : packed.shape[1]] = packed
+    return out.view(np.uint64)
 
 
 def may_reach(capped: np.ndarray, threshold: float, pairs: np.ndarray) -> np.ndarray:

@@ -103,10 +103,10 @@ def frozen_view(log_wealth: np.ndarray, dominance: np.ndarray) -> tuple[np.ndarr
     >>> lw.tolist()[:2], todo.tolist()[0]
     ([[0.0, inf, 0.0], [-inf, 0.0, 0.0]], [False, False, True])
     """
-    out = np.array(log_wealth, dtype=float)
-    out[dominance] = np.inf
-    out[dominance.T] = -np.inf
-    candidates = ~(dominance | dominance.T)
+    out = np.where(dominance, np.inf, np.asarray(log_wealth, dtype=float))
+    np.copyto(out, -np.inf, where=dominance.T)
+    candidates = dominance | dominance.T
+    np.logical_not(candidates, out=candidates)
     np.fill_diagonal(candidates, False)
     return out, candidates
 

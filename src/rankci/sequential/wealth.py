@@ -186,14 +186,20 @@ class PairWealth(WealthUpdates):
         out = np.full(m * m, np.nan)
         flat = np.flatnonzero(pairs)
         comp = np.take(self._log.reshape(k, -1), flat, axis=1)
-        comp += np.log(np.take(self._part.reshape(k, -1), flat, axis=1))
+        work = np.take(self._part.reshape(k, -1), flat, axis=1)
+        comp += np.log(work, out=work)
         if self.constant:
             comp += self._items_since_commit_at(flat)[None] * self._log_lam[:, :, 0]
         if k == 1:
             out[flat] = comp[0]
-        else:
+        else:  # top + log(sum_k exp(comp_k - top)) - log(k), in place (the same operations)
             top = comp.max(axis=0)
-            out[flat] = top + np.log(np.exp(comp - top).sum(axis=0)) - np.log(k)
+            comp -= top
+            total = np.exp(comp, out=comp).sum(axis=0)
+            np.log(total, out=total)
+            np.add(top, total, out=total)
+            total -= np.log(k)
+            out[flat] = total
         return out.reshape(m, m)
 
     # ------------------------------------------------------------------ freezing
@@ -220,7 +226,10 @@ class PairWealth(WealthUpdates):
         if count:
             self._pair_stop[new] = self.t
             self.n_frozen_pairs += count
-            self._pairs = None
+            if self._pairs is not None:  # the cached list minus the new pairs (order kept)
+                key, ri, ci, flat = self._pairs
+                keep = self._pair_stop.ravel().take(flat) < 0
+                self._pairs = (key, ri[keep], ci[keep], flat[keep])
         return count
 
     # ------------------------------------------------------------------ state
