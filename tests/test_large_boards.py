@@ -39,7 +39,7 @@ def _reference_t(x: np.ndarray, delta: float, normal: bool):
     stat = pw_module.studentize(mean, delta, se, zero)
     df = (n - 1).astype(float)
     p = special.ndtr(-stat) if normal else special.stdtr(np.maximum(df, 1.0), -stat)
-    p = pw_module._zero_variance_floor(x, p, mean, delta, n, zero)
+    p = pw_module._exact_floor(x, p, mean, delta, n, zero, 0)
     return mean, np.where(n >= 2, stat, np.nan), np.where(n >= 2, p, 1.0), se
 
 
@@ -87,7 +87,9 @@ def test_missing_cells_take_the_general_path_with_the_same_tail():
         stat = pw_module.studentize(mean, 0.0, np.sqrt(var / n), zero)
     df = np.maximum((n - 1).astype(float), 1.0)
     got = pw_module._t_or_z(x, 0.0, normal=False)[2]
-    expected = pw_module._zero_variance_floor(x, special.stdtr(df, -stat), mean, 0.0, n, zero)
+    expected = pw_module._exact_floor(
+        x, special.stdtr(df, -stat), mean, 0.0, n, zero, 0
+    )
     np.testing.assert_array_equal(got, np.where(n >= 2, expected, 1.0))
 
 

@@ -544,12 +544,7 @@ def _t_or_z(x: np.ndarray, delta: float, normal: bool, exact_bound_n: int = 0):
     else:
         pvalue = t_upper_tail(stat, np.maximum(df, 1.0))
         df_out = df
-    pvalue = _zero_variance_floor(x, pvalue, mean, delta, n, zero)
-    if exact_bound_n and abs(delta) < 1 and _bounded(x):  # |delta| >= 1: no bound applies
-        small = n <= exact_bound_n
-        if small.any():
-            floor = bounded_pvalue(mean, delta, n)
-            pvalue = np.where(small, np.maximum(pvalue, floor), pvalue)
+    pvalue = _exact_floor(x, pvalue, mean, delta, n, zero, exact_bound_n)
     pvalue = np.where(n >= 2, pvalue, 1.0)
     stat = np.where(n >= 2, stat, np.nan)
     return mean, stat, pvalue, n, np.where(n >= 2, se, np.nan), df_out
@@ -681,20 +676,26 @@ def t_upper_tail(
     return out
 
 
-def _zero_variance_floor(x, pvalue, mean, delta, n, zero):
-    """The rule for a zero variance of the differences: it is never evidence.
+def _exact_floor(x, pvalue, mean, delta, n, zero, exact_bound_n):
+    """Where the test's p-value is replaced or floored by the exact bound of :func:`bounded_pvalue`.
 
-    A pair whose differences are all equal has ``sd = 0``, so ``t = +-inf`` and ``p = 0``: two
-    items won twice would be "certain". There the studentized statistic is undefined, and the
-    p-value is instead the exact bound of :func:`bounded_pvalue` (valid for any law of the
-    differences on [-1, 1], at every n): two wins out of two give p = 1/4, never 0. Where the
-    variance is positive the test is used as it is. Scores outside [0, 1] (``bounds=None``)
-    have no exact bound: a zero variance then gives p = 1.
+    * A zero variance of the differences is never evidence. A pair whose differences are all
+      equal has ``sd = 0``, so ``t = +-inf`` and ``p = 0``: two items won twice would be
+      "certain". There the studentized statistic is undefined, and the p-value is instead the
+      exact bound (valid for any law of the differences on [-1, 1], at every n): two wins out of
+      two give p = 1/4, never 0. Scores outside [0, 1] (``bounds=None``) have no exact bound: a
+      zero variance then gives p = 1.
+    * Few units: a pair with at most ``exact_bound_n`` units gets ``max(p, bound)`` (scores in
+      [0, 1] and ``|delta| < 1`` only, where the bound is defined).
+
+    Elsewhere the test is used as it is. :func:`_t_or_z_complete` applies the same rule to its
+    blocks of rows.
     """
-    if not zero.any():
+    floored = zero | (n <= exact_bound_n) if exact_bound_n and abs(delta) < 1 else zero
+    if not np.any(floored):
         return pvalue
     if _bounded(x):
-        return np.where(zero, np.maximum(pvalue, bounded_pvalue(mean, delta, n)), pvalue)
+        return np.where(floored, np.maximum(pvalue, bounded_pvalue(mean, delta, n)), pvalue)
     return np.where(zero, 1.0, pvalue)
 
 
