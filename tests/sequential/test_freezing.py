@@ -72,6 +72,42 @@ def test_the_pruning_bound_never_drops_a_pair_the_statistic_certifies():
             assert not (reach & ~kept).any()
 
 
+def test_the_pruning_bound_on_part_of_the_pairs_keeps_every_pair_the_statistic_certifies():
+    # sparse and dense candidate sets, whole rows missing: both ways of evaluating the bounds
+    # (the whole matrix, or the block of the rows and columns involved) and both ways of
+    # looking for a third model (the whole boolean product, or the block)
+    rng = np.random.default_rng(11)
+    for m in (6, 40, 120):
+        threshold = m * (m - 1) / ALPHA
+        for _ in range(25):
+            lw = rng.normal(0.0, 1.0, (m, m)) * rng.choice([1.0, 6.0, 14.0])
+            capped = capped_wealth(lw, threshold)
+            pairs = rng.random((m, m)) < rng.choice([0.02, 0.2, 0.7, 1.0])
+            if rng.random() < 0.5:
+                pairs[rng.random(m) < 0.6] = False
+            np.fill_diagonal(pairs, False)
+            reach = shortcut_statistic(capped, pairs) >= threshold
+            kept = may_reach(capped, threshold, pairs)
+            assert not (kept & ~pairs).any()
+            assert not (reach & pairs & ~kept).any()
+
+
+def test_items_since_commit_per_pair_agrees_with_the_dense_count():
+    rng = np.random.default_rng(12)
+    m, n = 7, 500
+    x = (rng.random((n, m)) < 0.5).astype(float)
+    wealth = PairWealth(m, n_items=n)
+    flat = np.flatnonzero(~np.eye(m, dtype=bool))
+    for step, block in enumerate(range(0, n, 37)):
+        wealth.update(x[block : block + 37])
+        if step == 3:
+            wealth.freeze_pairs(rng.random((m, m)) < 0.3)  # every model still active
+        if step == 6:
+            wealth.retire([2])
+        dense = wealth._pair_items_since_commit().ravel()[flat]
+        assert np.array_equal(wealth._items_since_commit_at(flat), dense)
+
+
 @pytest.mark.parametrize("bet", ["mixture", "agrapa", "ons"])
 def test_frozen_pairs_keep_their_wealth_and_the_others_keep_their_bits(bet):
     rng = np.random.default_rng(2)

@@ -180,7 +180,9 @@ def may_reach(capped: np.ndarray, threshold: float, pairs: np.ndarray) -> np.nda
     if rows.size == 0:
         return keep
     level = threshold * (1.0 - 1e-9)
-    whole = rows.size == m and cols.size == m
+    whole = 2 * rows.size * cols.size > m * m  # most of the matrix: all of it
+    if whole:
+        rows = cols = np.arange(m)
     sub = np.ix_(rows, cols)
     block = e if whole else e[sub]
     simple = block + np.minimum(e.sum(axis=1)[rows, None], e.sum(axis=0)[None, cols])
@@ -190,16 +192,39 @@ def may_reach(capped: np.ndarray, threshold: float, pairs: np.ndarray) -> np.nda
     bound = block + small.sum(axis=1)[rows, None]
     bound += small.sum(axis=0)[None, cols]
     open_ = ~(bound >= level) & may  # only these need a third model with both terms big
-    if open_.any():
-        r, c = np.flatnonzero(open_.any(axis=1)), np.flatnonzero(open_.any(axis=0))
+    n_open = int(np.count_nonzero(open_))
+    if n_open and 16 * n_open < m * m:  # few pairs: look for a third model pair by pair
+        jo, lo = np.nonzero(open_)
         some = np.zeros_like(open_)
-        some[np.ix_(r, c)] = boolean_product(big[rows[r]], big[:, cols[c]])
+        some[jo, lo] = _some_third(big, rows[jo], cols[lo])
+        may &= ~open_ | some
+    elif n_open:
+        r, c = np.flatnonzero(open_.any(axis=1)), np.flatnonzero(open_.any(axis=0))
+        if 2 * r.size * c.size > rows.size * cols.size:  # most of the block: all of it
+            some = boolean_product(big if whole else big[rows], big if whole else big[:, cols])
+        else:
+            some = np.zeros_like(open_)
+            some[np.ix_(r, c)] = boolean_product(big[rows[r]], big[:, cols[c]])
         may &= ~open_ | some
     if whole:
         keep &= may
     else:
         keep[sub] &= may
     return keep
+
+
+def _some_third(big: np.ndarray, jj: np.ndarray, ll: np.ndarray) -> np.ndarray:
+    """For each listed pair (j, l), whether some m has ``big[j, m]`` and ``big[m, l]``: the
+    rows of ``big`` and of its transpose as packed bits, AND-ed word by word."""
+    words = max(1, -(-big.shape[1] // 64))
+    left, right = _packed(big, words).T.copy(), _packed(big.T, words).T.copy()
+    found = left[0].take(jj)
+    found &= right[0].take(ll)
+    for k in range(1, words):
+        both = left[k].take(jj)
+        both &= right[k].take(ll)
+        found |= both
+    return found != 0
 
 
 def certify_shortcut(

@@ -114,9 +114,12 @@ class WealthUpdates:
 
     def _items_since_commit_at(self, flat: np.ndarray) -> np.ndarray:
         """:meth:`_pair_items_since_commit` at the flat M x M indices ``flat`` (same values)."""
-        j, l = np.divmod(flat, self.n_models)
-        last = np.where(self._stop < 0, self.t, self._stop)
-        since = np.maximum(np.minimum(last[j], last[l]) - self._t_commit, 0)
+        if self._all_active:  # min(last_j, last_l) = t for every pair
+            since = np.full(flat.size, max(self.t - self._t_commit, 0), dtype=np.int64)
+        else:
+            j, l = np.divmod(flat, self.n_models)
+            last = np.where(self._stop < 0, self.t, self._stop)
+            since = np.maximum(np.minimum(last[j], last[l]) - self._t_commit, 0)
         if self.n_frozen_pairs:
             pair = self._pair_stop.ravel().take(flat)
             frozen = np.minimum(since, np.maximum(pair - self._t_commit, 0))
