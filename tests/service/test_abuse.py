@@ -262,6 +262,58 @@ def test_oversized_headers_are_refused_and_large_bodies_are_not(tmp_path):
         api.close()
 
 
+def _data_segments_received(sock) -> int:
+    """Linux ``tcp_info.tcpi_data_segs_in`` (segments with payload) of a connected socket."""
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    return int.from_bytes(info[152:156], "little")
+
+
+def _one_response(sock, pending: bytes) -> tuple[bytes, bytes]:
+    while b"\r\n\r\n" not in pending:
+        pending += sock.recv(65536)
+    head, rest = pending.split(b"\r\n\r\n", 1)
+    size = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+    while len(rest) < size:
+        rest += sock.recv(65536)
+    return head, rest[size:]
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_INFO"), reason="tcp_info is Linux's")
+def test_a_response_head_and_body_leave_in_one_segment(tmp_path):
+    # uvicorn writes the head and the body separately; corked, they are one segment (one
+    # delivery and one wake-up of the client instead of two); kept alive across requests
+    with running(str(tmp_path / "b.sqlite"), tmp_path / "log") as server:
+        api = server.client()
+        board_id, token, _ = _board(api)
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        before, pending = _data_segments_received(sock), b""
+        requests = 0
+        for item in ("1", "2", "3"):
+            for model in ("a", "b"):
+                body = json.dumps({"model": model, "item": item, "score": 1.0}).encode()
+                sock.sendall(
+                    f"POST /api/boards/{board_id}/scores HTTP/1.1\r\nHost: t\r\n"
+                    f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                head, pending = _one_response(sock, pending)
+                assert head.startswith(b"HTTP/1.1 200"), head
+                sock.sendall(
+                    f"GET /api/boards/{board_id}/leaderboard HTTP/1.1\r\nHost: t\r\n\r\n".encode()
+                )
+                head, pending = _one_response(sock, pending)
+                assert head.startswith(b"HTTP/1.1 200"), head
+                requests += 2
+        assert _data_segments_received(sock) - before == requests
+        sock.close()
+        # a streamed answer still arrives whole, and the board took every score
+        status, text = api.get(f"/api/boards/{board_id}/scores?format=jsonl")
+        assert status == 200 and len(text.strip().splitlines()) == 6, text
+        api.close()
+
+
 def test_slow_clients_are_cut_off(tmp_path):
     with running(
         str(tmp_path / "b.sqlite"),

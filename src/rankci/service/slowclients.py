@@ -17,6 +17,8 @@ httptools class also refuses a request line plus headers longer than uvicorn's
 
 from __future__ import annotations
 
+import socket
+
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -27,14 +29,22 @@ except ImportError:  # pragma: no cover - httptools not installed
 
 __all__ = ["guarded_protocol"]
 
+_TCP_CORK = getattr(socket, "TCP_CORK", None)  # Linux
 DEFAULT_MAX_HEADERS = 64 * 1024  # bytes of request line and headers (httptools protocol)
 
 
-def guarded_protocol(seconds: float, parser: str = "auto") -> type:
+def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True) -> type:
     """A uvicorn protocol class that closes a connection whose request headers are late.
 
     The connection is closed when a request's line and headers are not complete ``seconds`` after
     the connection opened (or after the first byte of a later request on it).
+
+    With ``coalesce`` (httptools protocol, Linux), a response's status line and headers and its
+    body leave in one TCP segment: uvicorn writes them to the socket separately, and on loopback
+    or a fast network each write is its own segment, which the client's kernel delivers and its
+    process wakes up for. The socket is corked (``TCP_CORK``) from the end of a request's headers
+    to the end of its response (not for a request that expects ``100 Continue``, which must go
+    out at once); the kernel sends full segments meanwhile, so a streamed response still flows.
 
     Parameters
     ----------
@@ -42,6 +52,8 @@ def guarded_protocol(seconds: float, parser: str = "auto") -> type:
         Header deadline.
     parser : {"auto", "httptools", "h11"}, default "auto"
         The HTTP parser: httptools when it is installed ("auto"), else h11.
+    coalesce : bool, default True
+        Send each response's head and body together (see above; httptools only).
 
     Returns
     -------
@@ -52,6 +64,7 @@ def guarded_protocol(seconds: float, parser: str = "auto") -> type:
     References
     ----------
     Fielding, R., Nottingham, M. and Reschke, J. (2022). HTTP/1.1. RFC 9112 (message parsing).
+    Linux ``tcp(7)``: ``TCP_CORK``.
     uvicorn documentation, "Settings" (``--http``, ``--timeout-keep-alive``),
     https://www.uvicorn.org/settings/.
 
@@ -69,7 +82,7 @@ def guarded_protocol(seconds: float, parser: str = "auto") -> type:
     if parser == "httptools" and HttpToolsProtocol is None:
         raise ValueError("parser='httptools' needs httptools (pip install 'uvicorn[standard]')")
     if parser != "h11" and HttpToolsProtocol is not None:
-        return _httptools_protocol(seconds)
+        return _httptools_protocol(seconds, coalesce and _TCP_CORK is not None)
 
     class GuardedH11Protocol(H11Protocol):
         header_timeout = seconds
@@ -107,9 +120,10 @@ def guarded_protocol(seconds: float, parser: str = "auto") -> type:
     return GuardedH11Protocol
 
 
-def _httptools_protocol(seconds: float) -> type:
+def _httptools_protocol(seconds: float, coalesce: bool) -> type:
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         header_timeout = seconds
+        coalesces = coalesce
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -142,7 +156,22 @@ def _httptools_protocol(seconds: float) -> type:
             self._header_bytes = 0
             self._completed += 1
             self._cancel_header_timer()
+            if self.coalesces and not self.expect_100_continue:
+                self._cork(1)  # the response's head waits for its body (or a full segment)
             super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            if self.coalesces:
+                self._cork(0)  # out it goes
+            super().on_response_complete()
+
+        def _cork(self, on: int) -> None:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None and not self.transport.is_closing():
+                try:
+                    sock.setsockopt(socket.IPPROTO_TCP, _TCP_CORK, on)
+                except OSError:  # pragma: no cover - not a TCP socket
+                    pass
 
         def on_message_complete(self) -> None:
             super().on_message_complete()

@@ -61,6 +61,15 @@ def validate_entries(
     n = len(entries)
     if n == 0:
         raise Rejected("no scores in the post")
+    if n == 1:  # the single score of a harness hook: the same checks, without the array work
+        name, item_id, value = entries[0]
+        j, i = model_index.get(name, -1), item_index.get(item_id, -1)
+        if j >= 0 and i >= 0 and type(value) in _NUMBER and 0.0 <= value <= 1.0:
+            return (
+                np.array([j], dtype=np.int64),
+                np.array([i], dtype=np.int64),
+                np.array([value], dtype=float),
+            )
     names, ids, values = zip(*entries)
     model = np.fromiter((model_index.get(name, -1) for name in names), np.int64, n)
     item = np.fromiter((item_index.get(i, -1) for i in ids), np.int64, n)
