@@ -172,3 +172,10 @@ def test_service_benchmark_quick():
         "5",
     )
     assert "| sustained ingest" in out and "leaderboard read at rest" in out
+    # single-score posts from raw-socket clients (the issue-17 rows), each one acknowledged
+    out = _run(
+        "bench_service.py",
+        *("--models", "4", "--items", "50", "--batch", "1", "--clients", "2"),
+        *("--raw-clients", "--repeat", "1", "--reads", "5"),
+    )
+    assert "2 raw-socket client(s)" in out and "the posting clients' CPU time" in out
