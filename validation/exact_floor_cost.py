@@ -29,13 +29,12 @@ Run:  python validation/exact_floor_cost.py          (both datasets; seconds; re
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _results import save_record  # validation/_results.py
 from scipy import optimize
 
 import rankci
@@ -138,17 +137,8 @@ def main(argv=None) -> int:
                 f"{r['holm_first_threshold']:.3g} ({reach})"
             )
     record = {"alpha": ALPHA, "rankci": rankci.__version__, "rows": rows}
-    if args.quick and args.out is None:
-        with tempfile.TemporaryDirectory() as scratch:  # keep the recorded results
-            write(record, Path(scratch) / RESULTS.name)
-    else:
-        write(record, Path(args.out) if args.out else RESULTS)
+    save_record(record, RESULTS, args.out, args.quick)
     return 0
-
-
-def write(record: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

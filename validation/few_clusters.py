@@ -56,13 +56,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
 import warnings
 from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
+from _results import save_record  # validation/_results.py
 from scipy import special
 
 import rankci
@@ -289,17 +289,8 @@ def main(argv=None) -> int:
         "one_cluster": refused,
         "cells": cells,
     }
-    if args.quick and args.out is None:
-        with tempfile.TemporaryDirectory() as scratch:  # keep the recorded full-study results
-            write(record, Path(scratch) / RESULTS.name)
-    else:
-        write(record, Path(args.out) if args.out else RESULTS)
+    save_record(record, RESULTS, args.out, args.quick)
     return 0
-
-
-def write(record: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -39,14 +39,13 @@ Run:  OMP_NUM_THREADS=1 python validation/peeking.py   (1,500 runs per sampling 
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
 import time
 import warnings
 from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
+from _results import save_record  # validation/_results.py
 from scipy import special
 
 import rankci
@@ -260,17 +259,8 @@ def main(argv=None) -> int:
               f"{row['alpha_event']:.3f} |")  # fmt: skip
     record = {"seed": args.seed, "seconds": round(elapsed), "size": size, "peeking": rates,
               "after_all_items": gap_rows}  # fmt: skip
-    if args.quick and args.out is None:
-        with tempfile.TemporaryDirectory() as scratch:  # keep the recorded full-study results
-            write(record, Path(scratch) / RESULTS.name)
-    else:
-        write(record, Path(args.out) if args.out else RESULTS)
+    save_record(record, RESULTS, args.out, args.quick)
     return 0
-
-
-def write(record: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":
