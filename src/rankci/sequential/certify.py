@@ -45,8 +45,10 @@ import numpy as np
 from rankci._base import check_choice
 from rankci.sequential.certifier import (
     Certifier,
+    _known,
     capped_wealth,
     certify_shortcut,
+    certify_shortcut_open,
     shortcut_statistic,
 )
 from rankci.sequential.ilp import IntegerProgram
@@ -164,6 +166,14 @@ class Bonferroni(Certifier):
             out &= candidates
         return out | known
 
+    def look_frozen(self, values, open_pairs, known):
+        """The open pairs with ``log E >= log(M(M-1)/alpha)``, added to ``known``."""
+        self.n_looks += 1
+        out = _known(known, self.n_models).copy()
+        with np.errstate(invalid="ignore"):
+            out.ravel()[open_pairs[values >= np.log(self.threshold)]] = True
+        return out
+
 
 class Shortcut(Certifier):
     """The pooled statistic ``B^{jl} >= M(M-1)/alpha`` (Algorithm 2).
@@ -177,6 +187,12 @@ class Shortcut(Certifier):
 
     def _look(self, log_wealth, known, candidates=None):
         return certify_shortcut(log_wealth, self.threshold, known, candidates)
+
+    def look_frozen(self, values, open_pairs, known):
+        """:func:`~rankci.sequential.certifier.certify_shortcut_open` (the open pairs only)."""
+        self.n_looks += 1
+        known = _known(known, self.n_models)
+        return certify_shortcut_open(values, open_pairs, self.threshold, known)
 
 
 class Exact(Certifier):

@@ -2,7 +2,7 @@
 
 The certified set D only grows (it is the union over looks, closed transitively), so a pair in D
 is never examined again, and the closure of ``D | new`` is computed from the closed D by composing
-paths only through the endpoints of the new pairs (:func:`close_incremental`).
+only with the pairs added since (:func:`close_incremental`).
 
 With ``freeze=True`` (:class:`~rankci.sequential.Monitor`; ``"auto"`` means M > 8) every pair
 *settled* at a look, ``(j, l)`` in D or ``(l, j)`` in D, stops being updated, and from then on the
@@ -15,6 +15,13 @@ and it only considers adding pairs settled neither way (``candidates``). Nothing
 reads depends on a frozen pair's wealth, so the wealth updates of settled pairs are skipped
 (:meth:`~rankci.sequential.wealth.PairWealth.freeze_pairs`, which keeps every other pair's wealth
 bit for bit), and in the replay of a large board most pairs settle early.
+
+The monitor computes that view from the open pairs alone: their log-wealths
+(:meth:`~rankci.sequential.wealth.PairWealth.log_wealth_at`), then
+:meth:`~rankci.sequential.certifier.Certifier.look_frozen` (the shortcut and e-Bonferroni work on
+the list of open pairs, :func:`~rankci.sequential.certifier.certify_shortcut_open`; the others
+read :func:`~rankci.sequential.certifier.frozen_log_wealth`, the array of :func:`frozen_view`), and
+freezes the newly settled pairs by index; the answers are those of the dense view, bit for bit.
 
 Why this stays valid
 --------------------
@@ -67,7 +74,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankci.sequential.certifier import boolean_product
+from rankci.sequential.certifier import _packed
 
 __all__ = ["FREEZE_ABOVE", "close_incremental", "frozen_view", "resolve_freeze"]
 
@@ -114,11 +121,14 @@ def frozen_view(log_wealth: np.ndarray, dominance: np.ndarray) -> tuple[np.ndarr
 def close_incremental(closed: np.ndarray, new: np.ndarray) -> np.ndarray:
     """The transitive closure of ``closed | new``, ``closed`` being transitively closed already.
 
-    A path of ``closed | new`` can be shortened to one whose inner nodes are endpoints of the new
-    pairs (consecutive old pairs merge, ``closed`` being closed), so paths are composed through
-    those nodes only, by boolean products restricted to the rows that reach them and the columns
-    they reach, until nothing changes. A cycle shows up as a True diagonal entry (the caller
-    checks).
+    Semi-naive evaluation of the least fixed point of ``X = X | X o X``: starting from
+    ``X = closed | new`` and ``delta`` = the added pairs, each round adds
+    ``(X o delta | delta o X) & ~X`` and makes that the next ``delta``, until nothing is added.
+    Every pair of the closure is reached: a composition of two pairs that were both in X before
+    the last round was formed in an earlier round, or lies in ``closed`` (closed already). Each
+    round costs O(M^2 / 64) to pack X's rows and columns into 64-bit words plus O(|delta| M / 64)
+    to OR the rows (columns) of X that the pairs of ``delta`` reach (leave). A cycle shows up as
+    a True diagonal entry (the caller checks).
 
     Examples
     --------
@@ -131,16 +141,38 @@ def close_incremental(closed: np.ndarray, new: np.ndarray) -> np.ndarray:
     added = new & ~closed
     if not added.any():
         return closed
+    m = closed.shape[0]
     out = closed | added
-    ends = np.flatnonzero(added.any(axis=0) | added.any(axis=1))
+    words = max(1, -(-m // 64))
+    a, b = np.divmod(np.flatnonzero(added), m)  # delta: the pairs (a, b) added last round
     while True:
-        into, outof = out[:, ends], out[ends, :]
-        rows, cols = np.flatnonzero(into.any(axis=1)), np.flatnonzero(outof.any(axis=0))
-        if rows.size == 0 or cols.size == 0:
+        rows = _packed(out, words)  # rows[i]: out[i, :] as bits
+        cols = _packed(out.T, words)  # cols[j]: out[:, j] as bits
+        # delta o X: (a, j) for out[b, j]; X o delta: (i, b) for out[i, a]; new ones only
+        heads, reach = _or_grouped(rows, b, a)
+        reach &= ~rows.take(heads, axis=0)
+        tails, come = _or_grouped(cols, a, b)
+        come &= ~cols.take(tails, axis=0)
+        grown_r, grown_c = np.flatnonzero(reach.any(axis=1)), np.flatnonzero(come.any(axis=1))
+        if grown_r.size == 0 and grown_c.size == 0:
             return out
-        paths = boolean_product(into[rows], outof[:, cols])
-        block = out[np.ix_(rows, cols)]
-        grown = paths & ~block
-        if not grown.any():
-            return out
-        out[np.ix_(rows, cols)] = block | grown
+        i1, j1 = np.nonzero(_unpacked(reach[grown_r], m))
+        i2, j2 = np.nonzero(_unpacked(come[grown_c], m))
+        flat = np.concatenate([heads[grown_r].take(i1) * m + j1, j2 * m + tails[grown_c].take(i2)])
+        flat = np.unique(flat)
+        out.ravel()[flat] = True
+        a, b = np.divmod(flat, m)
+
+
+def _or_grouped(packed: np.ndarray, source: np.ndarray, key: np.ndarray) -> tuple:
+    """The distinct keys (increasing) and, for each, the OR of ``packed[source]`` over its
+    entries: ``packed`` holds rows of bits in 64-bit words."""
+    order = np.argsort(key, kind="stable")
+    keys, starts = np.unique(key.take(order), return_index=True)
+    rows = packed.take(source.take(order), axis=0)
+    return keys, np.bitwise_or.reduceat(rows, starts, axis=0)
+
+
+def _unpacked(words: np.ndarray, m: int) -> np.ndarray:
+    """The inverse of :func:`~rankci.sequential.certifier._packed`: rows of ``m`` booleans."""
+    return np.unpackbits(words.view(np.uint8), axis=1, count=m).view(bool)

@@ -41,7 +41,7 @@ from rankci.ranking import (
     transitive_closure,
 )
 from rankci.sequential.certify import make_certifier, resolve_certifier
-from rankci.sequential.freezing import close_incremental, frozen_view, resolve_freeze
+from rankci.sequential.freezing import close_incremental, resolve_freeze
 from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.persistence import restore_monitor, save_monitor
 from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
@@ -156,6 +156,7 @@ class Monitor:
         self._index = {name: j for j, name in enumerate(self.models)}
         self._sum = np.zeros(m)
         self._dominance = np.zeros((m, m), dtype=bool)
+        self._open: tuple | None = None  # (dominance, the pairs it leaves open): _open_pairs
         self.evaluations = 0
         self.looks: list[dict] = []
         self.retired: dict[str, dict] = {}
@@ -402,16 +403,19 @@ class Monitor:
 
         Certified pairs are kept and never examined again; the new ones are closed into the
         closed set incrementally (:func:`.freezing.close_incremental`). Under ``freeze`` the
-        certifier reads the frozen view of the wealths and the settled pairs stop being updated.
+        certifier reads the frozen view of the wealths, computed from the open pairs only (their
+        list is carried from look to look, :meth:`_open_pairs`), and the settled pairs stop
+        being updated.
         """
         self._flush()
-        dominance, candidates = self._dominance, None
-        if self.freeze and self.alpha_event is None:  # settled pairs' wealths are not read
-            unsettled = ~(dominance | dominance.T)
-            log_wealth, candidates = frozen_view(self._wealth.log_wealth(unsettled), dominance)
+        dominance = self._dominance
+        frozen = self.freeze and self.alpha_event is None
+        if frozen:  # settled pairs' wealths are not read: only the open pairs' are computed
+            open_pairs, fresh = self._open_pairs()
+            values = self._wealth.log_wealth_at(open_pairs)
+            certified = self._certifier.look_frozen(values, open_pairs, dominance)
         else:
-            log_wealth = self._wealth.log_wealth()
-        certified = self._certifier.look(log_wealth, known=dominance, candidates=candidates)
+            certified = self._certifier.look(self._wealth.log_wealth(), known=dominance)
         newly: list[str] = []
         self._ranking = None
         self._ranking_looks = len(self.looks)  # what an eager ranking of this look recorded
@@ -428,16 +432,26 @@ class Monitor:
             self._dominance = closed
             if self.retire_rule != "none":
                 newly = self._apply_rule(self._build_ranking())
-            if self.freeze:
-                self._wealth.freeze_pairs(closed | closed.T)
+            if frozen:
+                m = self.n_models
+                flat = closed.ravel()
+                settled = flat.take(open_pairs) | flat.take(open_pairs % m * m + open_pairs // m)
+                if fresh:  # every settled pair (older files may hold unfrozen settled pairs)
+                    self._wealth.freeze_pairs(closed | closed.T)
+                else:  # the pairs settled before are frozen already: the newly settled ones
+                    self._wealth.freeze_flat(open_pairs[settled])
+                self._open = (closed, open_pairs[~settled])
         m = self.n_models
+        # counts of a boolean matrix: summed as bytes into a small integer type (it holds M)
+        counts = self._dominance.view(np.uint8)
+        kind = np.uint16 if m < 2**16 else np.int64
         record = {
             "t": self.t,
-            "n_certified": int(self._dominance.sum()),
+            "n_certified": int(np.count_nonzero(self._dominance)),
             "evaluations": int(self.evaluations),
             "n_active": int(self._wealth.n_active),
-            "lower": (1 + self._dominance.sum(axis=0)).tolist(),
-            "upper": (m - self._dominance.sum(axis=1)).tolist(),
+            "lower": (1 + counts.sum(axis=0, dtype=kind)).tolist(),
+            "upper": (m - counts.sum(axis=1, dtype=kind)).tolist(),
         }
         if self.certifier == "exact":
             record["n_surviving_orders"] = self._certifier.n_surviving
@@ -446,6 +460,22 @@ class Monitor:
         if self.alpha_event is not None:
             record["alpha_event"] = True
         self.looks.append(record)
+
+    def _open_pairs(self) -> tuple[np.ndarray, bool]:
+        """Flat indices (increasing) of the pairs settled neither way by the certified set, and
+        whether they were computed afresh (not carried over from the previous look).
+
+        The list is kept from look to look for the dominance array it was computed from (a
+        look that changes the certified set replaces that array; :meth:`restore` sets a new
+        one), and each look removes the pairs it settles.
+        """
+        dominance = self._dominance
+        cached = self._open
+        if cached is not None and cached[0] is dominance:
+            return cached[1], False
+        unsettled = ~(dominance | dominance.T)
+        np.fill_diagonal(unsettled, False)
+        return np.flatnonzero(unsettled), True
 
     def _record_alpha_event(self, error: DominanceCycleError) -> None:
         gone = self.certifier == "exact" and self._certifier.n_surviving == 0

@@ -182,25 +182,54 @@ class PairWealth(WealthUpdates):
         return self._some_log_wealth(off if pairs is None else np.asarray(pairs, dtype=bool) & off)
 
     def _some_log_wealth(self, pairs: np.ndarray) -> np.ndarray:
-        m, k = self.n_models, self.n_components
-        out = np.full(m * m, np.nan)
+        out = np.full(self.n_models**2, np.nan)
         flat = np.flatnonzero(pairs)
+        out[flat] = self.log_wealth_at(flat)
+        return out.reshape(self.n_models, self.n_models)
+
+    def log_wealth_at(self, flat: np.ndarray) -> np.ndarray:
+        """``log E_t^{jl}`` at the flat indices ``flat = j * M + l`` (off-diagonal), 1-D.
+
+        The entries of :meth:`log_wealth`, bit for bit (it calls this method): the stored
+        log-wealth plus the log of the partial product (and the items since the last commit
+        times ``log lambda``), per constant bet; for the mixture
+        ``top + log(sum_k exp(c_k - top)) - log K`` with ``top = max_k c_k``.
+
+        Parameters
+        ----------
+        flat : numpy.ndarray
+            Integer flat indices into the M x M matrix, off the diagonal.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``log E`` at those pairs, in the order of ``flat``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> w = PairWealth(3, sampling="iid", bet="fixed", lam=0.25)
+        >>> w.update(np.array([[1.0, 0.0, 0.5]]))
+        >>> bool(np.array_equal(w.log_wealth_at(np.array([1, 5])), w.log_wealth().ravel()[[1, 5]]))
+        True
+        """
+        k = self.n_components
+        flat = np.asarray(flat, dtype=np.intp)
         comp = np.take(self._log.reshape(k, -1), flat, axis=1)
         work = np.take(self._part.reshape(k, -1), flat, axis=1)
         comp += np.log(work, out=work)
         if self.constant:
             comp += self._items_since_commit_at(flat)[None] * self._log_lam[:, :, 0]
         if k == 1:
-            out[flat] = comp[0]
-        else:  # top + log(sum_k exp(comp_k - top)) - log(k), in place (the same operations)
-            top = comp.max(axis=0)
-            comp -= top
-            total = np.exp(comp, out=comp).sum(axis=0)
-            np.log(total, out=total)
-            np.add(top, total, out=total)
-            total -= np.log(k)
-            out[flat] = total
-        return out.reshape(m, m)
+            return comp[0]
+        # top + log(sum_k exp(comp_k - top)) - log(k), in place (the same operations)
+        top = comp.max(axis=0)
+        comp -= top
+        total = np.exp(comp, out=comp).sum(axis=0)
+        np.log(total, out=total)
+        np.add(top, total, out=total)
+        total -= np.log(k)
+        return total
 
     # ------------------------------------------------------------------ freezing
     def retire(self, models: Iterable[int]) -> None:
@@ -222,14 +251,38 @@ class PairWealth(WealthUpdates):
             raise ValueError(f"pairs must be a {self.n_models} x {self.n_models} boolean mask")
         new = pairs & (self._pair_stop < 0)
         np.fill_diagonal(new, False)
-        count = int(np.count_nonzero(new))
+        return self._freeze_new(np.flatnonzero(new))
+
+    def freeze_flat(self, flat: np.ndarray) -> int:
+        """:meth:`freeze_pairs` for the pairs at the flat indices ``j * M + l`` (off-diagonal);
+        pairs frozen already (and repeats) are skipped. Returns how many pairs were newly frozen.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> w = PairWealth(3, sampling="iid")
+        >>> w.freeze_flat(np.array([1, 5, 5])), w.freeze_flat(np.array([1])), w.n_frozen_pairs
+        (2, 0, 2)
+        """
+        flat = np.asarray(flat, dtype=np.intp)
+        if flat.size and (flat.min() < 0 or flat.max() >= self.n_models**2):
+            raise ValueError(f"flat pair indices must lie in 0..{self.n_models**2 - 1}")
+        if np.any(flat % (self.n_models + 1) == 0):
+            raise ValueError("flat pair indices must be off the diagonal")
+        if flat.size > 1 and not (np.diff(flat) > 0).all():
+            flat = np.unique(flat)
+        return self._freeze_new(flat[self._pair_stop.ravel().take(flat) < 0])
+
+    def _freeze_new(self, flat: np.ndarray) -> int:
+        """Freeze the (distinct, off-diagonal, not yet frozen) pairs at these flat indices."""
+        count = int(flat.size)
         if count:
-            self._pair_stop[new] = self.t
+            self._pair_stop.flat[flat] = self.t
             self.n_frozen_pairs += count
             if self._pairs is not None:  # the cached list minus the new pairs (order kept)
-                key, ri, ci, flat = self._pairs
-                keep = self._pair_stop.ravel().take(flat) < 0
-                self._pairs = (key, ri[keep], ci[keep], flat[keep])
+                key, ri, ci, live = self._pairs
+                keep = self._pair_stop.ravel().take(live) < 0
+                self._pairs = (key, ri[keep], ci[keep], live[keep])
         return count
 
     # ------------------------------------------------------------------ state
