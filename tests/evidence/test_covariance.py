@@ -27,7 +27,9 @@ def _scores(name: str) -> rankci.Scores:
 @pytest.mark.parametrize("kind,small_sample", list(FILES))
 def test_means_and_covariance_match_sandwich_vcovCL(name, kind, small_sample):
     oracle = pd.read_csv(ORACLES / name / FILES[(kind, small_sample)], index_col="model")
-    result = means_covariance(_scores(name), kind=kind, small_sample=small_sample, missing="pairwise")
+    result = means_covariance(
+        _scores(name), kind=kind, small_sample=small_sample, missing="pairwise"
+    )
     assert list(result.models) == list(oracle.index)
     expected = oracle[list(result.models)].to_numpy()
     np.testing.assert_allclose(result.mean, oracle["mean"].to_numpy(), rtol=1e-10, atol=1e-12)
@@ -57,7 +59,9 @@ def test_normal_standard_error_is_the_iid_se_of_the_descriptives(name):
 def test_cluster_standard_error_is_the_root_of_the_oracle_diagonal(name):
     for small_sample in (False, True):
         oracle = pd.read_csv(ORACLES / name / FILES[("cluster", small_sample)], index_col="model")
-        result = score_intervals(_scores(name), "cluster", small_sample=small_sample, verdict=False, missing="pairwise")
+        result = score_intervals(
+            _scores(name), "cluster", small_sample=small_sample, verdict=False, missing="pairwise"
+        )
         diag = np.diag(oracle[list(result.models)].to_numpy())
         np.testing.assert_allclose(result.se, np.sqrt(diag), rtol=1e-8)
 

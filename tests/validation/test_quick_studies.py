@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation"
-SCRIPTS = sorted(VALIDATION.glob("*.py"))
+SCRIPTS = sorted(p for p in VALIDATION.glob("*.py") if not p.name.startswith("_"))  # _: helpers
 TIMEOUT = 60  # seconds per script; each quick run takes a few
 
 

@@ -32,10 +32,10 @@ csranks' ``simul = FALSE``): for each model j its own family of the 2(M-1) hypot
 ``U_j = M - #{l : H_jl rejected}``; each interval covers its model's rank with probability
 ``>= 1 - alpha`` but the intervals make no joint statement.
 
-Fast step-down (:mod:`rankci.certify.stepdown`): the rejected set is always a prefix of the pairs sorted
-by ``T`` (decreasing), so each draw's maximum over any remaining family is a suffix maximum of its
-statistics in that order. One pass over the draws stores block maxima of that order; every step
-then recomputes one block instead of ``draws x pairs`` statistics.
+Fast step-down (:mod:`rankci.certify.stepdown`): the rejected set is always a prefix of the pairs
+sorted by ``T`` (decreasing), so each draw's maximum over any remaining family is a suffix
+maximum of its statistics in that order. One pass over the draws stores block maxima of that
+order; every step then recomputes one block instead of ``draws x pairs`` statistics.
 
 References
 ----------
@@ -379,8 +379,8 @@ def certify_maxt(
     stepdown : bool, default True
     small_sample : bool, default True
         Small-sample corrections: the ``G / (G - 1)`` factor on Sigma
-        (:func:`rankci.evidence.covariance.units_covariance`) and the null-restricted (score) form of the
-        statistics (:func:`restricted`), which keep the family-wise level with few units.
+        (:func:`rankci.evidence.covariance.units_covariance`) and the null-restricted (score) form
+        of the statistics (:func:`restricted`), which keep the family-wise level with few units.
         False gives the plain HC0 Wald statistics, as csranks on the same Sigma.
     rng : int, Generator or None
 

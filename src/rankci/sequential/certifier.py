@@ -19,6 +19,8 @@ __all__ = [
     "certify_shortcut_open",
     "frozen_log_wealth",
     "boolean_product",
+    "packed_bits",
+    "pair_mask",
     "may_reach",
     "shortcut_statistic",
 ]
@@ -143,7 +145,7 @@ def boolean_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
     words = max(1, -(-a.shape[1] // 64))
-    left, right = _packed(a, words), _packed(b.T, words)
+    left, right = packed_bits(a, words), packed_bits(b.T, words)
     acc = np.bitwise_and(left[:, 0, None], right[None, :, 0])
     if words > 1:
         work = np.empty_like(acc)
@@ -153,8 +155,29 @@ def boolean_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return acc != 0
 
 
-def _packed(rows: np.ndarray, words: int) -> np.ndarray:
-    """The rows of a boolean matrix as bits packed into ``words`` uint64 words (zero padded)."""
+def packed_bits(rows: np.ndarray, words: int) -> np.ndarray:
+    """The rows of a boolean matrix as bits packed into ``words`` uint64 words (zero padded).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        R x C boolean matrix, ``C <= 64 * words``.
+    words : int
+        Words per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        R x ``words`` uint64: bit b of row r's bytes (numpy's ``packbits`` order) is
+        ``rows[r, b]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> packed = packed_bits(np.array([[True, False, True], [False, False, False]]), 1)
+    >>> packed.shape, [int(v) for v in packed[:, 0]]
+    ((2, 1), [160, 0])
+    """
     out = np.zeros((rows.shape[0], 8 * words), dtype=np.uint8)
     # packbits reads a transposed (strided) matrix about 4x slower than a contiguous copy of it
     packed = np.packbits(np.ascontiguousarray(rows), axis=1)
@@ -220,7 +243,7 @@ def _some_third(big: np.ndarray, jj: np.ndarray, ll: np.ndarray) -> np.ndarray:
     """For each listed pair (j, l), whether some m has ``big[j, m]`` and ``big[m, l]``: the
     rows of ``big`` and of its transpose as packed bits, AND-ed word by word."""
     words = max(1, -(-big.shape[1] // 64))
-    left, right = _packed(big, words).T.copy(), _packed(big.T, words).T.copy()
+    left, right = packed_bits(big, words).T.copy(), packed_bits(big.T, words).T.copy()
     found = left[0].take(jj)
     found &= right[0].take(ll)
     for k in range(1, words):
@@ -465,9 +488,9 @@ class Certifier:
         The exact enumeration ignores it (it certifies whatever every surviving order agrees on).
         """
         self.n_looks += 1
-        known = _known(known, self.n_models)
+        known = pair_mask(known, self.n_models)
         if candidates is not None:
-            candidates = _known(candidates, self.n_models)
+            candidates = pair_mask(candidates, self.n_models)
         return self._look(np.asarray(log_wealth, dtype=float), known, candidates)
 
     def look_frozen(
@@ -503,7 +526,7 @@ class Certifier:
         >>> make_certifier("shortcut", 3, 0.05).look_frozen(lw, np.array([2, 5, 6, 7]), known)[0]
         array([False,  True,  True])
         """
-        known = _known(known, self.n_models)
+        known = pair_mask(known, self.n_models)
         candidates = np.zeros(self.n_models**2, dtype=bool)
         candidates[open_pairs] = True
         candidates = candidates.reshape(self.n_models, self.n_models)
@@ -523,7 +546,26 @@ class Certifier:
         self.n_looks = int(np.asarray(arrays["n_looks"])[0])
 
 
-def _known(known: np.ndarray | None, m: int) -> np.ndarray:
+def pair_mask(known: np.ndarray | None, m: int) -> np.ndarray:
+    """``known`` as an M x M boolean matrix (all False for None); a wrong shape is refused.
+
+    Parameters
+    ----------
+    known : numpy.ndarray or None
+        M x M pairs (``[j, l]``: "j better than l").
+    m : int
+        The number of models.
+
+    Returns
+    -------
+    numpy.ndarray
+        M x M boolean (``known`` itself when it is one already: not a copy).
+
+    Examples
+    --------
+    >>> pair_mask(None, 2).tolist()
+    [[False, False], [False, False]]
+    """
     if known is None:
         return np.zeros((m, m), dtype=bool)
     known = np.asarray(known, dtype=bool)

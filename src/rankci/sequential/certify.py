@@ -45,10 +45,10 @@ import numpy as np
 from rankci._base import check_choice
 from rankci.sequential.certifier import (
     Certifier,
-    _known,
     capped_wealth,
     certify_shortcut,
     certify_shortcut_open,
+    pair_mask,
     shortcut_statistic,
 )
 from rankci.sequential.ilp import IntegerProgram
@@ -169,7 +169,7 @@ class Bonferroni(Certifier):
     def look_frozen(self, values, open_pairs, known):
         """The open pairs with ``log E >= log(M(M-1)/alpha)``, added to ``known``."""
         self.n_looks += 1
-        out = _known(known, self.n_models).copy()
+        out = pair_mask(known, self.n_models).copy()
         with np.errstate(invalid="ignore"):
             out.ravel()[open_pairs[values >= np.log(self.threshold)]] = True
         return out
@@ -191,7 +191,7 @@ class Shortcut(Certifier):
     def look_frozen(self, values, open_pairs, known):
         """:func:`~rankci.sequential.certifier.certify_shortcut_open` (the open pairs only)."""
         self.n_looks += 1
-        known = _known(known, self.n_models)
+        known = pair_mask(known, self.n_models)
         return certify_shortcut_open(values, open_pairs, self.threshold, known)
 
 

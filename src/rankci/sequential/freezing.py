@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankci.sequential.certifier import _packed
+from rankci.sequential.certifier import packed_bits
 
 __all__ = ["FREEZE_ABOVE", "close_incremental", "frozen_view", "resolve_freeze"]
 
@@ -146,8 +146,8 @@ def close_incremental(closed: np.ndarray, new: np.ndarray) -> np.ndarray:
     words = max(1, -(-m // 64))
     a, b = np.divmod(np.flatnonzero(added), m)  # delta: the pairs (a, b) added last round
     while True:
-        rows = _packed(out, words)  # rows[i]: out[i, :] as bits
-        cols = _packed(out.T, words)  # cols[j]: out[:, j] as bits
+        rows = packed_bits(out, words)  # rows[i]: out[i, :] as bits
+        cols = packed_bits(out.T, words)  # cols[j]: out[:, j] as bits
         # delta o X: (a, j) for out[b, j]; X o delta: (i, b) for out[i, a]; new ones only
         heads, reach = _or_grouped(rows, b, a)
         reach &= ~rows.take(heads, axis=0)
@@ -174,5 +174,5 @@ def _or_grouped(packed: np.ndarray, source: np.ndarray, key: np.ndarray) -> tupl
 
 
 def _unpacked(words: np.ndarray, m: int) -> np.ndarray:
-    """The inverse of :func:`~rankci.sequential.certifier._packed`: rows of ``m`` booleans."""
+    """The inverse of :func:`~rankci.sequential.certifier.packed_bits`: rows of ``m`` booleans."""
     return np.unpackbits(words.view(np.uint8), axis=1, count=m).view(bool)
