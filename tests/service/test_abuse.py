@@ -265,6 +265,7 @@ def test_oversized_headers_are_refused_and_large_bodies_are_not(tmp_path):
 def _data_segments_received(sock) -> int:
     """Linux ``tcp_info.tcpi_data_segs_in`` (segments with payload) of a connected socket."""
     info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    assert len(info) >= 156, "this kernel's tcp_info has no tcpi_data_segs_in (Linux < 4.6)"
     return int.from_bytes(info[152:156], "little")
 
 
