@@ -58,11 +58,16 @@ def capped_wealth(log_wealth: np.ndarray, cap: float) -> np.ndarray:
     [[0.0, 20.0], [0.5, 0.0]]
     """
     log_wealth = np.asarray(log_wealth, dtype=float)
-    log_cap = np.log(cap)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.where(log_wealth >= log_cap, cap, np.exp(np.minimum(log_wealth, log_cap)))
+    with np.errstate(invalid="ignore"):
+        out = _capped(log_wealth, log_wealth >= np.log(cap), cap)
     np.fill_diagonal(out, 0.0)
     return out
+
+
+def _capped(log_wealth: np.ndarray, reached: np.ndarray, cap: float) -> np.ndarray:
+    """``min(E, cap)`` from log-wealths, exactly ``cap`` where ``reached`` (log E >= log cap)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(reached, cap, np.exp(np.minimum(log_wealth, np.log(cap))))
 
 
 def shortcut_statistic(capped: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
@@ -410,16 +415,14 @@ def certify_shortcut_open(
     out = known.copy()
     if open_pairs.size == 0:
         return out
-    log_cap = np.log(threshold)
+    with np.errstate(invalid="ignore"):
+        passed = values >= np.log(threshold)  # e-Bonferroni
+    open_capped = _capped(values, passed, threshold)
     capped = np.multiply(known, threshold).ravel()  # the cap where known, 0 elsewhere
-    with np.errstate(over="ignore", invalid="ignore"):
-        capped[open_pairs] = np.where(
-            values >= log_cap, threshold, np.exp(np.minimum(values, log_cap))
-        )
-        passed = values >= log_cap
+    capped[open_pairs] = open_capped
     capped = capped.reshape(m, m)
     out.ravel()[open_pairs[passed]] = True
-    big_open = open_pairs[capped.ravel().take(open_pairs) >= threshold / (4.0 * m)]
+    big_open = open_pairs[open_capped >= threshold / (4.0 * m)]
     todo = _may_reach_at(capped, threshold, open_pairs[~passed], known, big_open)
     if todo.size:
         jj, ll = np.divmod(todo, m)
