@@ -84,16 +84,16 @@ def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True
     if parser != "h11" and HttpToolsProtocol is not None:
         return _httptools_protocol(seconds, coalesce and _TCP_CORK is not None)
 
-    class GuardedH11Protocol(H11Protocol):
+    class GuardedH11Protocol(_HeaderDeadline, H11Protocol):
         header_timeout = seconds
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+            self._start_header_timer()
 
         def data_received(self, data: bytes) -> None:
-            if getattr(self, "_header_timer", None) is None and self.conn.their_state is h11.IDLE:
-                self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+            if self.conn.their_state is h11.IDLE:
+                self._start_header_timer()
             super().data_received(data)
 
         def handle_events(self) -> None:
@@ -101,27 +101,45 @@ def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True
             if self.conn.their_state is not h11.IDLE:  # the headers are complete
                 self._cancel_header_timer()
 
-        def connection_lost(self, exc) -> None:
-            self._cancel_header_timer()
-            super().connection_lost(exc)
-
-        def _cancel_header_timer(self) -> None:
-            timer = getattr(self, "_header_timer", None)
-            if timer is not None:
-                timer.cancel()
-                self._header_timer = None
-
-        def _header_expired(self) -> None:
-            self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                # still waiting for (the rest of) a request line and its headers
-                self.transport.close()
+        def _awaiting_headers(self) -> bool:
+            return self.conn.their_state is h11.IDLE
 
     return GuardedH11Protocol
 
 
+class _HeaderDeadline:
+    """The header timer shared by both protocols: started when a request's line and headers
+    are awaited, cancelled when they are complete, and on expiry the connection is closed if
+    they are still awaited (``_awaiting_headers``)."""
+
+    header_timeout: float
+    _header_timer = None
+
+    def _awaiting_headers(self) -> bool:  # pragma: no cover - each protocol says
+        raise NotImplementedError
+
+    def _start_header_timer(self) -> None:
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_expired(self) -> None:
+        self._header_timer = None
+        if self._awaiting_headers() and not self.transport.is_closing():
+            # still waiting for (the rest of) a request line and its headers
+            self.transport.close()
+
+    def connection_lost(self, exc) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+
 def _httptools_protocol(seconds: float, coalesce: bool) -> type:
-    class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    class GuardedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         header_timeout = seconds
         coalesces = coalesce
 
@@ -133,7 +151,8 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
             self._max_headers = (
                 getattr(self.config, "h11_max_incomplete_event_size", None) or DEFAULT_MAX_HEADERS
             )
-            self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+            self._socket = transport.get_extra_info("socket") if self.coalesces else None
+            self._start_header_timer()
 
         def data_received(self, data: bytes) -> None:
             completed, inside = self._completed, self._in_headers
@@ -148,8 +167,7 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._in_headers = True
-            if self._header_timer is None:
-                self._header_timer = self.loop.call_later(self.header_timeout, self._header_expired)
+            self._start_header_timer()
 
         def on_headers_complete(self) -> None:
             self._in_headers = False
@@ -166,10 +184,9 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
             super().on_response_complete()
 
         def _cork(self, on: int) -> None:
-            sock = self.transport.get_extra_info("socket")
-            if sock is not None and not self.transport.is_closing():
+            if self._socket is not None and not self.transport.is_closing():
                 try:
-                    sock.setsockopt(socket.IPPROTO_TCP, _TCP_CORK, on)
+                    self._socket.setsockopt(socket.IPPROTO_TCP, _TCP_CORK, on)
                 except OSError:  # pragma: no cover - not a TCP socket
                     pass
 
@@ -177,20 +194,7 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
             super().on_message_complete()
             self._in_headers = True  # what comes next is the next request's line and headers
 
-        def connection_lost(self, exc) -> None:
-            self._cancel_header_timer()
-            super().connection_lost(exc)
-
-        def _cancel_header_timer(self) -> None:
-            timer = getattr(self, "_header_timer", None)
-            if timer is not None:
-                timer.cancel()
-                self._header_timer = None
-
-        def _header_expired(self) -> None:
-            self._header_timer = None
-            if self._in_headers and not self.transport.is_closing():
-                # still waiting for (the rest of) a request line and its headers
-                self.transport.close()
+        def _awaiting_headers(self) -> bool:
+            return self._in_headers
 
     return GuardedHttpToolsProtocol
