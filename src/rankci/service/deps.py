@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rankci.service.sections import Renderer
 
 __all__ = [
+    "BoardAccess",
     "Context",
     "ReadableBoard",
     "ServiceContext",
@@ -152,28 +153,26 @@ def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     return None if credentials is None else credentials.credentials
 
 
-async def reader(
-    request: Request,
-    board: str,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> Board:
-    """The board ``{board}`` of the path, if the request's token may read it."""
-    service = request.app.state.context.service
-    return await authorized(
-        service, board, _token(credentials), False, client_address(request.scope)
-    )
+class BoardAccess:
+    """A dependency: the board ``{board}`` of the path, if the request's token may read it (or
+    write it, with ``write``); :data:`reader` and :data:`writer` are the two."""
+
+    def __init__(self, write: bool) -> None:
+        self.write = write
+
+    async def __call__(
+        self,
+        request: Request,
+        board: str,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> Board:
+        service = request.app.state.context.service
+        token, client = _token(credentials), client_address(request.scope)
+        return await authorized(service, board, token, self.write, client)
 
 
-async def writer(
-    request: Request,
-    board: str,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> Board:
-    """The board ``{board}`` of the path, if the request's token may write it."""
-    service = request.app.state.context.service
-    return await authorized(
-        service, board, _token(credentials), True, client_address(request.scope)
-    )
+reader = BoardAccess(write=False)
+writer = BoardAccess(write=True)
 
 
 def creator(
