@@ -215,3 +215,67 @@ def test_one_transaction_commits_the_posts_of_several_boards(tmp_path):
     for board, x in zip(boards, before):  # ... and changes nothing in memory
         assert np.array_equal(board.x, x, equal_nan=True)
     storage.close()
+
+
+def test_board_commit_adds_its_new_scores_to_the_group_and_applies_them_once_written(tmp_path):
+    # the contract of Board.commit(group) with the group commit (commits.CommitGroup)
+    import dataclasses
+    import json
+
+    from rankci.service.commits import CommitGroup, finish
+    from rankci.service.storage import StorageUnavailable
+
+    storage = open_storage(str(tmp_path / "b.sqlite")).open()
+    spec = make_spec(benchmark="b", run="r", models=["a", "b"], items=["q0", "q1"])
+    num = storage.create_board(spec.id, spec.to_json(), "h", None, spec.created_at)
+    board = Board(spec, num, storage)
+    group = CommitGroup(storage)
+    with board.lock:
+        assert board.commit(group) == [] and group.parts == []  # nothing waits
+    new = board.submit([("a", "q0", 1.0), ("b", "q0", 0.0)])
+    clash = board.submit([("a", "q0", 0.0)])  # contradicts the earlier post of its group
+    with board.lock:
+        taken = board.commit(group)
+        assert taken == [new, clash] and board.waiting() == 0
+        assert isinstance(clash.error, Conflict)  # refused at once, alone
+        # nothing is applied before the group is written
+        assert board.received == 0 and np.isnan(board.x).all() and new.result is None
+        assert [part[0] for part in group.parts] == [num]
+        group.write()
+    finish(taken)
+    assert (new.outcome().accepted, new.outcome().duplicates) == (2, 0)
+    assert board.received == 2 and len(storage.load_scores(num)[2]) == 2
+    published = board.published.state
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        published.progress = {}
+    assert published.progress["scores_received"] == 2 and published.progress == board.progress()
+    assert json.loads(published.progress_json) == published.progress
+    assert json.loads(board.leaderboard_json()) == board.leaderboard()
+
+    repeat = board.submit([("a", "q0", 1.0)])  # nothing new: answered without a write
+    group = CommitGroup(storage)
+    with board.lock:
+        assert board.commit(group) == [repeat]
+    assert group.parts == [] and (repeat.result.accepted, repeat.result.duplicates) == (0, 1)
+
+    def ambiguous(*args):
+        raise StorageUnavailable("connection lost during COMMIT", ambiguous=True)
+
+    storage.insert_scores = ambiguous
+    lost = board.submit([("b", "q1", 1.0)])
+    group = CommitGroup(storage)
+    before = board.x.copy()
+    with board.lock:
+        taken = board.commit(group)
+        group.write()
+    finish(taken)
+    with pytest.raises(StorageUnavailable):
+        lost.outcome()
+    assert np.array_equal(board.x, before, equal_nan=True) and board.received == 2
+    assert board.stale  # the outcome is unknown: rebuilt from the database before any write
+    refused = board.submit([("a", "q1", 1.0)])
+    group = CommitGroup(storage)
+    with board.lock:
+        assert board.commit(group) == [refused]
+    assert group.parts == [] and isinstance(refused.error, StorageUnavailable)
+    storage.close()

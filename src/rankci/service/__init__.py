@@ -5,10 +5,12 @@
 * :mod:`.snapshot` - the leaderboard JSON at a look (anytime-valid score intervals included);
 * :mod:`.storage` - SQLite or PostgreSQL (:mod:`.storage_base` the interface,
   :mod:`.storage_sqlite`, :mod:`.storage_postgres`); :mod:`.auth` - tokens, stored hashed;
-* :mod:`.commits` - group commit of the posts waiting on a board;
+* :mod:`.commits` - group commit of the posts waiting on a board (:meth:`.board.Board.commit`);
 * :mod:`.registry` - the boards of a database, loaded on first use;
-* :mod:`.app` - the FastAPI routes; :mod:`.middleware` - body limits, security headers;
-  :mod:`.posting` - score posts and leaderboard reads answered on the event loop;
+* :mod:`.app` - :func:`create_app`, which assembles the routers :mod:`.routes_boards`,
+  :mod:`.routes_scores`, :mod:`.routes_admin` and :mod:`.routes_pages`; :mod:`.deps` - the
+  state they share and the one authorisation; :mod:`.middleware` - body limits, security
+  headers; :mod:`.posting` - score posts and leaderboard reads answered on the event loop;
 * :mod:`.page` - the web page's shell; :mod:`.sections` - its sections, rendered in the
   background.
 

@@ -36,11 +36,12 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
 from rankci.ranking import Ranking
-from rankci.service.commits import Pending, Posted, commit_boards
+from rankci.service.commits import CommitGroup, Pending, Posted, commit_boards
 from rankci.service.progress import needed, next_look, progress
 from rankci.service.published import Published
 from rankci.service.spec import BoardSpec
@@ -162,13 +163,45 @@ class Board:
         """
         return commit_boards([self])
 
-    def take_waiting(self) -> list[Pending]:
-        """The posts waiting now, removed from the queue (the caller holds :attr:`lock`)."""
-        with self._waiting_lock:
-            group, self._waiting = self._waiting, []
-        return group
+    def commit(self, group: CommitGroup) -> list[Pending]:
+        """Take every post waiting now into ``group``, the transaction being assembled for this
+        board's storage; returns the posts taken, for the caller to answer
+        (:func:`~rankci.service.commits.finish`) once ``group`` is written.
 
-    def stage(self, group: list[Pending]) -> tuple[list, tuple | None]:
+        The caller holds :attr:`lock` from this call until ``group`` is written
+        (:func:`~rankci.service.commits.commit_boards` does). The posts are checked in the order
+        they arrived, each against the scores stored before it and the earlier posts of the
+        group: a rejected post gets its error now; if no post has a new score, they are answered
+        now, without a write; otherwise their new scores go into ``group`` and are applied to the
+        board (fed to the monitor, published) only once ``group`` has committed them. A board
+        being rebuilt after a database fault refuses them all (503).
+        """
+        with self._waiting_lock:
+            posts, self._waiting = self._waiting, []
+        if not posts:
+            return posts
+        accepted, rows = self._stage(posts)
+        if rows is None:  # nothing new: answered without a write
+            self._apply(accepted, None)
+        elif self.stale:
+            error = StorageUnavailable("the board is being reloaded after a database fault")
+            for pending, _ in accepted:
+                pending.error = error
+        else:
+            group.add(self.num, rows, partial(self._committed, accepted, rows))
+        return posts
+
+    def _committed(self, accepted: list, rows: tuple, error: BaseException | None) -> None:
+        """``group.write()``'s answer to :meth:`commit`: apply the rows, or fail the posts."""
+        if error is None:
+            self._apply(accepted, rows)
+            return
+        if isinstance(error, StorageUnavailable) and error.ambiguous:
+            self.stale = True  # rebuilt from the database before anything else is written
+        for pending, _ in accepted:
+            pending.error = error
+
+    def _stage(self, group: list[Pending]) -> tuple[list, tuple | None]:
         """Check a group against the stored scores: ``(accepted, rows)``, with ``accepted`` the
         (post, mask of its new scores) of the posts not rejected (the others get their error)
         and ``rows`` the (model, item, score) arrays to store, or None if nothing is new."""
@@ -189,9 +222,9 @@ class Board:
             for name in ("model", "item", "score")
         )
 
-    def apply(self, accepted: list, rows: tuple | None) -> None:
+    def _apply(self, accepted: list, rows: tuple | None) -> None:
         """After ``rows`` were committed: feed them to the monitor, publish, and answer the
-        ``accepted`` posts (see :meth:`stage`)."""
+        ``accepted`` posts (see :meth:`_stage`)."""
         if rows is not None:
             model, item, score = rows
             self.x[self.position[item], model] = score

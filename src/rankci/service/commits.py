@@ -2,11 +2,12 @@
 
 A post is parsed and validated by the request (:meth:`rankci.service.board.Board.submit`), which
 then wakes the :class:`GroupWriter` and waits. The writer takes every post waiting at that moment,
-on all the boards of a database, and commits them in one transaction (:func:`commit_boards`):
-one fsync serves them all. While it waits for one commit to reach the disk, the next posts
-gather, so the cost of a commit is shared by every post waiting for it, whichever board it is
-for. No post is answered before the transaction holding its scores is committed; a failed
-transaction fails every post in it, and changes nothing in memory.
+on all the boards of a database, and commits them in one transaction (:func:`commit_boards`; each
+board adds its new scores to the :class:`CommitGroup` of its storage with
+:meth:`~rankci.service.board.Board.commit`): one fsync serves them all. While it waits for one
+commit to reach the disk, the next posts gather, so the cost of a commit is shared by every post
+waiting for it, whichever board it is for. No post is answered before the transaction holding its
+scores is committed; a failed transaction fails every post in it, and changes nothing in memory.
 
 Answers are delivered with one wake-up per event loop and commit (not one per post).
 """
@@ -23,12 +24,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankci.service.storage import StorageUnavailable
-
 if TYPE_CHECKING:
     from rankci.service.board import Board
 
-__all__ = ["GATHER", "GroupWriter", "Pending", "Posted", "commit_boards"]
+__all__ = ["GATHER", "CommitGroup", "GroupWriter", "Pending", "Posted", "commit_boards"]
 
 log = logging.getLogger("rankci.service")
 GATHER = 0.001  # seconds a commit may wait for as many posts as the last commit had
@@ -98,6 +97,50 @@ def finish(posts: Iterable[Pending]) -> None:
             log.warning("%d answer(s) not delivered: the event loop has closed", len(futures))
 
 
+class CommitGroup:
+    """The new scores of several boards of one storage, written in one transaction.
+
+    The contract between a board and the group commit: :meth:`rankci.service.board.Board.commit`
+    adds the board's new scores with :meth:`add`, naming the function to call once their fate
+    is known; :meth:`write` then commits every board's scores in one transaction (one fsync)
+    and calls each function with None, or, if the transaction failed, with the error (nothing
+    was stored, so nothing may change in memory).
+    """
+
+    __slots__ = ("storage", "parts")
+
+    def __init__(self, storage) -> None:
+        self.storage = storage
+        self.parts: list[tuple[int, tuple, object]] = []  # (board number, rows, then)
+
+    def add(self, num: int, rows: tuple, then) -> None:
+        """Add board ``num``'s new scores ``rows`` (model, item, score arrays); ``then(error)``
+        is called after :meth:`write`, with None once they are committed."""
+        self.parts.append((num, rows, then))
+
+    def write(self) -> None:
+        """Commit every board's scores in one transaction, then call each board's ``then``."""
+        parts = self.parts
+        if not parts:
+            return
+        rows = [r for _, r, _ in parts]
+        nums = np.concatenate([np.full(len(r[2]), num, dtype=np.int64) for num, r, _ in parts])
+        try:
+            # committed before anything changes in memory (and before any answer)
+            self.storage.insert_scores(
+                nums,
+                np.concatenate([r[0] for r in rows]),
+                np.concatenate([r[1] for r in rows]),
+                np.concatenate([r[2] for r in rows]),
+            )
+        except Exception as error:
+            for _, _, then in parts:
+                then(error)
+            return
+        for _, _, then in parts:
+            then(None)
+
+
 def commit_boards(boards: Iterable[Board]) -> int:
     """Commit every post waiting on ``boards`` in one transaction per database, then answer
     each; returns how many posts were answered.
@@ -117,51 +160,17 @@ def commit_boards(boards: Iterable[Board]) -> int:
         for board in boards:
             held.enter_context(board.lock)
         try:
-            by_storage: dict[int, list] = {}
+            groups: dict[int, CommitGroup] = {}
             for board in boards:
-                group = board.take_waiting()
-                if not group:
-                    continue
-                answered.extend(group)
-                accepted, rows = board.stage(group)
-                if rows is None:  # nothing new: answered without a write
-                    board.apply(accepted, None)
-                elif board.stale:
-                    error = StorageUnavailable("the board is being reloaded after a database fault")
-                    for pending, _ in accepted:
-                        pending.error = error
-                else:
-                    by_storage.setdefault(id(board.storage), []).append((board, accepted, rows))
-            for staged in by_storage.values():
-                _write(staged)
+                group = groups.get(id(board.storage))
+                if group is None:
+                    group = groups[id(board.storage)] = CommitGroup(board.storage)
+                answered.extend(board.commit(group))
+            for group in groups.values():
+                group.write()
         finally:
             finish(answered)
     return len(answered)
-
-
-def _write(staged: list) -> None:
-    """One transaction for several boards' new scores; then each board applies its own."""
-    storage = staged[0][0].storage
-    rows = [r for _, _, r in staged]
-    nums = np.concatenate([np.full(len(r[2]), b.num, dtype=np.int64) for b, _, r in staged])
-    try:
-        # committed before anything changes in memory (and before any answer)
-        storage.insert_scores(
-            nums,
-            np.concatenate([r[0] for r in rows]),
-            np.concatenate([r[1] for r in rows]),
-            np.concatenate([r[2] for r in rows]),
-        )
-    except Exception as error:
-        if isinstance(error, StorageUnavailable) and error.ambiguous:
-            for board, _, _ in staged:
-                board.stale = True  # rebuilt from the database before anything else is written
-        for _, accepted, _ in staged:
-            for pending, _ in accepted:
-                pending.error = error
-        return
-    for board, accepted, r in staged:
-        board.apply(accepted, r)
 
 
 class GroupWriter:

@@ -5,11 +5,13 @@ are answered by :class:`FastPaths`, an ASGI layer in front of FastAPI (its middl
 and router), whenever they need nothing but memory (the board is loaded, its tokens are HMAC
 hashes): no routing, no dependency solving, no hop to a worker thread, so a wrong token is
 refused (403, 404 or 429) for a few microseconds of work. A post's answer is joined from bytes
-(the progress is encoded once per commit). The answers are exactly those of the routes in
-:mod:`rankci.service.app`, which serve every other case (a board not yet loaded, a legacy token
-hash) and document the API. A post's body is parsed on the event loop when it is small
-(:data:`INLINE_BODY`), in a worker thread otherwise; the post then waits, off the event loop,
-for the :class:`~rankci.service.commits.GroupWriter`'s next commit.
+(the progress is encoded once per commit). The request is authorised by the routes' own
+:func:`rankci.service.deps.authorize`, and the answers are exactly those of the routes in
+:mod:`rankci.service.routes_scores` and :mod:`rankci.service.routes_boards`, which serve every
+other case (a board not yet loaded, a legacy token hash) and document the API. A post's body is
+parsed on the event loop when it is small (:data:`INLINE_BODY`), in a worker thread otherwise;
+the post then waits, off the event loop, for the :class:`~rankci.service.commits.GroupWriter`'s
+next commit.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rankci.service.board import Board, Conflict, Rejected
 from rankci.service.commits import GroupWriter, Pending
-from rankci.service.registry import Service
+from rankci.service.deps import ServiceContext, authorize, bearer_token, client_address
 from rankci.service.schemas import Score, ScoreBatch
 from rankci.service.storage import StorageUnavailable
 
@@ -34,6 +36,7 @@ __all__ = [
     "INLINE_BODY",
     "FastPaths",
     "answer",
+    "leaderboard_response",
     "problems",
     "rejected",
     "storage_unavailable",
@@ -43,6 +46,7 @@ __all__ = [
 
 INLINE_BODY = 8 * 1024  # bytes: a post body up to this size is parsed on the event loop
 _PATH = re.compile(r"/api/boards/([^/]+)/(scores|leaderboard)")
+_FAST = frozenset({("POST", "scores"), ("GET", "leaderboard")})
 
 
 def problems(errors) -> list[dict]:
@@ -127,52 +131,39 @@ async def wait_for_commit(board: Board, body: bytes, commits: GroupWriter) -> Re
     return answer(pending)
 
 
-def _bearer(headers: list) -> str | None:
-    """The token as FastAPI's ``HTTPBearer(auto_error=False)`` reads it."""
-    for name, value in headers:
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme and token and scheme.lower() == "bearer":
-                return token
-            return None
-    return None
-
-
 class FastPaths:
     """ASGI: ``POST .../scores`` and ``GET .../leaderboard`` of a loaded board, answered without
-    the router (see the module's text); anything else goes on to ``app``."""
+    the router (see the module's text); anything else goes on to ``app``.
 
-    def __init__(self, app, service: Service, commits: GroupWriter) -> None:
+    The request is authorised by :func:`rankci.service.deps.authorize`, as the routes'; when
+    that needs the database, the request goes on to the route, which authorises it again in a
+    worker thread.
+    """
+
+    def __init__(self, app, context: ServiceContext) -> None:
         self.app = app
-        self.service = service
-        self.commits = commits
+        self.service = context.service
+        self.commits = context.commits
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             match = _PATH.fullmatch(scope["path"])
-            method = scope["method"]
-            if match is not None and (method, match[2]) in (
-                ("POST", "scores"),
-                ("GET", "leaderboard"),
-            ):
+            if match is not None and (scope["method"], match[2]) in _FAST:
                 response = await self._answer(scope, receive, match[1], match[2] == "scores")
                 if response is not None:
                     return await response(scope, receive, send)
         return await self.app(scope, receive, send)
 
     async def _answer(self, scope, receive, board_id: str, write: bool) -> Response | None:
-        client = scope.get("client")
         try:
-            board = self.service.check_cached(
-                board_id, _bearer(scope["headers"]), write, client[0] if client else "unknown"
+            board = authorize(
+                self.service, board_id, bearer_token(scope["headers"]), write, client_address(scope)
             )
             if board is None:
                 return None  # needs the database: the route does it in a worker thread
             if not write:
-                if not board.snapshot_current():
-                    return None
-                return Response(board.leaderboard_json(), media_type="application/json")
-            body = b""
+                return leaderboard_response(board)
+            body = b""  # read here, not in a helper: no extra coroutine per post
             while True:
                 message = await receive()
                 if message["type"] != "http.request":
@@ -187,3 +178,11 @@ class FastPaths:
             )
         except StorageUnavailable as error:
             return storage_unavailable(error)
+
+
+def leaderboard_response(board: Board) -> Response | None:
+    """The leaderboard's bytes (joined, never computed, on a read); None if the last look's
+    leaderboard is not computed yet (it always is: see :mod:`rankci.service.published`)."""
+    if not board.snapshot_current():
+        return None
+    return Response(board.leaderboard_json(), media_type="application/json")

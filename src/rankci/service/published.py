@@ -2,7 +2,8 @@
 of its last look as JSON bytes.
 
 A writer publishes (:meth:`Published.publish`) after each change, under the board's lock; a
-reader takes the last published tuple without any lock. The leaderboard of a look is computed and
+reader takes the last published :class:`PublishedState` (one frozen object, replaced at once)
+without any lock. The leaderboard of a look is computed and
 serialised once, by the writer that took the look and before the look is published (so no reader
 waits for it), the live progress once per change, so a read only joins bytes.
 """
@@ -10,6 +11,7 @@ waits for it), the live progress once per change, so a read only joins bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rankci.service.progress import progress
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from rankci.ranking import Ranking
     from rankci.service.board import Board
 
-__all__ = ["Published", "dumps"]
+__all__ = ["LookSnapshot", "Published", "PublishedState", "dumps"]
 
 
 def dumps(value) -> bytes:
@@ -33,9 +35,58 @@ def dumps(value) -> bytes:
     return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
 
 
+@dataclass(frozen=True, slots=True)
+class LookSnapshot:
+    """The leaderboard of one look, made once by the writer that took the look.
+
+    Attributes
+    ----------
+    body : dict
+        The leaderboard (:func:`~rankci.service.snapshot.leaderboard_snapshot`), without the
+        live progress.
+    head : bytes
+        Its JSON up to the live progress: ``dumps(body)`` without its closing brace, then
+        ``,"progress":`` (a read appends the progress's bytes and ``}``).
+    ranking : Ranking
+        The ranking of that look.
+    """
+
+    body: dict
+    head: bytes
+    ranking: Ranking
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedState:
+    """Everything a reader sees of a board, published at once after a change.
+
+    Attributes
+    ----------
+    version : tuple
+        (number of looks, error, number of events): a new version is a new leaderboard.
+    ranking : Ranking
+        The ranking of the last look.
+    look : int
+        The number of the look that produced :attr:`ranking` (0: none yet).
+    progress : dict
+        The live progress (:func:`~rankci.service.progress.progress`; do not change it).
+    progress_json : bytes
+        :attr:`progress` as JSON bytes.
+    snapshot : LookSnapshot
+        The leaderboard of the last look.
+    """
+
+    version: tuple
+    ranking: Ranking
+    look: int
+    progress: dict
+    progress_json: bytes
+    snapshot: LookSnapshot
+
+
 class Published:
-    """A board's published state: one tuple (version, ranking, look number, -, progress,
-    progress JSON, (leaderboard of the last look, its JSON, its ranking))
+    """A board's published state (:attr:`state`, a :class:`PublishedState`): the writer replaces
+    it after each change, readers take it without any lock.
 
     Examples
     --------
@@ -55,13 +106,16 @@ class Published:
     True
     >>> json.loads(board.published.leaderboard_json())["progress"]["t"]
     0
+    >>> state = board.published.state  # (number of looks, error, number of events), look
+    >>> state.version, state.look
+    ((0, None, 0), 0)
     >>> storage.close()
     >>> folder.cleanup()
     """
 
     def __init__(self, board: Board) -> None:
         self.board = board
-        self.state: tuple | None = None
+        self.state: PublishedState | None = None
         self._tracker = ScoreTracker(board.spec)
 
     def publish(self) -> bool:
@@ -73,27 +127,30 @@ class Published:
         before = self.state
         version = (len(board.monitor.looks), board.error, len(board.events))
         live = progress(board)
-        if before is not None and before[0] == version:
-            snapshot = before[6]
-        else:
+        new_look = before is None or before.version != version
+        if new_look:
             retired = {name: dict(info) for name, info in board.monitor.retired.items()}
             body = leaderboard_snapshot(
                 board.spec, board.ranking, board.ranking_look, board.x, retired, self._tracker
             )
-            snapshot = (body, dumps(body), board.ranking)
-        # one tuple, replaced at once: a reader takes it without any lock
-        self.state = (version, board.ranking, board.ranking_look, None, live, dumps(live), snapshot)
-        return before is None or before[0] != version
+            snapshot = LookSnapshot(body, dumps(body)[:-1] + b',"progress":', board.ranking)
+        else:
+            snapshot = before.snapshot
+        # one object, replaced at once: a reader takes it without any lock
+        self.state = PublishedState(
+            version, board.ranking, board.ranking_look, live, dumps(live), snapshot
+        )
+        return new_look
 
     @property
     def progress(self) -> dict:
         """The live progress published last (do not change it)."""
-        return self.state[4]
+        return self.state.progress
 
     @property
     def progress_json(self) -> bytes:
         """:attr:`progress` as JSON bytes."""
-        return self.state[5]
+        return self.state.progress_json
 
     def current(self) -> bool:
         """Whether the last look's leaderboard is computed already (always, since it is
@@ -103,16 +160,17 @@ class Published:
     def leaderboard(self) -> dict:
         """The leaderboard at the last look, with the live progress."""
         state = self.state
-        return {**state[6][0], "progress": state[4]}
+        return {**state.snapshot.body, "progress": state.progress}
 
     def leaderboard_json(self) -> bytes:
         """:meth:`leaderboard` as JSON: the look's bytes (made once per look) and the live
         progress's (once per change) joined."""
         state = self.state
-        return state[6][1][:-1] + b',"progress":' + state[5] + b"}"
+        return b"".join((state.snapshot.head, state.progress_json, b"}"))
 
     def look(self) -> tuple[dict, Ranking, int]:
         """(leaderboard with live progress, ranking, look number) of one and the same look."""
         state = self.state
-        body, _, ranking = state[6]
-        return {**body, "progress": state[4]}, ranking, body["look"]["number"]
+        snapshot = state.snapshot
+        body = snapshot.body
+        return {**body, "progress": state.progress}, snapshot.ranking, body["look"]["number"]

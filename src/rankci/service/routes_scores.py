@@ -1,0 +1,156 @@
+"""Routes of the scores: post them, retire a model, list the evaluations needed next, export
+every score received.
+
+Posting and retiring need the board's write token (:data:`~rankci.service.deps.WritableBoard`),
+the others its read token for a private board (:data:`~rankci.service.deps.ReadableBoard`).
+``POST .../scores`` of a loaded board is usually answered before it reaches this router, by
+:class:`rankci.service.posting.FastPaths`, which shares its parsing and its wait for the group
+commit (:func:`rankci.service.posting.wait_for_commit`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from rankci.service.board import Board, Rejected
+from rankci.service.deps import Context, ReadableBoard, WritableBoard
+from rankci.service.posting import rejected, wait_for_commit
+from rankci.service.schemas import Needed, Posted, RetireRequest
+
+__all__ = ["POST_SCHEMA", "router"]
+
+router = APIRouter()
+
+# the body of a score post, read by hand (so not seen by FastAPI): ScoreBatch or Score, whose
+# schemas the application adds to its OpenAPI document (rankci.service.app)
+POST_SCHEMA = {
+    "anyOf": [
+        {"$ref": "#/components/schemas/ScoreBatch"},
+        {"$ref": "#/components/schemas/Score"},
+    ]
+}
+
+
+@router.post(
+    "/api/boards/{board}/scores",
+    tags=["scores"],
+    response_model=Posted,
+    summary="Post one score or a batch (idempotent by (model, item))",
+    responses={
+        409: {"description": "A (model, item) already has a different score"},
+        422: {"description": "Unknown model or item, or a score outside [0, 1]"},
+        413: {"description": "The body is too large"},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": POST_SCHEMA}},
+        }
+    },
+)
+async def post_scores(request: Request, board: WritableBoard, context: Context):
+    # A small body is parsed here, a large one in a worker thread (so that a large batch
+    # never holds up the event loop, and with it every other request); the post then waits
+    # for the writer thread's next group commit (commits.py), off the event loop.
+    return await wait_for_commit(board, await request.body(), context.commits)
+
+
+@router.post(
+    "/api/boards/{board}/retire",
+    tags=["scores"],
+    summary="Stop evaluating a model from now on (its comparisons are frozen)",
+)
+def retire(body: RetireRequest, board: WritableBoard) -> dict:
+    try:
+        return board.retire(body.model)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
+@router.get(
+    "/api/boards/{board}/needs",
+    tags=["scores"],
+    response_model=Needed,
+    summary="The evaluations needed next, in the shared order, for the active models",
+)
+def needs(
+    board: ReadableBoard,
+    limit: int = Query(1000, ge=1, le=100_000, description="At most this many."),
+    model: str | None = Query(None, description="Only this model's."),
+    horizon: Literal["all", "look"] = Query(
+        "all",
+        description="look: only up to the next look, so that every evaluation listed will "
+        "be used (past it, a model may be retired at the look and its scores unused).",
+    ),
+):
+    try:
+        return JSONResponse(board.needs(limit, model, horizon))
+    except Rejected as error:
+        raise rejected(error) from None
+
+
+@router.get(
+    "/api/boards/{board}/scores",
+    tags=["scores"],
+    summary="Export every received score (CSV or JSON lines), in the shared order",
+    response_class=StreamingResponse,
+)
+def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl)$")):
+    lines = _csv_lines(board) if format == "csv" else _jsonl_lines(board)
+    return StreamingResponse(
+        lines,
+        media_type="text/csv" if format == "csv" else "application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{board.spec.id}-scores.{format}"'},
+    )
+
+
+def _chunks(board: Board, chunk: int = 20_000) -> Iterator[zip]:
+    """The received scores in evaluation order, ``chunk`` at a time, as (position, model name,
+    item name, score, cluster or None) rows."""
+    spec = board.spec
+    pos, model, score = board.export()
+    items = board.order[pos]
+    clusters = spec.clusters
+    for start in range(0, len(score), chunk):
+        part = slice(start, start + chunk)
+        index = items[part].tolist()
+        yield zip(
+            pos[part].tolist(),
+            [spec.models[j] for j in model[part].tolist()],
+            [spec.items[i] for i in index],
+            score[part].tolist(),
+            [clusters[i] for i in index] if clusters else [None] * len(index),
+        )
+
+
+def _csv_lines(board: Board) -> Iterator[str]:
+    clusters = board.spec.clusters
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["position", "model", "item", "score"] + (["cluster"] if clusters else []))
+    for rows in _chunks(board):
+        for p, model, item, s, cluster in rows:
+            writer.writerow([p, model, item, repr(s)] + ([cluster] if clusters else []))
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _jsonl_lines(board: Board) -> Iterator[str]:
+    clusters = board.spec.clusters
+    for rows in _chunks(board):
+        lines = []
+        for p, model, item, s, cluster in rows:
+            record = {"position": p, "model": model, "item": item, "score": s}
+            if clusters:
+                record["cluster"] = cluster
+            lines.append(json.dumps(record))
+        yield "\n".join(lines) + "\n"
