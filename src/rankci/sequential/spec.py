@@ -247,7 +247,7 @@ class MonitorSpec:
     )
     retire: str = _setting(
         "none",
-        "retire models early: " + ", ".join(RETIRE_RULES) + " (width:T for U - L <= T)",
+        "when a model's evaluation stops: " + ", ".join(RETIRE_RULES),
         choices=RETIRE_RULES,
         metavar="RULE",
     )
@@ -258,8 +258,8 @@ class MonitorSpec:
     )
     freeze: bool | str = _setting(
         "auto",
-        "stop updating the wealths of settled pairs (valid; see docs/monitor.md): auto = for "
-        "more than 8 models, on, off = the exact mode (every wealth at every item)",
+        "stop updating the wealths of settled pairs (valid; see docs/monitor.md): auto (for more "
+        "than 8 models), on (true) or off (false: the exact mode, every wealth at every item)",
         words=FREEZE_WORDS,
     )
 
