@@ -118,7 +118,8 @@ def parse_retire(value: str) -> tuple[str, int]:
         raise ValueError(f"--retire {value!r}: only the width rule takes a target (width:T)")
     if rule not in RETIRE_RULES:
         raise ValueError(
-            f"unknown retirement rule {rule!r}; choose one of " + ", ".join(RETIRE_RULES)
+            f"--retire {value!r}: unknown retirement rule {rule!r}; choose one of "
+            + ", ".join(RETIRE_RULES)
         )
     if not target:
         return rule, 0
