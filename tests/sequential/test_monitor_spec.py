@@ -290,3 +290,13 @@ def test_saved_state_records_the_spec(tmp_path):
     assert config["format"] == "rankci-monitor-2" and config["spec"] == spec.to_dict()
     again = Monitor.restore(tmp_path / "state.npz")
     assert again.spec == spec and again.ranking().spec == spec
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=range(len(SPECS)))
+def test_the_flags_of_a_spec_give_the_spec_back(spec):
+    from rankci.cli import build_parser
+    from rankci.commands.monitor import monitor_spec
+
+    spec = spec.replace(alpha=1 / 3, look_every=spec.look_every or 40)
+    args = build_parser().parse_args(["monitor", "scores.csv", *spec.to_flags()])
+    assert monitor_spec(args) == spec

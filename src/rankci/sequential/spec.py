@@ -392,6 +392,31 @@ class MonitorSpec:
             )
         return cls(**values)
 
+    def to_flags(self) -> list[str]:
+        """The ``rankci monitor`` flags of these settings (``n_items`` comes from the data; a
+        ``look_every`` of None has no flag: the command looks every 1% by default).
+
+        Examples
+        --------
+        >>> MonitorSpec(retire="width", width=2, look_every=50).to_flags()[-6:]
+        ['--retire', 'width:2', '--look-every', '50', '--freeze', 'auto']
+        """
+        out: list[str] = []
+        for setting in dataclasses.fields(self):
+            flag = setting.metadata.get("flag", "--" + setting.name.replace("_", "-"))
+            value = getattr(self, setting.name)
+            if flag is None or " " in flag or value is None:  # width: in --retire width:T
+                continue
+            words = setting.metadata.get("words")
+            if words:
+                value = next(w for w, v in words.items() if v is value or v == value)
+            elif isinstance(value, tuple):
+                value = ",".join(map(repr, value))
+            elif setting.name == "retire" and value == "width":
+                value = f"width:{self.width}"
+            out += [flag, value if isinstance(value, str) else repr(value)]
+        return out
+
     def describe(self) -> str:
         """One line: the settings in words (the defaults of bet and retirement left out)."""
         parts = [f"anytime-valid, alpha = {self.alpha:g}", f"sampling {self.sampling}"]
