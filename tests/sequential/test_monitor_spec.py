@@ -300,3 +300,18 @@ def test_the_flags_of_a_spec_give_the_spec_back(spec):
     spec = spec.replace(alpha=1 / 3, look_every=spec.look_every or 40)
     args = build_parser().parse_args(["monitor", "scores.csv", *spec.to_flags()])
     assert monitor_spec(args) == spec
+
+
+def test_the_package_names_are_the_functions_after_the_submodules_are_imported():
+    import importlib
+    import types
+
+    importlib.import_module("rankci.sequential.replay")  # binds the submodule's name too
+    import rankci.sequential as package
+    from rankci.sequential import replay as function
+
+    assert isinstance(function, types.FunctionType) and function is package.replay
+    assert function.__module__ == "rankci.sequential.replay"
+    assert package.MonitorSpec is MonitorSpec and "MonitorSpec" in dir(package)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        package.nothing  # noqa: B018
