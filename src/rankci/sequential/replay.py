@@ -243,9 +243,10 @@ def replay(
     spec = MonitorSpec.given(spec, settings, "replay", defaults=REPLAY_DEFAULTS)
     if seed is not None and order_seed is not None and seed != order_seed:
         raise ValueError(f"seed={seed!r} and order_seed={order_seed!r} are one argument: give one")
+    given = "seed" if seed is not None or order_seed is None else "order_seed"
     order_seed = next((s for s in (seed, order_seed) if s is not None), 0)
     if isinstance(order_seed, bool) or not isinstance(order_seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {order_seed!r}")
+        raise ValueError(f"{given} must be an integer, got {order_seed!r}")
     units = scores.units("item", missing="pairwise")
     values = units.values
     complete = np.isfinite(values).all(axis=1)
