@@ -43,6 +43,7 @@ from rankci.method import COVERAGES, UNIT_SCOPE, MethodSpec
 
 if TYPE_CHECKING:
     from rankci.evidence.pairwise import Pairwise
+    from rankci.sequential.spec import MonitorSpec
 
 __all__ = [
     "COVERAGES",
@@ -101,10 +102,15 @@ class Ranking:
         The evidence behind the ranking, when it came from pairwise tests.
     details : dict
         Method-specific extras (JSON-safe), for example dropped clusters or rank sets.
-    spec : MethodSpec or None
-        The validated method specification the ranking was computed with (fixed-sample rankings
-        from :func:`rankci.rank`); ``rankci.rank(data, spec=ranking.spec)`` computes it again.
-        None for rankings made another way (the monitor, the mixed model, given dominances).
+    spec : MethodSpec, MonitorSpec or None
+        The validated specification the ranking was computed with: a
+        :class:`~rankci.method.MethodSpec` for the fixed-sample flow (:func:`rankci.rank`;
+        ``rankci.rank(data, spec=ranking.spec)`` computes it again), a
+        :class:`~rankci.sequential.spec.MonitorSpec` for the anytime-valid flow (the monitor's
+        looks and replays; ``replay(scores, ranking.spec, seed=S)`` runs it again). None for
+        rankings made another way (the mixed model, given dominances). :meth:`to_dict` writes it
+        under ``"spec"``; a monitor's carries ``"flow": "anytime"``, and
+        :func:`rankci.sequential.spec.spec_from_dict` reads either back.
     early_stopped : dict
         The logs written under early stopping that the scores came from (``"model/task"`` ->
         the stopping record, as ``Scores.notes["early_stopped"]``), empty otherwise. Adaptively
@@ -127,7 +133,7 @@ class Ranking:
     guarantee: str
     pairwise: Pairwise | None = None
     details: dict = field(default_factory=dict)
-    spec: MethodSpec | None = None
+    spec: MethodSpec | MonitorSpec | None = None
     early_stopped: dict = field(default_factory=dict)
 
     @property
@@ -472,7 +478,7 @@ def ranking_from_dominance(
     guarantee: str,
     pairwise: Pairwise | None = None,
     details: dict | None = None,
-    spec: MethodSpec | None = None,
+    spec: MethodSpec | MonitorSpec | None = None,
     **deprecated,
 ) -> Ranking:
     """The shared counting step: closure of D, then rank intervals and tiers.

@@ -4,20 +4,32 @@ Contract for reproducibility: items missing a score for any model are excluded (
 remaining n items are sorted by item id as strings; the evaluation order is
 ``numpy.random.default_rng(S).permutation(n)`` of that list (``--order-seed S``); looks fall on
 every K-th item (``--look-every K`` or ``P%`` of n, rounded up) and on the last item.
+
+The flags of the monitor's settings are built from the fields of
+:class:`rankci.sequential.spec.MonitorSpec` (:func:`setting_flags`), which checks their values.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from rankci.commands.options import (
-    add_alpha_argument,
     add_data_arguments,
     emit,
     load_data,
     text_table,
     to_json,
+)
+from rankci.sequential.spec import (
+    BETS,
+    CERTIFIERS,
+    FREEZE_WORDS,
+    REPLAY_DEFAULTS,
+    RETIRE_RULES,
+    SAMPLINGS,
+    MonitorSpec,
 )
 
 if TYPE_CHECKING:
@@ -29,57 +41,71 @@ HELP = (
     "order, certify at every look, retire models early"
 )
 OUTPUT_FORMATS = ("table", "json")
-# the libraries' tuples, repeated so that building the parser imports no statistics
-# (tests/commands/test_startup.py checks that they agree with rankci.sequential's)
-SAMPLINGS = ("finite", "iid")
-BETS = ("mixture", "agrapa", "ons", "fixed")
-CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
-RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
-FREEZE_CHOICES = {"auto": "auto", "on": True, "off": False}  # --freeze -> Monitor(freeze=)
+# the choices of the settings, read from rankci.sequential.spec (no numpy: the parser stays light)
+__all__ = ["BETS", "CERTIFIERS", "FREEZE_CHOICES", "RETIRE_RULES", "SAMPLINGS", "setting_flags"]
+FREEZE_CHOICES = FREEZE_WORDS  # --freeze -> MonitorSpec(freeze=)
+
+
+def numbers(text: str) -> tuple[float, ...]:
+    """``"0.1,0.2"`` -> (0.1, 0.2): a list flag (``--grid``)."""
+    return tuple(float(part) for part in text.split(",") if part.strip())
+
+
+_TYPES = {"float": float, "int": int, "floats": numbers}
+_CLI_NOTES = {"retire": " (width:T for U - L <= T)", "grid": " (comma-separated)"}
+
+
+def setting_flags() -> dict[str, str]:
+    """Each setting of :class:`~rankci.sequential.spec.MonitorSpec` -> the flag that sets it
+    (``width`` is the T of ``--retire width:T``; ``n_items`` is set from the data)."""
+    out = {}
+    for setting in dataclasses.fields(MonitorSpec):
+        flag = setting.metadata.get("flag", "--" + setting.name.replace("_", "-"))
+        if flag is not None:
+            out[setting.name] = flag
+    return out
+
+
+def _flag_options(setting: dataclasses.Field) -> dict[str, Any]:
+    """argparse options of one setting: its default, choices or type and help, from the spec."""
+    meta = setting.metadata
+    default = REPLAY_DEFAULTS.get(setting.name, setting.default)
+    options: dict[str, Any] = {"default": default}
+    if meta.get("words"):
+        words = meta["words"]
+        options["choices"] = tuple(words)
+        options["default"] = next(w for w, v in words.items() if v is default or v == default)
+    elif meta.get("choices") and setting.name != "retire":  # --retire also takes width:T
+        options["choices"] = meta["choices"]
+    elif meta.get("type") in _TYPES:
+        options["type"] = _TYPES[meta["type"]]
+    if meta.get("metavar"):
+        options["metavar"] = meta["metavar"]
+    shown = options["default"]
+    shown = ",".join(map(str, shown)) if isinstance(shown, tuple) else shown
+    text = meta["help"] + _CLI_NOTES.get(setting.name, "")
+    text += "" if shown is None else f" (default {shown})"
+    options["help"] = text.replace("%", "%%")
+    return options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     group = parser.add_argument_group("monitor")
     group.add_argument(
-        "--sampling",
-        default="finite",
-        choices=SAMPLINGS,
-        help="finite: the items are the whole benchmark, evaluated in random order (default); "
-        "iid: items are i.i.d. draws from a population",
+        "--seed",
+        "--order-seed",
+        dest="order_seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the item order (default 0)",
     )
-    group.add_argument(
-        "--order-seed", type=int, default=0, metavar="S", help="seed of the item order (default 0)"
-    )
-    group.add_argument("--bet", default="mixture", choices=BETS, help="betting strategy")
-    group.add_argument(
-        "--certifier",
-        default="auto",
-        choices=CERTIFIERS,
-        help="auto = exact for up to 8 models, the integer program (ilp) for 9-16, the shortcut "
-        "above; ilp = exact by integer programs",
-    )
-    group.add_argument(
-        "--freeze",
-        default="auto",
-        choices=tuple(FREEZE_CHOICES),
-        help="stop updating the wealths of settled pairs (valid; see docs/monitor.md): auto = for "
-        "more than 8 models (default), on, off = the exact mode (every wealth at every item)",
-    )
-    group.add_argument(
-        "--look-every",
-        default="1%",
-        metavar="K",
-        help="look every K items, or every P%% of the items (default 1%%)",
-    )
-    group.add_argument(
-        "--retire",
-        default="none",
-        metavar="RULE",
-        help="retire models early: " + ", ".join(RETIRE_RULES) + " (width:T for U - L <= T)",
-    )
-    group.add_argument("--k", type=int, metavar="K", help="the top-K question (top-k rules)")
-    add_alpha_argument(group, note="anytime-valid: at every look at once")
+    flags = setting_flags()
+    for setting in dataclasses.fields(MonitorSpec):
+        flag = flags.get(setting.name)
+        if flag is not None and " " not in flag:  # width: the T of --retire width:T
+            group.add_argument(flag, dest=setting.name, **_flag_options(setting))
     output = parser.add_argument_group("output")
     output.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
     output.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -92,7 +118,8 @@ def parse_retire(value: str) -> tuple[str, int]:
         raise ValueError(f"--retire {value!r}: only the width rule takes a target (width:T)")
     if rule not in RETIRE_RULES:
         raise ValueError(
-            f"unknown retirement rule {rule!r}; choose one of " + ", ".join(RETIRE_RULES)
+            f"--retire {value!r}: unknown retirement rule {rule!r}; choose one of "
+            + ", ".join(RETIRE_RULES)
         )
     if not target:
         return rule, 0
@@ -103,24 +130,20 @@ def parse_retire(value: str) -> tuple[str, int]:
     return rule, width
 
 
+def monitor_spec(args: argparse.Namespace) -> MonitorSpec:
+    """The :class:`~rankci.sequential.spec.MonitorSpec` of the flags (errors name the flags)."""
+    values = {name: getattr(args, name) for name in setting_flags() if hasattr(args, name)}
+    values["retire"], values["width"] = parse_retire(args.retire)
+    values["freeze"] = FREEZE_CHOICES[args.freeze]
+    return MonitorSpec.from_flags(values)
+
+
 def run(args: argparse.Namespace) -> int:
     from rankci.sequential import replay
 
-    rule, width = parse_retire(args.retire)
+    spec = monitor_spec(args)
     scores = load_data(args)
-    result = replay(
-        scores,
-        order_seed=args.order_seed,
-        alpha=args.alpha,
-        sampling=args.sampling,
-        bet=args.bet,
-        certifier=args.certifier,
-        look_every=args.look_every,
-        retire=rule,
-        k=args.k,
-        width=width,
-        freeze=FREEZE_CHOICES[args.freeze],
-    )
+    result = replay(scores, spec, seed=args.order_seed)
     emit(render(result, args.format, args), args)
     return 0
 

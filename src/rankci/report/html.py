@@ -426,7 +426,7 @@ def _asset(name: str) -> str:
 
 def _cluster_spec(ranking: Ranking) -> MethodSpec | None:
     """The main ranking's method for the per-cluster rankings (units nested in a cluster)."""
-    if ranking.spec is None:  # a ranking made another way (monitor, mixed model): the defaults
+    if not isinstance(ranking.spec, MethodSpec):  # the monitor, the mixed model: the defaults
         return None
     unit = ranking.spec.unit if ranking.spec.unit in CLUSTER_UNITS else "item"
     return ranking.spec.replace(unit=unit, alpha=ranking.alpha, cluster_filter=None)

@@ -53,6 +53,7 @@ from rankci.sequential.certifier import (
 )
 from rankci.sequential.ilp import IntegerProgram
 from rankci.sequential.orders import MAX_EXACT_MODELS, order_table
+from rankci.sequential.spec import CERTIFIERS
 
 __all__ = [
     "AUTO_ILP_MAX",
@@ -68,7 +69,6 @@ __all__ = [
     "shortcut_statistic",
 ]
 
-CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
 AUTO_ILP_MAX = 16  # auto: the integer program up to this M (see the module docstring)
 
 

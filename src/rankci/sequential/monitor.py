@@ -28,11 +28,12 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from rankci._base import RankciWarning, check_alpha, check_choice, check_positive_int
+from rankci._base import RankciWarning
 from rankci._progress import Progress
 from rankci.ranking import (
     DominanceCycleError,
@@ -45,8 +46,9 @@ from rankci.sequential.freezing import close_incremental, resolve_freeze
 from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.persistence import restore_monitor, save_monitor
 from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
+from rankci.sequential.spec import MonitorSpec, parse_look_every
 from rankci.sequential.statements import alpha_event_message, guarantee_text
-from rankci.sequential.wealth import DEFAULT_GRID, PairWealth
+from rankci.sequential.wealth import PairWealth
 
 __all__ = ["RETIRE_RULES", "Monitor"]
 
@@ -61,6 +63,10 @@ class Monitor:
     ----------
     models : sequence of str
         The model set, fixed in advance.
+    spec : MonitorSpec, optional
+        Every setting at once (:class:`~rankci.sequential.spec.MonitorSpec`, kept as
+        :attr:`spec` and carried by every Ranking: ``ranking.spec``). Or give the settings as
+        keywords, which build it; a keyword beside ``spec`` must agree with it.
     alpha : float, default 0.05
     sampling : {"finite", "iid"}
         ``finite`` (model F): a fixed benchmark of ``n_items`` items evaluated in one uniformly
@@ -79,8 +85,9 @@ class Monitor:
         The top-k question (needed by the top-k rules; also reported).
     width : int, default 0
         Target of the ``width`` rule.
-    look_every : int, optional
-        Look automatically after every ``look_every``-th item (and after item N under model F).
+    look_every : int or str, optional
+        Look automatically after every ``look_every``-th item, or every ``"P%"`` of
+        ``n_items`` (and after item N under model F).
     freeze : {"auto", True, False}
         Stop updating the wealths of settled pairs (certified one way or the other), which the
         certifier then no longer reads (:mod:`.freezing`: valid, and never beyond the exact test
@@ -101,25 +108,12 @@ class Monitor:
     3000
     >>> mon.ranking().dominance_pairs()
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    >>> mon.ranking().spec == mon.spec == MonitorSpec(sampling="iid", certifier="exact")
+    True
     """
 
     def __init__(
-        self,
-        models: Sequence[str],
-        *,
-        alpha: float = 0.05,
-        sampling: str = "finite",
-        n_items: int | None = None,
-        bet: str = "mixture",
-        lam: float = 0.25,
-        grid: Sequence[float] = DEFAULT_GRID,
-        eps: float = 0.01,
-        certifier: str = "auto",
-        retire: str = "none",
-        k: int | None = None,
-        width: int = 0,
-        look_every: int | None = None,
-        freeze: bool | str = "auto",
+        self, models: Sequence[str], spec: MonitorSpec | None = None, **settings: Any
     ) -> None:
         if isinstance(models, str) or not isinstance(models, Sequence):
             raise ValueError("models must be a sequence of model names")
@@ -127,25 +121,36 @@ class Monitor:
         if len(set(self.models)) != len(self.models):
             raise ValueError("model names must be distinct")
         m = len(self.models)
-        self.alpha = check_alpha(alpha)
+        #: The settings (:class:`~rankci.sequential.spec.MonitorSpec`), as given.
+        self.spec = spec = MonitorSpec.given(spec, settings, "Monitor")
+        self.alpha = spec.alpha
         self._wealth = PairWealth(
-            m, sampling=sampling, n_items=n_items, bet=bet, lam=lam, grid=grid, eps=eps
+            m,
+            sampling=spec.sampling,
+            n_items=spec.n_items,
+            bet=spec.bet,
+            lam=spec.lam,
+            grid=spec.grid,
+            eps=spec.eps,
         )
-        self.certifier_requested = certifier
-        self.certifier = resolve_certifier(certifier, m)
+        self.certifier_requested = spec.certifier
+        self.certifier = resolve_certifier(spec.certifier, m)
         self._certifier = make_certifier(self.certifier, m, self.alpha)
-        self.retire_rule = check_choice("retire", retire, RETIRE_RULES)
-        self.k = None if k is None else check_positive_int(k, "k")
-        if self.k is not None and self.k >= m:
-            raise ValueError(f"k must be smaller than the number of models ({m}), got {k}")
-        if retire in ("topk", "topk-safe", "stop-at-goal") and self.k is None:
-            raise ValueError(f"retire={retire!r} needs k, the size of the top-k set")
-        self.width = check_positive_int(width, "width", minimum=0)
-        self.look_every = (
-            None if look_every is None else check_positive_int(look_every, "look_every")
-        )
-        self.freeze_requested = freeze
-        self.freeze = resolve_freeze(freeze, m)
+        self.retire_rule = spec.retire
+        self.k = spec.k
+        spec.check_models(m)
+        self.width = spec.width
+        every = spec.look_every
+        if isinstance(every, str):  # "P%" of the benchmark
+            if spec.n_items is None:
+                raise ValueError(
+                    f"look_every={every!r} is a percentage of n_items, which this monitor does "
+                    "not have (sampling='iid'): give an item count"
+                )
+            every = parse_look_every(every, spec.n_items)
+        self.look_every = every
+        self.freeze_requested = spec.freeze
+        self.freeze = resolve_freeze(spec.freeze, m)
         # single items not yet consumed (see update), at most one segment of the wealths
         self._pending = np.empty((self._wealth.commit_every, m))
         self._bits = self._pending.view(np.uint64)
@@ -546,6 +551,7 @@ class Monitor:
                 self.alpha, self.sampling, self.n_items, self.certifier, self.alpha_event
             ),
             details=details,
+            spec=self.spec,
         )
 
     def _apply_rule(self, ranking: Ranking) -> list[str]:

@@ -5,6 +5,11 @@ the wealths, the certifier and the monitor, written to a temporary file and rena
 a crash while saving leaves the previous state intact. Restoring rebuilds the monitor from its
 configuration and loads the arrays bit for bit: feeding the same items afterwards gives exactly
 what an uninterrupted monitor gives.
+
+The configuration records the models and the monitor's :class:`~rankci.sequential.spec.MonitorSpec`
+(``{"format": "rankci-monitor-2", "models": [...], "spec": spec.to_dict()}``). Files of the first
+format (``rankci-monitor-1``, written before the spec existed) held the settings at the top of the
+configuration; they load too, their spec rebuilt from those settings.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ import os
 
 import numpy as np
 
+from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.wealth import PairWealth
 
-__all__ = ["restore_monitor", "save_monitor"]
+__all__ = ["FORMAT", "OLD_FORMATS", "restore_monitor", "save_monitor"]
 
-FORMAT = "rankci-monitor-1"
+FORMAT = "rankci-monitor-2"
+#: Earlier formats that still load: the settings at the top of the configuration.
+OLD_FORMATS = ("rankci-monitor-1",)
 
 
 def save_monitor(monitor, path: str | os.PathLike) -> None:
@@ -64,21 +72,7 @@ def save_monitor(monitor, path: str | os.PathLike) -> None:
     """
     monitor._flush()
     wealth = monitor._wealth.state()
-    config = {
-        "format": FORMAT,
-        "models": list(monitor.models),
-        "alpha": monitor.alpha,
-        "certifier": monitor.certifier_requested,
-        "retire": monitor.retire_rule,
-        "k": monitor.k,
-        "width": monitor.width,
-        "look_every": monitor.look_every,
-        "freeze": monitor.freeze_requested,
-        **{
-            key: wealth["config"][key]
-            for key in ("sampling", "n_items", "bet", "lam", "grid", "eps")
-        },
-    }
+    config = {"format": FORMAT, "models": list(monitor.models), "spec": monitor.spec.to_dict()}
     meta = {
         "config": config,
         "evaluations": int(monitor.evaluations),
@@ -159,9 +153,14 @@ def restore_monitor(cls, path: str | os.PathLike):
         raise ValueError(f"{name!r} is not a saved rankci monitor")
     meta = json.loads(str(arrays["meta"]))
     config = dict(meta["config"])
-    if config.pop("format", None) != FORMAT:
+    form = config.pop("format", None)
+    if form == FORMAT:
+        spec = MonitorSpec.from_dict(config["spec"])
+    elif form in OLD_FORMATS:  # the settings themselves, at the top
+        spec = MonitorSpec.from_dict({k: v for k, v in config.items() if k != "models"})
+    else:
         raise ValueError(f"{name!r} is not a saved rankci monitor ({FORMAT})")
-    monitor = cls(config.pop("models"), **config)
+    monitor = cls(config["models"], spec)
     monitor._wealth = PairWealth.from_state(
         {
             "config": monitor._wealth.state()["config"],

@@ -4,9 +4,15 @@ The contract (also that of ``rankci monitor DATA``):
 
 1. items missing a score for any model are excluded (and counted);
 2. the remaining n items are sorted by item id as strings;
-3. the evaluation order is ``numpy.random.default_rng(order_seed).permutation(n)`` of that list;
-4. looks fall on every K-th item and on the last item (K from ``look_every``: an item count or a
-   percentage ``"P%"`` of n, rounded up).
+3. the evaluation order is ``numpy.random.default_rng(seed).permutation(n)`` of that list
+   (``seed``, also spelled ``order_seed``; 0 by default);
+4. looks fall on every K-th item and on the last item (K from the spec's ``look_every``: an item
+   count or a percentage ``"P%"`` of n, rounded up; ``"1%"`` by default).
+
+The settings are one :class:`~rankci.sequential.spec.MonitorSpec` (``replay(scores, spec)``; or
+its settings as keywords); the ranking carries it, with ``n_items`` and ``look_every`` as the
+monitor ran them (``run.ranking.spec``), so ``replay(scores, run.ranking.spec, seed=S)`` gives
+the same looks again.
 
 Items with several prompt variants are scored by their mean over the variants (``Scores.units``
 with ``unit="item"``), after the one rule for inconsistent variants
@@ -18,9 +24,9 @@ fixed-sample result. Under
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +35,7 @@ from rankci._base import jsonable
 from rankci.data import Scores
 from rankci.ranking import Ranking
 from rankci.sequential.monitor import Monitor
-from rankci.sequential.wealth import DEFAULT_GRID
+from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
 
 __all__ = ["MonitorRun", "evaluation_order", "parse_look_every", "replay"]
 
@@ -75,53 +81,6 @@ def evaluation_order(item_ids: Sequence[str], order_seed: int) -> np.ndarray:
     return ids[np.random.default_rng(int(order_seed)).permutation(labels.size)]
 
 
-def parse_look_every(value: int | str, n_items: int) -> int:
-    """An item count K >= 1, or ``"P%"`` -> ``ceil(P / 100 * n_items)`` (at least 1).
-
-    Parameters
-    ----------
-    value : int or str
-        Items between looks, or a percentage ``"P%"`` with 0 < P <= 100.
-    n_items : int
-        Number of items the percentage refers to.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        For a non-positive count, a percentage outside (0, 100] or anything else.
-
-    References
-    ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`)
-    (looks may be taken at any stopping times).
-
-    Examples
-    --------
-    >>> parse_look_every("1%", 250), parse_look_every("10%", 1000), parse_look_every(25, 1000)
-    (3, 100, 25)
-    """
-    if isinstance(value, str) and value.strip().endswith("%"):
-        try:
-            percent = float(value.strip()[:-1])
-        except ValueError:
-            percent = float("nan")
-        if not 0.0 < percent <= 100.0:
-            raise ValueError(f"look_every {value!r}: the percentage must be in (0, 100]")
-        return max(1, math.ceil(percent / 100.0 * n_items - 1e-9))
-    message = f"look_every must be a positive item count or 'P%', got {value!r}"
-    try:
-        k = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(message) from None
-    if isinstance(value, bool) or k < 1 or (not isinstance(value, str) and k != value):
-        raise ValueError(message)
-    return k
-
-
 @dataclass(frozen=True, repr=False, eq=False)
 class MonitorRun:
     """The result of :func:`replay`: every look, the final ranking and the evaluation cost.
@@ -148,6 +107,8 @@ class MonitorRun:
         (``rows``, ``observations``, ``variants``, ``rows_by_model``, ``reason``).
     config : dict
         alpha, sampling, certifier, bet, order_seed, look_every, retire, k, freeze.
+    spec : MonitorSpec or None
+        The settings the monitor ran with (``ranking.spec``).
     """
 
     ranking: Ranking
@@ -159,6 +120,7 @@ class MonitorRun:
     order: tuple
     excluded: dict
     config: dict = field(default_factory=dict)
+    spec: MonitorSpec | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """The final ranking, best first (with ``rank_set`` under the exact certifier)."""
@@ -228,32 +190,29 @@ class MonitorRun:
 
 def replay(
     scores: Scores,
+    spec: MonitorSpec | None = None,
     *,
-    order_seed: int = 0,
-    alpha: float = 0.05,
-    sampling: str = "finite",
-    bet: str = "mixture",
-    lam: float = 0.25,
-    grid: Sequence[float] = DEFAULT_GRID,
-    eps: float = 0.01,
-    certifier: str = "auto",
-    look_every: int | str = "1%",
-    retire: str = "none",
-    k: int | None = None,
-    width: int = 0,
-    freeze: bool | str = "auto",
+    seed: int | None = None,
+    order_seed: int | None = None,
+    **settings: Any,
 ) -> MonitorRun:
     """Replay a Scores table through a :class:`Monitor` (see the module docstring's contract).
 
     Parameters
     ----------
     scores : Scores
-    order_seed : int
-        Seed of the item order, ``numpy.random.default_rng(order_seed).permutation(n)``.
-    look_every : int or str
-        Items between looks, or ``"P%"`` of the items.
-    alpha, sampling, bet, lam, grid, eps, certifier, retire, k, width, freeze
-        As for :class:`Monitor` (``freeze=False``: the exact mode, every wealth updated).
+    spec : MonitorSpec, optional
+        The monitor's settings (:class:`~rankci.sequential.spec.MonitorSpec`). Its ``n_items``
+        is left None (it becomes n under ``sampling="finite"``), or equal to n. Without it, the
+        keywords below build it, with ``look_every="1%"`` (:data:`REPLAY_DEFAULTS`).
+    seed : int, default 0
+        Seed of the item order, ``numpy.random.default_rng(seed).permutation(n)``; ``order_seed``
+        is the same argument (the name of the board's field and of ``--order-seed``).
+    **settings
+        The settings of :class:`~rankci.sequential.spec.MonitorSpec` as keywords: alpha,
+        sampling, bet, lam, grid, eps, certifier, look_every (items between looks, or ``"P%"`` of
+        the items), retire, k, width, freeze (``False``: the exact mode, every wealth updated).
+        Beside ``spec``, a keyword must agree with it.
 
     Returns
     -------
@@ -275,11 +234,19 @@ def replay(
     ['in', 'out', 'out', 'out']
     >>> run.n_consumed < 1000 and run.cost_fraction < 0.5
     True
+    >>> again = replay(rankci.Scores.from_matrix(x), run.ranking.spec)
+    >>> again.looks == run.looks
+    True
     """
     if not isinstance(scores, Scores):
         raise ValueError(f"replay expects Scores (rankci.read_scores), got {type(scores).__name__}")
+    spec = MonitorSpec.given(spec, settings, "replay", defaults=REPLAY_DEFAULTS)
+    if seed is not None and order_seed is not None and seed != order_seed:
+        raise ValueError(f"seed={seed!r} and order_seed={order_seed!r} are one argument: give one")
+    given = "seed" if seed is not None or order_seed is None else "order_seed"
+    order_seed = next((s for s in (seed, order_seed) if s is not None), 0)
     if isinstance(order_seed, bool) or not isinstance(order_seed, (int, np.integer)):
-        raise ValueError(f"order_seed must be an integer, got {order_seed!r}")
+        raise ValueError(f"{given} must be an integer, got {order_seed!r}")
     units = scores.units("item", missing="pairwise")
     values = units.values
     complete = np.isfinite(values).all(axis=1)
@@ -297,22 +264,15 @@ def replay(
     if n == 0:
         raise ValueError("no item is scored by every model, so there is nothing to replay")
     order = evaluation_order(labels, order_seed)
-    every = parse_look_every(look_every, n)
+    finite = spec.sampling == "finite"
+    if finite and spec.n_items not in (None, n):
+        raise ValueError(
+            f"the spec's n_items={spec.n_items} is not the {n} items scored by every model, the "
+            "benchmark of this replay: leave n_items None"
+        )
+    every = None if spec.look_every is None else parse_look_every(spec.look_every, n)
     monitor = Monitor(
-        units.models,
-        alpha=alpha,
-        sampling=sampling,
-        n_items=n if sampling == "finite" else None,
-        bet=bet,
-        lam=lam,
-        grid=grid,
-        eps=eps,
-        certifier=certifier,
-        retire=retire,
-        k=k,
-        width=width,
-        look_every=every,
-        freeze=freeze,
+        units.models, spec.replace(n_items=n if finite else spec.n_items, look_every=every)
     )
     monitor.update_block(values[order])
     ranking = monitor.ranking()  # the look at the last item (already taken under model F)
@@ -328,7 +288,7 @@ def replay(
     }
     config["freeze"] = bool(monitor.freeze)
     if monitor.bet == "fixed":
-        config["lam"] = float(lam)
+        config["lam"] = float(spec.lam)
     if monitor.retire_rule == "width":
         config["width"] = monitor.width
     return MonitorRun(
@@ -341,4 +301,5 @@ def replay(
         order=tuple(labels[order]),
         excluded=excluded,
         config=config,
+        spec=monitor.spec,
     )

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from rankci.ranking import Ranking
+from rankci.sequential.spec import RETIRE_RULES
 
 __all__ = ["RETIRE_RULES", "models_to_retire"]
 
-RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
 
 
 def models_to_retire(

@@ -47,18 +47,15 @@ Section 3 and Appendix B.1.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from numbers import Real
 
 import numpy as np
 
 from rankci._base import check_choice, check_positive_int
+from rankci.sequential.spec import BETS, DEFAULT_GRID, SAMPLINGS, check_bet, check_eps
 from rankci.sequential.updating import AGRAPA_CAP, ONS_CAP, ONS_RATE, WealthUpdates
 
 __all__ = ["AGRAPA_CAP", "BETS", "DEFAULT_GRID", "ONS_CAP", "ONS_RATE", "SAMPLINGS", "PairWealth"]
 
-SAMPLINGS = ("finite", "iid")
-BETS = ("mixture", "agrapa", "ons", "fixed")
-DEFAULT_GRID = (0.03, 0.06, 0.12, 0.25, 0.5)
 _LOG_BUDGET = 600.0  # |log| of a partial product stays below this (float64 overflows at ~709)
 
 
@@ -111,11 +108,9 @@ class PairWealth(WealthUpdates):
                 "use sampling='iid' for an open-ended stream"
             )
         self.n_items = None if n_items is None else check_positive_int(n_items, "n_items")
-        if isinstance(eps, bool) or not isinstance(eps, Real) or not 0.0 < float(eps) < 1.0:
-            raise ValueError(f"eps must be a number strictly between 0 and 1, got {eps!r}")
-        self.eps = float(eps)
-        self.lam = _check_bet(lam, "lam")
-        self.grid_option = tuple(_check_bet(g, "grid value") for g in grid)
+        self.eps = check_eps(eps)
+        self.lam = check_bet(lam, "lam")
+        self.grid_option = tuple(check_bet(g, "grid value") for g in grid)
         if not self.grid_option:
             raise ValueError("grid must hold at least one bet")
         if bet == "fixed":
@@ -330,12 +325,6 @@ class PairWealth(WealthUpdates):
 
 
 # ---------------------------------------------------------------------- helpers
-def _check_bet(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 < float(value) <= 0.9:
-        raise ValueError(f"{name} must be a bet in (0, 0.9], got {value!r}")
-    return float(value)
-
-
 def _commit_every(grid: Sequence[float], eps: float, finite: bool, constant: bool) -> int:
     """Items per commit such that no partial product leaves exp(+-600)."""
     u_max = 2.0 / eps if finite else 2.0

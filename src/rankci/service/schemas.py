@@ -1,20 +1,34 @@
-"""Request and response bodies of the JSON API (they document it on the OpenAPI page)."""
+"""Request and response bodies of the JSON API (they document it on the OpenAPI page).
+
+:class:`BoardCreate`'s monitor settings are built from the fields of
+:class:`rankci.sequential.spec.MonitorSpec` (:data:`BOARD_SETTINGS`: every setting but
+``n_items``, which is the number of items): their defaults, help texts and choices, and their
+values are checked by the spec itself. A setting added to the spec is a field here too.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import dataclasses
+import typing
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    create_model,
+    model_validator,
+)
 
-from rankci.sequential import BETS, CERTIFIERS, RETIRE_RULES, SAMPLINGS
+from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec
 
 MAX_BATCH = 100_000
 
-Sampling = Literal[SAMPLINGS]  # type: ignore[valid-type]
-Bet = Literal[BETS]  # type: ignore[valid-type]
-Certifier = Literal[CERTIFIERS]  # type: ignore[valid-type]
-Retire = Literal[RETIRE_RULES]  # type: ignore[valid-type]
 ItemId = str | StrictInt
+#: The monitor settings a board takes (``n_items`` is the board's number of items).
+BOARD_SETTINGS = tuple(f.name for f in dataclasses.fields(MonitorSpec) if f.name != "n_items")
 
 
 class Item(BaseModel):
@@ -23,8 +37,8 @@ class Item(BaseModel):
     cluster: str | None = Field(None, description="Its cluster (category, subject, task).")
 
 
-class BoardCreate(BaseModel):
-    """A new board: models, items and the monitor's settings, all fixed from now on."""
+class BoardFields(BaseModel):
+    """A new board's own fields (its monitor settings are added by :data:`BoardCreate`)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -58,23 +72,39 @@ class BoardCreate(BaseModel):
         description="Seed of the shared random item order: the ids sorted as strings, permuted "
         "by numpy.random.default_rng(order_seed).permutation(N). Default: a fresh random seed.",
     )
-    alpha: float = Field(0.05, gt=0, lt=1, description="Error level of every statement.")
-    sampling: Sampling = Field(
-        "finite",
-        description="finite: the N items are the whole benchmark, evaluated in the shared random "
-        "order; iid: items are i.i.d. draws.",
-    )
-    bet: Bet = Field("mixture", description="Betting strategy of the e-processes.")
-    certifier: Certifier = Field("auto", description="auto = exact up to 8 models, else shortcut.")
-    retire: Retire = Field("none", description="When a model's evaluation stops.")
-    k: int | None = Field(None, ge=1, description="The top-k question (top-k rules, top-k status).")
-    width: int = Field(0, ge=0, description="Target U - L of the 'width' rule.")
-    look_every: int | str = Field(
-        "1%", description="Items between looks: a count, or 'P%' of the items."
-    )
     public: bool = Field(
         True, description="Public boards are readable by anyone; others need a token to read."
     )
+
+    @model_validator(mode="after")
+    def _settings_are_valid(self) -> BoardFields:
+        # the spec's own checks (the value itself is left out of the message: never echoed)
+        try:
+            MonitorSpec(**{name: getattr(self, name) for name in BOARD_SETTINGS})
+        except (TypeError, ValueError) as error:
+            raise ValueError(str(error).split(", got ")[0]) from None
+        return self
+
+
+def _field(setting: dataclasses.Field) -> tuple[Any, Any]:
+    """The pydantic field of a MonitorSpec setting: its type (its choices), default and help."""
+    choices = setting.metadata.get("choices")
+    kind = Literal[choices] if choices else _HINTS[setting.name]  # type: ignore[valid-type]
+    default = REPLAY_DEFAULTS.get(setting.name, setting.default)
+    return kind, Field(default, description=setting.metadata["help"])
+
+
+_HINTS = typing.get_type_hints(MonitorSpec)
+_HINTS["grid"] = tuple[float, ...]
+
+#: A new board: models, items and the monitor's settings, all fixed from now on.
+BoardCreate = create_model(
+    "BoardCreate",
+    __base__=BoardFields,
+    __module__=__name__,
+    __doc__="A new board: models, items and the monitor's settings, all fixed from now on.",
+    **{f.name: _field(f) for f in dataclasses.fields(MonitorSpec) if f.name in BOARD_SETTINGS},
+)
 
 
 class BoardCreated(BaseModel):

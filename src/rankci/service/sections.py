@@ -395,17 +395,8 @@ def _subscores_section(data: dict) -> str:
 
 def _method_section(spec: BoardSpec, data: dict) -> str:
     s = spec.settings()
-    reproduce = (
-        f"rankci monitor scores.csv --order-seed {spec.order_seed} --look-every {spec.look_every}"
-        f" --sampling {spec.sampling} --bet {spec.bet} --certifier {spec.certifier} "
-        f"--alpha {spec.alpha:g}"
-        + (
-            f" --retire {spec.retire}" + (f":{spec.width}" if spec.retire == "width" else "")
-            if spec.retire != "none"
-            else ""
-        )
-        + (f" --k {spec.k}" if spec.k else "")
-    )
+    flags = " ".join(spec.monitor.to_flags())  # every setting, in the flags of rankci monitor
+    reproduce = f"rankci monitor scores.csv --order-seed {spec.order_seed} {flags}"
     items = [
         f"<li><b>Evidence</b>: a betting e-process for every ordered pair of models "
         f"({html.escape(s['bet'])} bet, {html.escape(s['sampling'])} sampling), certified by "

@@ -4,6 +4,10 @@ The shared item order follows the replay contract of :mod:`rankci.sequential.rep
 sorted as strings, permuted by ``numpy.random.default_rng(order_seed).permutation(N)``. So a board's
 evaluation can be reproduced offline with ``rankci monitor scores.csv --order-seed S`` (and the
 same look and retirement settings) on its exported scores.
+
+The monitor settings are one :class:`~rankci.sequential.spec.MonitorSpec` (``BoardSpec.monitor``),
+stored in the board's JSON under ``"monitor"``. Boards stored before it existed (rankci at commit
+3500ffd) held the settings at the top of the JSON; :meth:`BoardSpec.from_json` reads both.
 """
 
 from __future__ import annotations
@@ -12,21 +16,26 @@ import json
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 
-from rankci.sequential import Monitor, parse_look_every
+from rankci.sequential.certify import resolve_certifier
+from rankci.sequential.monitor import Monitor
 from rankci.sequential.replay import evaluation_order
+from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
 
-__all__ = ["BOARD_ID", "MAX_CELLS", "MAX_MODELS", "BoardSpec", "make_spec"]
+__all__ = ["BOARD_ID", "MAX_CELLS", "MAX_MODELS", "OLD_SETTINGS", "BoardSpec", "make_spec"]
 
 BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_MODELS = 1000
 MAX_CELLS = 20_000_000  # models x items held in memory per board (160 MB of float64)
 MAX_NAME = 200
+#: The monitor settings a board's JSON held at its top level before ``"monitor"`` existed.
+OLD_SETTINGS = ("alpha", "sampling", "bet", "certifier", "retire", "k", "width", "look_every")
 
 
 @dataclass(frozen=True)
@@ -43,11 +52,12 @@ class BoardSpec:
         Each item's cluster (category, subject), or None.
     order_seed : int
         Seed of the shared item order (the replay contract).
-    alpha, sampling, bet, certifier, retire, k, width : monitor settings
-    look_every : int
-        Items between looks (resolved from ``look_every_option``).
+    monitor : MonitorSpec
+        The monitor's settings, as the monitor runs them: ``n_items`` is N under
+        ``sampling="finite"``, ``look_every`` the item count, the certifier resolved for the
+        models. ``alpha``, ``sampling``, ``certifier``, ``look_every``, ... read it.
     look_every_option : int or str
-        As given (``"1%"`` or an item count).
+        ``look_every`` as given (``"1%"`` or an item count).
     public : bool
         Whether reads need no token.
     created_at : str
@@ -61,19 +71,18 @@ class BoardSpec:
     items: tuple
     clusters: tuple | None
     order_seed: int
-    alpha: float = 0.05
-    sampling: str = "finite"
-    bet: str = "mixture"
-    certifier: str = "auto"
-    retire: str = "none"
-    k: int | None = None
-    width: int = 0
-    look_every: int = 1
+    monitor: MonitorSpec = MonitorSpec(look_every=1)
     look_every_option: int | str = "1%"
     public: bool = True
     title: str = ""
     created_at: str = ""
     _order: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # the monitor settings read as the board's own (spec.alpha, spec.look_every, ...)
+        if name in _SETTING_NAMES:
+            return getattr(self.monitor, name)
+        raise AttributeError(f"'BoardSpec' object has no attribute {name!r}")
 
     @property
     def n_models(self) -> int:
@@ -92,46 +101,44 @@ class BoardSpec:
 
     def make_monitor(self) -> Monitor:
         """A fresh monitor with the board's settings (the look schedule of the replay contract)."""
-        return Monitor(
-            list(self.models),
-            alpha=self.alpha,
-            sampling=self.sampling,
-            n_items=self.n_items if self.sampling == "finite" else None,
-            bet=self.bet,
-            certifier=self.certifier,
-            retire=self.retire,
-            k=self.k,
-            width=self.width,
-            look_every=self.look_every,
-        )
+        return Monitor(list(self.models), self.monitor)
 
     def settings(self) -> dict:
-        """The monitor settings (JSON-safe)."""
-        return {
-            "alpha": self.alpha,
-            "sampling": self.sampling,
-            "bet": self.bet,
-            "certifier": self.certifier,
-            "retire": self.retire,
-            "k": self.k,
-            "width": self.width,
-            "look_every": self.look_every,
-            "order_seed": self.order_seed,
+        """The monitor settings (JSON-safe) and the seed of the order."""
+        out = {
+            key: value
+            for key, value in self.monitor.to_dict().items()
+            if key not in ("flow", "version", "n_items")
         }
+        return {**out, "order_seed": self.order_seed}
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data.pop("_order")
+        data: dict[str, Any] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name != "_order"
+        }
+        data["monitor"] = self.monitor.to_dict()
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> BoardSpec:
+        """The board a :meth:`to_json` wrote; also the JSON of boards stored before the
+        ``"monitor"`` record (the settings at the top, :data:`OLD_SETTINGS`)."""
         data = json.loads(text)
         data["models"] = tuple(data["models"])
         data["items"] = tuple(data["items"])
         if data.get("clusters") is not None:
             data["clusters"] = tuple(data["clusters"])
+        if "monitor" in data:
+            data["monitor"] = MonitorSpec.from_dict(data["monitor"])
+        else:  # stored by rankci before the MonitorSpec (commit 3500ffd and earlier)
+            old = {key: data.pop(key) for key in OLD_SETTINGS if key in data}
+            if old.get("sampling", "finite") == "finite":
+                old["n_items"] = len(data["items"])
+            data["monitor"] = MonitorSpec.from_dict(old)
         return cls(**data)
+
+
+_SETTING_NAMES = frozenset(f.name for f in fields(MonitorSpec)) - {"n_items"}
 
 
 def _name(value: object, what: str) -> str:
@@ -156,16 +163,10 @@ def make_spec(
     clusters: Sequence[str] | None = None,
     board_id: str | None = None,
     order_seed: int | None = None,
-    alpha: float = 0.05,
-    sampling: str = "finite",
-    bet: str = "mixture",
-    certifier: str = "auto",
-    retire: str = "none",
-    k: int | None = None,
-    width: int = 0,
-    look_every: int | str = "1%",
     public: bool = True,
     title: str = "",
+    monitor: MonitorSpec | None = None,
+    **settings: Any,
 ) -> BoardSpec:
     """Validate a board's description; every problem is a ValueError naming the field.
 
@@ -186,12 +187,14 @@ def make_spec(
         The board's id.
     order_seed : int, optional
         Seed of the evaluation order (:func:`rankci.sequential.replay.evaluation_order`).
-    alpha, sampling, bet, certifier, retire, k, width, look_every
-        The monitor's settings, as for :class:`rankci.sequential.Monitor`.
     public : bool, default True
         A private board needs a token to be read.
     title : str
         Page title (default ``"<benchmark> · <run>"``).
+    monitor : MonitorSpec, optional
+        The monitor's settings (:class:`~rankci.sequential.spec.MonitorSpec`; ``n_items`` None
+        or N). Or give them as keywords (``**settings``: alpha, sampling, bet, lam, grid, eps,
+        certifier, retire, k, width, look_every, freeze), with ``look_every="1%"`` by default.
 
     Returns
     -------
@@ -208,6 +211,8 @@ def make_spec(
     ...                  items=[f"q{i}" for i in range(20)], order_seed=0, look_every=10)
     >>> spec.id, spec.n_models, spec.n_items, spec.title
     ('demo--r1', 3, 20, 'demo · r1')
+    >>> spec.monitor.look_every, spec.monitor.n_items, spec.certifier
+    (10, 20, 'exact')
     >>> from rankci.sequential.replay import evaluation_order
     >>> spec.order.tolist() == evaluation_order([f"q{i}" for i in range(20)], 0).tolist()
     True
@@ -216,6 +221,7 @@ def make_spec(
     ...
     ValueError: ...
     """
+    settings = MonitorSpec.given(monitor, settings, "make_spec", defaults=REPLAY_DEFAULTS)
     benchmark = _name(benchmark, "benchmark")
     run = _name(run, "run")
     if isinstance(models, (str, Mapping)) or not isinstance(models, Sequence):
@@ -272,8 +278,19 @@ def make_spec(
         order_seed = secrets.randbits(63)
     if isinstance(order_seed, bool) or not isinstance(order_seed, Integral) or order_seed < 0:
         raise ValueError(f"order_seed must be an integer >= 0, got {order_seed!r}")
-    every = parse_look_every(look_every, len(items))
-    spec = BoardSpec(
+    if settings.look_every is None:
+        raise ValueError("look_every must be an item count or 'P%': a board looks at a schedule")
+    finite = settings.sampling == "finite"
+    if finite and settings.n_items not in (None, len(items)):
+        raise ValueError(f"n_items must be the number of items ({len(items)}) or None")
+    # store the resolved values, so the spec says exactly what the monitor does
+    resolved = settings.replace(
+        n_items=len(items) if finite else settings.n_items,
+        look_every=parse_look_every(settings.look_every, len(items)),
+        certifier=resolve_certifier(settings.certifier, len(models)),
+    )
+    resolved.check_models(len(models))
+    return BoardSpec(
         id=board_id,
         benchmark=benchmark,
         run=run,
@@ -281,27 +298,9 @@ def make_spec(
         items=items,
         clusters=clusters,
         order_seed=int(order_seed),
-        alpha=alpha,
-        sampling=sampling,
-        bet=bet,
-        certifier=certifier,
-        retire=retire,
-        k=k,
-        width=width,
-        look_every=every,
-        look_every_option=look_every,
+        monitor=resolved,
+        look_every_option=settings.look_every,
         public=bool(public),
         title=str(title or f"{benchmark} · {run}"),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    )
-    monitor = spec.make_monitor()  # the monitor's own checks name the bad setting
-    # store the resolved values, so the spec says exactly what the monitor does
-    return BoardSpec(
-        **{
-            **{key: getattr(spec, key) for key in spec.__dataclass_fields__ if key != "_order"},
-            "alpha": monitor.alpha,
-            "certifier": monitor.certifier,
-            "k": monitor.k,
-            "width": monitor.width,
-        }
     )
