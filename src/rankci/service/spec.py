@@ -224,60 +224,12 @@ def make_spec(
     settings = MonitorSpec.given(monitor, settings, "make_spec", defaults=REPLAY_DEFAULTS)
     benchmark = _name(benchmark, "benchmark")
     run = _name(run, "run")
-    if isinstance(models, (str, Mapping)) or not isinstance(models, Sequence):
-        raise ValueError("models must be a list of model names")
-    models = tuple(_name(m, "model name") for m in models)
-    if len(models) < 2:
-        raise ValueError("a board needs at least two models")
-    if len(models) > MAX_MODELS:
-        raise ValueError(f"a board holds at most {MAX_MODELS} models, got {len(models)}")
-    seen: set = set()
-    for m in models:
-        if m in seen:
-            raise ValueError(f"model {m!r} is listed twice")
-        seen.add(m)
-    if isinstance(items, (str, Mapping)) or not isinstance(items, Sequence) or not items:
-        raise ValueError("items must be a non-empty list of item ids")
-    if isinstance(items[0], Mapping):
-        if clusters is not None:
-            raise ValueError("give clusters either inside items or as a list, not both")
-        ids, found = [], []
-        for n, entry in enumerate(items):
-            if not isinstance(entry, Mapping) or "id" not in entry:
-                raise ValueError(f"item {n} must be an object with an 'id'")
-            ids.append(entry["id"])
-            found.append(entry.get("cluster"))
-        items = ids
-        has = [c is not None for c in found]
-        if any(has) and not all(has):
-            raise ValueError(f"item {has.index(False)} has no cluster while others do")
-        clusters = found if all(has) else None
-    items = tuple(_name(i, "item id") for i in items)
-    if len(models) * len(items) > MAX_CELLS:
-        raise ValueError(
-            f"{len(models)} models x {len(items)} items exceeds {MAX_CELLS:,} scores per board"
-        )
-    if len(set(items)) != len(items):
-        counts: dict = {}
-        for i in items:
-            counts[i] = counts.get(i, 0) + 1
-        twice = next(i for i, c in counts.items() if c > 1)
-        raise ValueError(f"item {twice!r} is listed twice")
-    if clusters is not None:
-        if isinstance(clusters, str) or len(clusters) != len(items):
-            raise ValueError(f"clusters must give one cluster per item ({len(items)})")
-        clusters = tuple(_name(c, "cluster") for c in clusters)
-    if board_id is None:
-        board_id = f"{_slug(benchmark)}--{_slug(run)}"
-    if not isinstance(board_id, str) or not BOARD_ID.match(board_id):
-        raise ValueError(
-            f"board id {board_id!r} must be 1-100 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    if order_seed is None:
-        order_seed = secrets.randbits(63)
-    if isinstance(order_seed, bool) or not isinstance(order_seed, Integral) or order_seed < 0:
-        raise ValueError(f"order_seed must be an integer >= 0, got {order_seed!r}")
+    models = _model_names(models)
+    items, clusters = _item_ids(items, clusters)
+    _check_items(models, items)
+    clusters = _cluster_names(clusters, items)
+    board_id = _board_id(board_id, benchmark, run)
+    order_seed = _order_seed(order_seed)
     if settings.look_every is None:
         raise ValueError("look_every must be an item count or 'P%': a board looks at a schedule")
     finite = settings.sampling == "finite"
@@ -304,3 +256,85 @@ def make_spec(
         title=str(title or f"{benchmark} · {run}"),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+
+
+def _model_names(models: Sequence[str]) -> tuple[str, ...]:
+    """The board's models: a list of at least two distinct names, at most MAX_MODELS."""
+    if isinstance(models, (str, Mapping)) or not isinstance(models, Sequence):
+        raise ValueError("models must be a list of model names")
+    models = tuple(_name(m, "model name") for m in models)
+    if len(models) < 2:
+        raise ValueError("a board needs at least two models")
+    if len(models) > MAX_MODELS:
+        raise ValueError(f"a board holds at most {MAX_MODELS} models, got {len(models)}")
+    seen: set = set()
+    for m in models:
+        if m in seen:
+            raise ValueError(f"model {m!r} is listed twice")
+        seen.add(m)
+    return models
+
+
+def _item_ids(items: Sequence, clusters: Sequence[str] | None) -> tuple[tuple[str, ...], Any]:
+    """Item ids and clusters, from ids or from mappings ``{"id": ..., "cluster": ...}``."""
+    if isinstance(items, (str, Mapping)) or not isinstance(items, Sequence) or not items:
+        raise ValueError("items must be a non-empty list of item ids")
+    if isinstance(items[0], Mapping):
+        if clusters is not None:
+            raise ValueError("give clusters either inside items or as a list, not both")
+        ids, found = [], []
+        for n, entry in enumerate(items):
+            if not isinstance(entry, Mapping) or "id" not in entry:
+                raise ValueError(f"item {n} must be an object with an 'id'")
+            ids.append(entry["id"])
+            found.append(entry.get("cluster"))
+        items = ids
+        has = [c is not None for c in found]
+        if any(has) and not all(has):
+            raise ValueError(f"item {has.index(False)} has no cluster while others do")
+        clusters = found if all(has) else None
+    return tuple(_name(i, "item id") for i in items), clusters
+
+
+def _check_items(models: tuple[str, ...], items: tuple[str, ...]) -> None:
+    """At most MAX_CELLS scores per board, and every item listed once."""
+    if len(models) * len(items) > MAX_CELLS:
+        raise ValueError(
+            f"{len(models)} models x {len(items)} items exceeds {MAX_CELLS:,} scores per board"
+        )
+    if len(set(items)) != len(items):
+        counts: dict = {}
+        for i in items:
+            counts[i] = counts.get(i, 0) + 1
+        twice = next(i for i, c in counts.items() if c > 1)
+        raise ValueError(f"item {twice!r} is listed twice")
+
+
+def _cluster_names(clusters: Sequence[str] | None, items: tuple[str, ...]):
+    """One cluster name per item, or None."""
+    if clusters is None:
+        return None
+    if isinstance(clusters, str) or len(clusters) != len(items):
+        raise ValueError(f"clusters must give one cluster per item ({len(items)})")
+    return tuple(_name(c, "cluster") for c in clusters)
+
+
+def _board_id(board_id: str | None, benchmark: str, run: str) -> str:
+    """The given id, or ``<benchmark>--<run>`` slugged; 1-100 safe characters."""
+    if board_id is None:
+        board_id = f"{_slug(benchmark)}--{_slug(run)}"
+    if not isinstance(board_id, str) or not BOARD_ID.match(board_id):
+        raise ValueError(
+            f"board id {board_id!r} must be 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return board_id
+
+
+def _order_seed(order_seed: int | None) -> int:
+    """The seed of the evaluation order: the given one, or a fresh random one."""
+    if order_seed is None:
+        order_seed = secrets.randbits(63)
+    if isinstance(order_seed, bool) or not isinstance(order_seed, Integral) or order_seed < 0:
+        raise ValueError(f"order_seed must be an integer >= 0, got {order_seed!r}")
+    return int(order_seed)
