@@ -34,6 +34,7 @@ import numpy as np
 
 from rankci._base import check_alpha, check_positive_int
 from rankci.adapters.inspect import inspect_value_to_float
+from rankci.sequential.spec import MonitorSpec
 
 __all__ = ["RankEarlyStopping"]
 
@@ -141,22 +142,20 @@ class RankEarlyStopping:
         self._timeouts = dict.fromkeys(self.models, 0)
 
     def _check_options(self) -> None:
-        """Build a throw-away monitor now, so that bad options fail before Inspect starts."""
-        self._new_monitor(max(2, len(self.models)))
+        """The monitor's settings as one :class:`MonitorSpec`, so bad options fail before Inspect
+        starts (the number of samples, ``n_items``, is filled in when the dataset is known)."""
+        self.spec = MonitorSpec.given(
+            None,
+            {"alpha": self.alpha, "sampling": "finite", "retire": self.retire, "k": self.k,
+             "look_every": self.look_every, **self.monitor_options},
+            "RankEarlyStopping",
+        )
+        self.spec.check_models(len(self.models))
 
     def _new_monitor(self, n_items: int):
         from rankci.sequential import Monitor
 
-        return Monitor(
-            self.models,
-            alpha=self.alpha,
-            sampling="finite",
-            n_items=n_items,
-            retire=self.retire,
-            k=self.k,
-            look_every=self.look_every,
-            **self.monitor_options,
-        )
+        return Monitor(self.models, self.spec.replace(n_items=n_items))
 
     # ------------------------------------------------------------------ preparing the data
     def shuffle(self, dataset) -> None:
