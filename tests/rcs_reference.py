@@ -1,7 +1,7 @@
 """Plain reference implementations for the anytime-valid monitor tests.
 
 Written independently of ``rankci.sequential``: one Python loop per item and per pair, log space,
-the formulas of DESIGN.md ("Anytime-valid rank confidence sequences") and nothing else.
+the formulas of docs/design.md ("Anytime-valid rank confidence sequences") and nothing else.
 """
 
 from __future__ import annotations

@@ -7,5 +7,9 @@
 FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
 #: table layouts: one row per model and item (long) or one column per model (wide)
 LAYOUTS = ("auto", "long", "wide")
+#: the evaluation-log readers: format name -> the module of :mod:`rankci.adapters` that reads it.
+#: Each such module defines ``READER``, a :class:`rankci.adapters.LogReader`; adding a reader is
+#: that module and one line here (DEVELOPING.md, "Add a reader").
+LOG_READERS = {"lm-eval": "lm_eval", "inspect": "inspect", "helm": "helm"}
 #: evaluation-log formats of :func:`rankci.adapters.read_log`
-LOG_FORMATS = ("lm-eval", "inspect", "helm")
+LOG_FORMATS = tuple(LOG_READERS)

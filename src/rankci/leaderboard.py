@@ -1,6 +1,6 @@
 """Orchestration: from scores to a Ranking in one call, following one method specification.
 
-The flow (DESIGN.md): scores -> units (:meth:`Scores.units`) -> pairwise evidence
+The flow (docs/design.md): scores -> units (:meth:`Scores.units`) -> pairwise evidence
 (:mod:`rankci.evidence`) -> certified dominances (:mod:`rankci.certify`) -> Ranking
 (:mod:`rankci.ranking`). :func:`rank` is the main entry point; :func:`rank_by_cluster` gives
 per-cluster rank intervals, and ``rank(..., filter_uninformative=True)`` drops clusters on which the

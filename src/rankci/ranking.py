@@ -1,7 +1,7 @@
 """The Ranking result and the one piece of code that turns certified dominances into it.
 
 Every method in rankci ends in a set D of certified statements "model j is better than model l"
-(a strict partial order). From D, after transitive closure (DESIGN.md, "Counting"):
+(a strict partial order). From D, after transitive closure (docs/design.md, "Counting"):
 
 * ``L_j = 1 + #{l : (l, j) in D}``   (models certified better than j)
 * ``U_j = M - #{l : (j, l) in D}``   (models certified worse than j)

@@ -8,7 +8,7 @@ from rcs_reference import weak_orders_bruteforce
 
 from rankci.sequential import order_table, ordered_bell, weak_orders
 
-# DESIGN.md / OEIS A000670
+# docs/design.md / OEIS A000670
 FUBINI = [1, 3, 13, 75, 541, 4683, 47293, 545835]
 
 

@@ -15,19 +15,25 @@ id across models and reports the items some models lack in ``Scores.notes["missi
 from __future__ import annotations
 
 import glob
+import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from rankci._base import check_choice
+from rankci.adapters._common import LogReader
 from rankci.adapters.helm import read_helm
-from rankci.adapters.inspect import looks_like_log, read_inspect
+from rankci.adapters.inspect import read_inspect
 from rankci.adapters.inspect_stopping import RankEarlyStopping
-from rankci.adapters.lm_eval import LEGACY_RESULTS, RESULTS_FILE, SAMPLES_FILE, read_lm_eval
+from rankci.adapters.lm_eval import read_lm_eval
 from rankci.data import Scores
+from rankci.formats import LOG_FORMATS, LOG_READERS
 
 __all__ = [
     "LOG_FORMATS",
+    "LogReader",
+    "READERS",
     "RankEarlyStopping",
     "detect_format",
     "read_helm",
@@ -36,10 +42,17 @@ __all__ = [
     "read_log",
 ]
 
-from rankci.formats import LOG_FORMATS  # noqa: E402
+#: every log reader, by format name (the ``READER`` of each module :data:`LOG_READERS` names)
+READERS: Mapping[str, LogReader] = MappingProxyType(
+    {name: importlib.import_module(f"rankci.adapters.{module}").READER
+     for name, module in LOG_READERS.items()}
+)
 
 #: the natural "benchmark" level of each format's clusters (used by ``rankci benchmarks``)
-BENCHMARK_CLUSTER = {"lm-eval": "benchmark", "inspect": "task", "helm": "benchmark"}
+BENCHMARK_CLUSTER = {name: reader.benchmark_cluster for name, reader in READERS.items()}
+
+#: the keywords of :func:`read_log` that only some readers take (:attr:`LogReader.takes`)
+_SPECIFIC = ("metric", "scorer", "item", "filter", "split")
 
 
 def read_log(
@@ -129,47 +142,30 @@ def read_log(
     >>> folder.cleanup()
     """
     check_choice("format", format, LOG_FORMATS)
+    reader = READERS[format]
+    given = {"metric": metric, "scorer": scorer, "item": item, "filter": filter, "split": split}
+    for name in _SPECIFIC:
+        if given[name] is not None and name not in reader.takes:
+            raise ValueError(_refusal(reader, name))
     options: dict = {"tasks": tasks, "exclude_tasks": exclude_tasks, "as_frame": as_frame}
     if model is not None:
         options["model"] = model
     if cluster is not None:
         options["cluster"] = cluster or None
-    if filter is not None and format != "lm-eval":
-        raise ValueError(f"filter= applies to lm-eval logs, not to {format} logs")
-    if split is not None and format != "helm":
-        raise ValueError(f"split= applies to HELM logs, not to {format} logs")
-    if format == "inspect":
-        if metric is not None:
-            raise ValueError("Inspect logs are scored by scorers: use scorer=, not metric=")
-        return read_inspect(source, scorer=scorer, item=item, **options)
-    if scorer is not None:
-        raise ValueError(f"scorer= applies to Inspect logs; {format} logs take metric=")
-    if format == "helm":
-        if item is not None:
-            raise ValueError("HELM items are its instance ids; item= does not apply")
-        if split is not None:
-            options["split"] = split
-        return read_helm(source, metric=metric, **options)
-    names, filters = _metric_and_filter(metric)
-    if filter is not None:
-        filters = [filter] if isinstance(filter, str) else list(filter)
-    return read_lm_eval(source, metric=names, filter=filters, item=item, **options)
+    options.update({name: given[name] for name in reader.takes if given[name] is not None})
+    if reader.prepare is not None:
+        options = reader.prepare(options)
+    return reader.read(source, **options)
 
 
-def _metric_and_filter(metric):
-    """lm-eval's ``"metric,filter"`` notation -> (metric names, filter names) or Nones."""
-    if metric is None:
-        return None, None
-    entries = [metric] if isinstance(metric, str) else list(metric)
-    names, filters = [], []
-    for entry in entries:
-        name, _, filter_name = str(entry).partition(",")
-        names.append(name.strip())
-        if filter_name.strip():
-            filters.append(filter_name.strip())
-    names = list(dict.fromkeys(names))
-    filters = list(dict.fromkeys(filters))
-    return (names[0] if len(names) == 1 else names), (filters or None)
+def _refusal(reader: LogReader, name: str) -> str:
+    """Why ``name=`` does not apply to ``reader``'s logs, and what does."""
+    if name in reader.refusals:
+        return reader.refusals[name]
+    owners = " and ".join(r.label for r in READERS.values() if name in r.takes)
+    if name in ("metric", "scorer"):
+        return f"{name}= applies to {owners} logs; {reader.format} logs take {reader.score_option}="
+    return f"{name}= applies to {owners} logs, not to {reader.format} logs"
 
 
 def detect_format(source: str | os.PathLike) -> str:
@@ -247,28 +243,19 @@ def detect_format(source: str | os.PathLike) -> str:
 
 
 def _kind_of_file(path: Path) -> str:
-    name = path.name
-    if SAMPLES_FILE.match(name) or RESULTS_FILE.match(name) or name == LEGACY_RESULTS:
-        return "lm-eval"
-    if path.suffix == ".eval":
-        return "inspect"
-    if name in ("per_instance_stats.json", "run_spec.json"):
-        return "helm"
-    if path.suffix == ".json" and path.is_file() and looks_like_log(path):
-        return "inspect"
+    for reader in READERS.values():
+        if reader.names_a_log(path):
+            return reader.format
+    for reader in READERS.values():
+        if reader.holds_a_log(path):
+            return reader.format
     return "table"
 
 
 def _kinds_in(directory: Path) -> set[str]:
-    kinds: set[str] = set()
-    for path in directory.rglob("*"):
-        name = path.name
-        if name == "per_instance_stats.json":
-            kinds.add("helm")
-        elif SAMPLES_FILE.match(name) or name == LEGACY_RESULTS:
-            kinds.add("lm-eval")
-        elif path.suffix == ".eval":
-            kinds.add("inspect")
-    if not kinds and any(_kind_of_file(p) == "inspect" for p in directory.rglob("*.json")):
-        kinds.add("inspect")
+    kinds = {reader.format for path in directory.rglob("*") for reader in READERS.values()
+             if reader.marks_directory(path)}
+    if not kinds:  # no file named like a log: look inside the .json files
+        kinds = {kind for path in directory.rglob("*.json")
+                 if (kind := _kind_of_file(path)) != "table" and READERS[kind].holds_a_log(path)}
     return kinds

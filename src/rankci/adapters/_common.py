@@ -12,6 +12,7 @@ import glob
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,62 @@ from rankci.data import Scores
 
 Source = str | os.PathLike | Iterable[str | os.PathLike]
 ModelNames = str | Mapping[str, str] | Callable[[str], str] | None
+
+
+
+def _never(path: Path) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class LogReader:
+    """One evaluation-log format: how :func:`rankci.adapters.read_log` finds and reads it.
+
+    Each reader module defines one, as ``READER``, and :data:`rankci.formats.LOG_READERS` names
+    the module; :func:`rankci.adapters.read_log`, :func:`rankci.adapters.detect_format` and the
+    command line take everything format-specific from it.
+
+    Attributes
+    ----------
+    format : str
+        The name given to ``read_log(format, ...)`` and ``--from``.
+    label : str
+        The harness's name in messages ("lm-eval", "Inspect", "HELM").
+    read : callable
+        ``read(source, **options) -> Scores`` (or a DataFrame with ``as_frame=True``).
+    takes : frozenset of str
+        The keywords of :func:`rankci.adapters.read_log` beyond those every reader takes
+        (``model``, ``cluster``, ``tasks``, ``exclude_tasks``, ``as_frame``) that apply here:
+        some of ``metric``, ``scorer``, ``item``, ``filter``, ``split``.
+    score_option : {"metric", "scorer"}
+        The keyword that chooses the score.
+    benchmark_cluster : str
+        The reader's cluster level that is a whole benchmark (``rankci benchmarks``).
+    names_a_log : callable
+        ``path -> bool``: the file's name says it is a log of this format.
+    marks_directory : callable
+        ``path -> bool``: a file found in a directory that makes it a log directory of this format.
+    holds_a_log : callable
+        ``path -> bool``: a file whose content says it is a log of this format (tried after every
+        reader's name test; for a directory, only when no file marked it).
+    refusals : mapping
+        A message for a keyword this format does not take, where the generic one would mislead.
+    prepare : callable or None
+        ``options -> options``: the reader's own reading of the shared keywords.
+    """
+
+    format: str
+    label: str
+    read: Callable
+    takes: frozenset = frozenset()
+    score_option: str = "metric"
+    benchmark_cluster: str = "benchmark"
+    names_a_log: Callable[[Path], bool] = _never
+    marks_directory: Callable[[Path], bool] = _never
+    holds_a_log: Callable[[Path], bool] = _never
+    refusals: Mapping[str, str] = field(default_factory=dict)
+    prepare: Callable[[dict], dict] | None = None
+
 
 # how many item ids to quote per model in the missing-items report
 _EXAMPLES = 5

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from rankci.adapters._common import (
+    LogReader,
     ModelNames,
     Source,
     build_scores,
@@ -403,3 +404,17 @@ def _choose_metric(metric, offered: list[str], run: dict) -> str:
         + "; it has: "
         + ", ".join(repr(o) for o in offered)
     )
+
+
+#: this module's entry in the log-reader registry (:data:`rankci.formats.LOG_READERS`)
+READER = LogReader(
+    format="helm",
+    label="HELM",
+    read=read_helm,
+    takes=frozenset({"metric", "split"}),
+    score_option="metric",
+    benchmark_cluster="benchmark",
+    names_a_log=lambda path: path.name in ("per_instance_stats.json", "run_spec.json"),
+    marks_directory=lambda path: path.name == "per_instance_stats.json",
+    refusals={"item": "HELM items are its instance ids; item= does not apply"},
+)

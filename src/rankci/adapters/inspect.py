@@ -53,6 +53,7 @@ import pandas as pd
 
 from rankci.adapters._common import (
     LFS_POINTER,
+    LogReader,
     ModelNames,
     Source,
     build_scores,
@@ -587,3 +588,18 @@ def _field(sample: Mapping, name: str | None, default: str | None, where: str):
         return get_field(sample, name or default)
     except KeyError:
         raise ValueError(f"{where}no field {name or default!r}") from None
+
+
+#: this module's entry in the log-reader registry (:data:`rankci.formats.LOG_READERS`)
+READER = LogReader(
+    format="inspect",
+    label="Inspect",
+    read=read_inspect,
+    takes=frozenset({"scorer", "item"}),
+    score_option="scorer",
+    benchmark_cluster="task",
+    names_a_log=lambda path: path.suffix == ".eval",
+    marks_directory=lambda path: path.suffix == ".eval",
+    holds_a_log=lambda path: path.suffix == ".json" and path.is_file() and looks_like_log(path),
+    refusals={"metric": "Inspect logs are scored by scorers: use scorer=, not metric="},
+)

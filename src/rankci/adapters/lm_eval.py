@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from rankci.adapters._common import (
+    LogReader,
     ModelNames,
     Source,
     build_scores,
@@ -814,3 +815,42 @@ def _check_same_documents(long: pd.DataFrame) -> None:
         f"{len(bad)} such items): the models were run on different data (dataset version, "
         "--limit with shuffling, or a changed task); match items by a field with item="
     )
+
+
+def _metric_and_filter(options: dict) -> dict:
+    """lm-eval's ``"metric,filter"`` notation in ``metric=``; ``filter=`` overrides its filters."""
+    metric, filter_ = options.pop("metric", None), options.pop("filter", None)
+    names = filters = None
+    if metric is not None:
+        entries = [metric] if isinstance(metric, str) else list(metric)
+        names, filters = [], []
+        for entry in entries:
+            name, _, filter_name = str(entry).partition(",")
+            names.append(name.strip())
+            if filter_name.strip():
+                filters.append(filter_name.strip())
+        names = list(dict.fromkeys(names))
+        filters = list(dict.fromkeys(filters)) or None
+        names = names[0] if len(names) == 1 else names
+    if filter_ is not None:
+        filters = [filter_] if isinstance(filter_, str) else list(filter_)
+    return {**options, "metric": names, "filter": filters}
+
+
+#: this module's entry in the log-reader registry (:data:`rankci.formats.LOG_READERS`)
+READER = LogReader(
+    format="lm-eval",
+    label="lm-eval",
+    read=read_lm_eval,
+    takes=frozenset({"metric", "item", "filter"}),
+    score_option="metric",
+    benchmark_cluster="benchmark",
+    names_a_log=lambda path: bool(
+        SAMPLES_FILE.match(path.name) or RESULTS_FILE.match(path.name)
+        or path.name == LEGACY_RESULTS
+    ),
+    marks_directory=lambda path: bool(
+        SAMPLES_FILE.match(path.name) or path.name == LEGACY_RESULTS
+    ),
+    prepare=_metric_and_filter,
+)

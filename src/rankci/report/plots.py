@@ -397,7 +397,8 @@ def plot_monitor_progress(run, title: str | None = None) -> Figure:
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md).
     Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
     Engineering 9(3), 90-95.
 
@@ -482,7 +483,8 @@ def plot_monitor_intervals(run, title: str | None = None) -> Figure:
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md).
     Hunter, J. D. (2007). Matplotlib: A 2D graphics environment. Computing in Science &
     Engineering 9(3), 90-95.
 

@@ -46,7 +46,8 @@ def capped_wealth(log_wealth: np.ndarray, cap: float) -> np.ndarray:
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Section 3.
     Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
     Statistics 49(3).
@@ -91,7 +92,8 @@ def shortcut_statistic(capped: np.ndarray, pairs: np.ndarray | None = None) -> n
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Algorithm 2.
     Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
     Statistics 49(3).
@@ -289,7 +291,8 @@ def certify_shortcut(
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Algorithm 2.
     Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
     Statistics 49(3).
@@ -344,7 +347,8 @@ def frozen_log_wealth(values: np.ndarray, open_pairs: np.ndarray, known: np.ndar
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Section 4 (a stopped e-process is an e-process).
 
     Examples
@@ -395,7 +399,8 @@ def certify_shortcut_open(
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Algorithm 2.
     Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
     Statistics 49(3).

@@ -32,7 +32,8 @@ monitor takes their transitive closure.
 
 References
 ----------
-Rank confidence sequences (the source of :mod:`rankci.sequential`), Section 3, Algorithms 1-3,
+Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+:mod:`rankci.sequential`; docs/references.md), Section 3, Algorithms 1-3,
 Appendix B.3.
 Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
 Statistics 49(3).
@@ -96,7 +97,8 @@ def resolve_certifier(name: str, n_models: int) -> str:
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Section 3, Algorithms 1-3.
 
     Examples
@@ -136,7 +138,8 @@ def make_certifier(name: str, n_models: int, alpha: float) -> Certifier:
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Section 3, Algorithms 1-3.
     Vovk, V. and Wang, R. (2021). E-values: calibration, combination and applications. Annals of
     Statistics 49(3).

@@ -16,7 +16,8 @@ lists its 3^7 = 2187 partial sums).
 References
 ----------
 Sloane, N. J. A. OEIS A000670 (Fubini numbers: number of weak orders on n labeled elements).
-Rank confidence sequences (the source of :mod:`rankci.sequential`), Algorithm 1.
+Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+:mod:`rankci.sequential`; docs/references.md), Algorithm 1.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def weak_orders(m: int) -> np.ndarray:
     Sloane, N. J. A. The On-Line Encyclopedia of Integer Sequences, A000670 (Fubini numbers:
     number of weak orders on n labeled elements).
     Gross, O. A. (1962). Preferential arrangements. The American Mathematical Monthly 69(1), 4-8.
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Algorithm 1.
 
     Examples

@@ -220,7 +220,8 @@ def replay(
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Sections 3-4.
     Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by
     betting. Journal of the Royal Statistical Society Series B 86(1), 1-27.

@@ -56,7 +56,8 @@ def models_to_retire(
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md),
     Proposition 4.5 (retiring on observed scores keeps the guarantee).
 
     Examples

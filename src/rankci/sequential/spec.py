@@ -23,7 +23,8 @@ This module imports nothing heavy (no numpy), so the command line builds its fla
 
 References
 ----------
-Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+:mod:`rankci.sequential`; docs/references.md),
 Sections 3-4 (the settings) and Appendix B (the bets).
 
 Examples
@@ -133,7 +134,8 @@ def parse_look_every(value: int | str, n_items: int, name: str = "look_every") -
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`)
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md)
     (looks may be taken at any stopping times).
 
     Examples

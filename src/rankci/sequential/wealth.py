@@ -40,7 +40,8 @@ References
 ----------
 Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by betting.
 JRSS-B 86(1), 1-27.
-Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`),
+Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+:mod:`rankci.sequential`; docs/references.md),
 Section 3 and Appendix B.1.
 """
 

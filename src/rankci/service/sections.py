@@ -62,7 +62,8 @@ def plain_guarantee(spec: BoardSpec) -> str:
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md).
 
     Examples
     --------

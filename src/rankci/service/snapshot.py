@@ -152,7 +152,8 @@ def leaderboard_snapshot(
 
     References
     ----------
-    Rank confidence sequences: anytime-valid leaderboards (the source of :mod:`rankci.sequential`).
+    Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the source of
+    :mod:`rankci.sequential`; docs/references.md).
     Waudby-Smith, I. and Ramdas, A. (2020). Confidence sequences for sampling without replacement.
     NeurIPS 33.
     Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by betting.
