@@ -42,7 +42,7 @@ from power_maxt import Design, simulate, units_of  # noqa: E402
 
 from rankci.certify.holm import certify_holm  # noqa: E402
 from rankci.certify.maxt import certify_maxt  # noqa: E402
-from rankci.commands.options import markdown_table  # noqa: E402
+from rankci.commands.tables import markdown_table  # noqa: E402
 from rankci.evidence.pairwise import pairwise_tests  # noqa: E402
 from rankci.parallel import (  # noqa: E402
     DaskExecutor,

@@ -54,7 +54,7 @@ import rankci
 from rankci import Scores, UnitScores
 from rankci.certify.holm import certify_holm
 from rankci.certify.maxt import certify_maxt
-from rankci.commands.options import markdown_table
+from rankci.commands.tables import markdown_table
 from rankci.evidence.bootstrap import resample_counts
 from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import pairwise_tests

@@ -11,14 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    emit,
-    load_data,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import text_table
 
 if TYPE_CHECKING:
     from rankci.sequential import MonitorRun

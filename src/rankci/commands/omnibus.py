@@ -11,15 +11,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rankci._base import check_alpha
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    emit,
-    load_data,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import text_table
 from rankci.method import COVERAGES
 
 if TYPE_CHECKING:
