@@ -111,7 +111,7 @@ def test_cli_friedman_json_schema(capsys):
     assert payload["chi2"] == pytest.approx(r.statistic, rel=1e-8)
     assert payload["df"] == r.df and payload["p"] == pytest.approx(r.p, rel=1e-8)
     assert payload["kendall_w"] == pytest.approx(r.kendall_W, rel=1e-8)
-    assert payload["posthoc"]["method"] == "nemenyi" and len(payload["posthoc"]["pairs"]) == 28
+    assert payload["posthoc"]["procedure"] == "nemenyi" and len(payload["posthoc"]["pairs"]) == 28
 
 
 def test_cli_mixed_json_schema(capsys):

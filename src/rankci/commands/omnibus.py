@@ -232,7 +232,7 @@ def _pair_lines(
 
 
 def _posthoc_text(p, full: bool = False) -> str:
-    name = "Tukey HSD" if p.method == "tukey" else "Nemenyi"
+    name = "Tukey HSD" if p.procedure == "tukey" else "Nemenyi"
     frame = p.to_frame()
     p_adj = frame["p_adjusted"].to_numpy()
     body = _pair_lines(
