@@ -27,8 +27,8 @@ def covariance(name: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("name", ["small", "medium", "unbalanced"])
 def test_covariances_match_sandwich_vcovcl(name):
     scores = load(name)
-    means, naive, paired, clustered = mean_covariances(scores, cluster_adjust=False)
-    _, _, _, adjusted = mean_covariances(scores, cluster_adjust=True)
+    means, naive, paired, clustered = mean_covariances(scores, small_sample=False)
+    _, _, _, adjusted = mean_covariances(scores, small_sample=True)
     for mine, kind in (
         (paired, "item_HC0"),
         (clustered, "cluster_HC0"),
