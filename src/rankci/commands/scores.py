@@ -205,7 +205,7 @@ def _block(result: ScoreIntervals, title: str | None) -> str:
     if result.separated is not None:
         separated = result.separated_pairs()
         lines.append(
-            f"paired verdict ({result.verdict_method['description']} + Holm, simultaneous): "
+            f"paired verdict ({result.verdict_procedure['description']} + Holm, simultaneous): "
             f"{len(separated)} of {n_pairs} pairs separated"
         )
         if result.n_models <= LIST_LIMIT:
