@@ -129,6 +129,7 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """``--format`` (one of ``formats``, the first the default) and ``-o/--output FILE``."""
     group = parser.add_argument_group("output")
     group.add_argument(
         "--format",

@@ -73,6 +73,7 @@ def markdown_table(frame: pd.DataFrame, floatfmt: str = ".4f") -> str:
 
 
 def display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
+    """``ranking.to_frame(k)`` with the bounds shown as one "rank interval" column ``[L, U]``."""
     frame = ranking.to_frame(k)
     frame.insert(
         4,
@@ -83,6 +84,8 @@ def display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
 
 
 def summary_lines(ranking: Ranking) -> list[str]:
+    """The lines above a rank table: models, units, test, multiplicity, coverage, alpha, and
+    what was excluded or dropped (and the early-stopping note, if any)."""
     procedure = ranking.procedure
     excluded = ranking.excluded
     multiplicity = procedure.get("multiplicity", "")
@@ -114,6 +117,7 @@ def summary_lines(ranking: Ranking) -> list[str]:
 
 
 def render_ranking(ranking: Ranking, fmt: str, k: int | None = None, pairs: bool = False) -> str:
+    """A ranking as ``fmt`` (table, json, csv or markdown); ``pairs``: json with the pair list."""
     if fmt == "json":
         return ranking_json(ranking.to_dict(k, pairs=pairs))
     if fmt == "csv":
@@ -129,6 +133,7 @@ def render_ranking(ranking: Ranking, fmt: str, k: int | None = None, pairs: bool
 def render_clusters(
     result: ClusterRankings, fmt: str, k: int | None = None, pairs: bool = False
 ) -> str:
+    """Per-cluster rankings (``rankci rank --by-cluster``) as ``fmt``, one block per cluster."""
     if fmt == "json":
         payload = result.to_dict(k)
         if pairs:
