@@ -75,7 +75,7 @@ def _stages(path: str) -> dict:
     import rankci
     from rankci.analyses.omnibus import friedman, rm_anova
     from rankci.certify.holm import certify_holm
-    from rankci.commands.rank import ranking_json
+    from rankci.commands.output import ranking_json
 
     out = {}
     clock = time.perf_counter

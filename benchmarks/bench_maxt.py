@@ -19,7 +19,7 @@ import numpy as np
 
 import rankci
 from rankci import Scores, UnitScores
-from rankci.certify.maxt import maxt_ranking
+from rankci.certify.maxt import certify_maxt
 from rankci.evidence.covariance import units_covariance
 
 
@@ -79,28 +79,30 @@ def main() -> None:
     for draws in (1000, 10_000):
         measure(
             f"simultaneous, gaussian, {draws} draws (400 x 14,000)",
-            lambda d=draws: maxt_ranking(units, draws=d, rng=1),
+            lambda d=draws: certify_maxt(units, draws=d, rng=1).ranking(),
             args.repeat,
         )
     measure(
         "simultaneous, gaussian, single-step, 1000 draws (400 x 14,000)",
-        lambda: maxt_ranking(units, draws=1000, rng=1, stepdown=False),
+        lambda: certify_maxt(units, draws=1000, rng=1, stepdown=False).ranking(),
         args.repeat,
     )
     measure(
         "simultaneous, item bootstrap, 1000 draws (400 x 14,000)",
-        lambda: maxt_ranking(units, draws=1000, rng=1, resampling="bootstrap"),
+        lambda: certify_maxt(units, draws=1000, rng=1, resampling="bootstrap").ranking(),
         args.repeat,
     )
     measure(
         "marginal, gaussian, 1000 draws (400 x 14,000)",
-        lambda: maxt_ranking(units, draws=1000, rng=1, coverage="marginal"),
+        lambda: certify_maxt(units, draws=1000, rng=1, coverage="marginal").ranking(),
         args.repeat,
     )
     clustered, groups = make_units(400, 14_000, clusters=140)
     measure(
         "simultaneous, cluster bootstrap (140 clusters), 1000 draws (400 x 14,000)",
-        lambda: maxt_ranking(clustered, groups=groups, draws=1000, rng=1, resampling="bootstrap"),
+        lambda: certify_maxt(
+            clustered, groups=groups, draws=1000, rng=1, resampling="bootstrap"
+        ).ranking(),
         args.repeat,
     )
     scores = Scores.from_matrix(units.values)  # 5.6 million rows (not timed)
@@ -112,7 +114,7 @@ def main() -> None:
     small, _ = make_units(12, 2000)
     measure(
         "simultaneous, gaussian, 50,000 draws (12 x 2,000; the csranks oracle size)",
-        lambda: maxt_ranking(small, draws=50_000, rng=1),
+        lambda: certify_maxt(small, draws=50_000, rng=1).ranking(),
         args.repeat,
     )
 

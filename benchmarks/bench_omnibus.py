@@ -27,7 +27,7 @@ Cases for many models (issue 18), each against the old path measured in the same
 * ``many/anova``: ``rm_anova`` (and ``friedman``) on 2,500 models x 700 items against the old
   k x k route (forced by ``_DIRECT_MAX_MODELS``), with the largest relative difference.
 * ``many/tukey``: ``tukey_hsd`` and ``nemenyi`` on 400 x 14,000 (79,800 pairs) against the
-  scipy path (``method="scipy"``), and ``tukey_hsd`` on 2,500 x 700 (3.1 M pairs, new path only).
+  scipy path (``backend="scipy"``), and ``tukey_hsd`` on 2,500 x 700 (3.1 M pairs, new path only).
 
 ``--quick`` runs every case at small sizes, once.
 
@@ -299,7 +299,7 @@ def _many_tukey_case(kind: str, size, old_too: bool, queue) -> None:
     fn = posthoc.tukey_hsd if kind == "tukey" else posthoc.nemenyi
     baseline = _rss_mib()
     start = time.perf_counter()
-    new = fn(data, method="vectorised")
+    new = fn(data, backend="vectorised")
     seconds = time.perf_counter() - start
     row = {
         "case": f"many/{kind}",
@@ -313,7 +313,7 @@ def _many_tukey_case(kind: str, size, old_too: bool, queue) -> None:
     }
     if old_too:
         start = time.perf_counter()
-        old = fn(data, method="scipy")
+        old = fn(data, backend="scipy")
         row["old_seconds"] = time.perf_counter() - start
         row["ratio_old_over_new"] = row["old_seconds"] / seconds
         row["max_abs_diff"] = float(np.max(np.abs(new.table.p_adjusted - old.table.p_adjusted)))

@@ -25,7 +25,7 @@ def clustered():
 def test_rank_equals_the_explicit_pipeline(clustered, unit):
     r = rankci.rank(clustered, unit=unit)
     pw = rankci.pairwise_tests(clustered.units(unit), "t")
-    explicit = rankci.simultaneous_ranking(pw, 0.05)
+    explicit = rankci.certify_holm(pw, 0.05, "simultaneous").ranking()
     np.testing.assert_array_equal(r.lower, explicit.lower)
     np.testing.assert_array_equal(r.upper, explicit.upper)
     assert r.n_units == {"observation": 1200, "item": 600, "cluster": 12, "prompt": 2}[unit]

@@ -147,7 +147,6 @@ def test_per_cluster_rankings_share_one_spec(chembench):
 @pytest.mark.parametrize(
     ("call", "old", "new"),
     [
-        (lambda: rankci.adjust_pvalues([0.01, 0.2], method="holm"), "method", "multiplicity"),
         (lambda: rankci.plan(rankci.datasets.load_chembench(), kind="item"), "kind", "method"),
     ],
 )
@@ -162,9 +161,19 @@ def test_renamed_wilcoxon_option_and_ranking_attribute_warn(chembench):
         old = rankci.pairwise_tests(units, "wilcoxon", method="approx")
     new = rankci.pairwise_tests(units, "wilcoxon", distribution="approx")
     np.testing.assert_array_equal(old.pvalue, new.pvalue)
+
+
+def test_names_dropped_before_the_first_release_are_plain_errors(chembench):
+    """The pre-release shims are gone: an old keyword is a TypeError, an old attribute missing."""
+    with pytest.raises(TypeError, match="method"):
+        rankci.adjust_pvalues([0.01, 0.2], method="holm")
     ranking = rankci.rank(chembench)
-    with pytest.warns(DeprecationWarning, match="Ranking.procedure"):
-        assert ranking.method == ranking.procedure
+    assert not hasattr(ranking, "method")
+    with pytest.raises(TypeError, match="method"):
+        rankci.ranking_from_dominance(
+            ["a", "b"], [0.9, 0.1], np.zeros((2, 2), dtype=bool), alpha=0.05,
+            coverage="simultaneous", method={}, n_units=1, excluded={}, guarantee="",
+        )
 
 
 def test_every_name_in_all_resolves_without_warnings():

@@ -82,7 +82,7 @@ def test_simultaneous_ranking_is_holm_then_counting():
     rng = np.random.default_rng(3)
     x = (rng.random((400, 6)) < np.linspace(0.75, 0.45, 6)).astype(float)
     pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units(), "t")
-    r = rankci.simultaneous_ranking(pw, 0.05)
+    r = rankci.certify_holm(pw, 0.05, "simultaneous").ranking()
     by_hand = _holm_by_hand(pw.pvalue, 0.05)
     closed = {(j, l) for j, l in zip(*np.nonzero(r.dominance))}
     assert by_hand <= closed
@@ -95,7 +95,7 @@ def test_marginal_ranking_uses_each_models_own_families():
     rng = np.random.default_rng(4)
     x = (rng.random((300, 5)) < np.linspace(0.7, 0.5, 5)).astype(float)
     pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units(), "t")
-    r = rankci.marginal_ranking(pw, 0.1)
+    r = rankci.certify_holm(pw, 0.1, "marginal").ranking()
     for j in range(5):
         others = [l for l in range(5) if l != j]
         above = reject(np.array([pw.pvalue[l, j] for l in others]), 0.05).sum()
@@ -110,7 +110,8 @@ def test_marginal_intervals_are_never_wider_than_simultaneous():
     rng = np.random.default_rng(5)
     x = (rng.random((500, 8)) < np.linspace(0.7, 0.5, 8)).astype(float)
     pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units(), "t")
-    simultaneous, marginal = rankci.simultaneous_ranking(pw), rankci.marginal_ranking(pw)
+    simultaneous = rankci.certify_holm(pw, coverage="simultaneous").ranking()
+    marginal = rankci.certify_holm(pw, coverage="marginal").ranking()
     assert (marginal.lower >= simultaneous.lower).all() and (
         marginal.upper <= simultaneous.upper
     ).all()

@@ -143,10 +143,7 @@ def replicate(design: Design, rng: np.random.Generator) -> dict:
     out = {}
     for test, coverage in design.methods:
         pw = rankci.pairwise_tests(units, test, delta=design.delta)
-        build = (
-            rankci.simultaneous_ranking if coverage == "simultaneous" else rankci.marginal_ranking
-        )
-        r = build(pw, 0.05)
+        r = rankci.certify_holm(pw, 0.05, coverage).ranking()
         covered = (r.lower <= best) & (r.upper >= worst)
         false_claim = r.dominance is not None and bool((r.dominance & (gaps <= design.delta)).any())
         out[(test, coverage)] = (covered, float((r.upper - r.lower).mean()), false_claim)

@@ -151,7 +151,7 @@ def run_cell(task) -> dict:
             raise AssertionError("the two cluster methods gave different paired verdicts")
         verdict_wrong[r] = bool((default.separated & false_pair).any())
         separated += int(default.separated.sum())
-        options = {"cluster": dict(default.options), "verdict": default.verdict_method}
+        options = {"cluster": dict(default.options), "verdict": default.verdict_procedure}
     return {
         "design": design,
         "G": n_clusters,

@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import power_maxt  # noqa: E402
 from power_maxt import Design, simulate, units_of  # noqa: E402
 
-from rankci.certify.holm import simultaneous_ranking  # noqa: E402
-from rankci.certify.maxt import maxt_ranking  # noqa: E402
-from rankci.commands.options import markdown_table  # noqa: E402
+from rankci.certify.holm import certify_holm  # noqa: E402
+from rankci.certify.maxt import certify_maxt  # noqa: E402
+from rankci.commands.tables import markdown_table  # noqa: E402
 from rankci.evidence.pairwise import pairwise_tests  # noqa: E402
 from rankci.parallel import (  # noqa: E402
     DaskExecutor,
@@ -70,15 +70,15 @@ def errors(design: Design, rng: np.random.Generator) -> dict[str, bool]:
         ("maxt_wald_gauss", "gaussian", False),
         ("maxt_wald_boot", "bootstrap", False),
     ):
-        ranking = maxt_ranking(
+        ranking = certify_maxt(
             units, groups=cluster, resampling=resampling, small_sample=small, draws=1000, rng=rng
-        )
+        ).ranking()
         out[name] = bool(ranking.dominance.any())
     if cluster is not None:
         sums = np.zeros((cluster.max() + 1, x.shape[1]))
         np.add.at(sums, cluster, x)
         units = units_of(sums / np.bincount(cluster)[:, None])
-    out["holm_t"] = bool(simultaneous_ranking(pairwise_tests(units, "t")).dominance.any())
+    out["holm_t"] = bool(certify_holm(pairwise_tests(units, "t")).ranking().dominance.any())
     return out
 
 

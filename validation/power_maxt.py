@@ -52,9 +52,9 @@ from scipy import special
 
 import rankci
 from rankci import Scores, UnitScores
-from rankci.certify.holm import simultaneous_ranking
-from rankci.certify.maxt import maxt_ranking
-from rankci.commands.options import markdown_table
+from rankci.certify.holm import certify_holm
+from rankci.certify.maxt import certify_maxt
+from rankci.commands.tables import markdown_table
 from rankci.evidence.bootstrap import resample_counts
 from rankci.evidence.covariance import unit_clusters
 from rankci.evidence.pairwise import pairwise_tests
@@ -164,36 +164,37 @@ def run_replicate(design: Design, rng: np.random.Generator) -> dict[str, tuple]:
     x, cluster = simulate(design, rng)
     out: dict[str, tuple] = {}
 
-    def keep(name, ranking):
+    def keep(name, certification):
+        ranking = certification.ranking()
         out[name] = (ranking.lower, ranking.upper)
 
     if cluster is None:
         units = units_of(x)
-        keep("holm_t", simultaneous_ranking(pairwise_tests(units, "t"), ALPHA))
-        keep("holm_wilcoxon", simultaneous_ranking(pairwise_tests(units, "wilcoxon"), ALPHA))
-        keep("maxt_gauss", maxt_ranking(units, draws=DRAWS, rng=rng))
-        keep("maxt_boot", maxt_ranking(units, resampling="bootstrap", draws=DRAWS, rng=rng))
-        keep("maxt_wald", maxt_ranking(units, draws=DRAWS, rng=rng, small_sample=False))
+        keep("holm_t", certify_holm(pairwise_tests(units, "t"), ALPHA))
+        keep("holm_wilcoxon", certify_holm(pairwise_tests(units, "wilcoxon"), ALPHA))
+        keep("maxt_gauss", certify_maxt(units, draws=DRAWS, rng=rng))
+        keep("maxt_boot", certify_maxt(units, resampling="bootstrap", draws=DRAWS, rng=rng))
+        keep("maxt_wald", certify_maxt(units, draws=DRAWS, rng=rng, small_sample=False))
         out["pct_boot"] = percentile_bootstrap(x, None, rng)
         return out
     scores = Scores.from_matrix(x, clusters=[f"c{c:02d}" for c in cluster])
     item_units = scores.units("item")
     groups = unit_clusters(scores, item_units)
     cluster_units = scores.units("cluster")
-    keep("holm_t", simultaneous_ranking(pairwise_tests(cluster_units, "t"), ALPHA))
-    keep("holm_wilcoxon", simultaneous_ranking(pairwise_tests(cluster_units, "wilcoxon"), ALPHA))
-    keep("maxt_gauss", maxt_ranking(item_units, groups=groups, draws=DRAWS, rng=rng))
+    keep("holm_t", certify_holm(pairwise_tests(cluster_units, "t"), ALPHA))
+    keep("holm_wilcoxon", certify_holm(pairwise_tests(cluster_units, "wilcoxon"), ALPHA))
+    keep("maxt_gauss", certify_maxt(item_units, groups=groups, draws=DRAWS, rng=rng))
     keep(
         "maxt_boot",
-        maxt_ranking(item_units, groups=groups, resampling="bootstrap", draws=DRAWS, rng=rng),
+        certify_maxt(item_units, groups=groups, resampling="bootstrap", draws=DRAWS, rng=rng),
     )
     keep(
         "maxt_wald",
-        maxt_ranking(item_units, groups=groups, draws=DRAWS, rng=rng, small_sample=False),
+        certify_maxt(item_units, groups=groups, draws=DRAWS, rng=rng, small_sample=False),
     )
     out["pct_boot"] = percentile_bootstrap(x, groups, rng)
-    keep("holm_t_items", simultaneous_ranking(pairwise_tests(item_units, "t"), ALPHA))
-    keep("maxt_gauss_items", maxt_ranking(item_units, draws=DRAWS, rng=rng))
+    keep("holm_t_items", certify_holm(pairwise_tests(item_units, "t"), ALPHA))
+    keep("maxt_gauss_items", certify_maxt(item_units, draws=DRAWS, rng=rng))
     out["pct_boot_items"] = percentile_bootstrap(x, None, rng)
     return out
 

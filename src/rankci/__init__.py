@@ -31,8 +31,8 @@ _NAMES = {
     "Friedman": "rankci.analyses.omnibus",
     "friedman": "rankci.analyses.omnibus",
     "informative_clusters": "rankci.leaderboard",
-    "marginal_ranking": "rankci.certify.holm",
-    "maxt_ranking": "rankci.certify.maxt",
+    "certify_holm": "rankci.certify.holm",
+    "certify_maxt": "rankci.certify.maxt",
     "maxt_ranking_from_cov": "rankci.certify.maxt",
     "means_covariance": "rankci.evidence.covariance",
     "MeansCovariance": "rankci.evidence.covariance",
@@ -60,7 +60,6 @@ _NAMES = {
     "Scores": "rankci.data",
     "side_by_side": "rankci.analyses.sidebyside",
     "SideBySide": "rankci.analyses.sidebyside",
-    "simultaneous_ranking": "rankci.certify.holm",
     "subscores": "rankci.analyses.subscores",
     "SubScores": "rankci.analyses.subscores",
     "tau_best": "rankci.analyses.best",
@@ -101,8 +100,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from rankci.analyses.sidebyside import SideBySide, side_by_side
     from rankci.analyses.subscores import SubScores, subscores
     from rankci.certify.certification import Certification
-    from rankci.certify.holm import adjust_pvalues, marginal_ranking, simultaneous_ranking
-    from rankci.certify.maxt import maxt_ranking, maxt_ranking_from_cov
+    from rankci.certify.holm import adjust_pvalues, certify_holm
+    from rankci.certify.maxt import certify_maxt, maxt_ranking_from_cov
     from rankci.data import Scores, UnitScores
     from rankci.evidence.covariance import MeansCovariance, means_covariance
     from rankci.evidence.pairwise import Pairwise, pairwise_tests

@@ -1,9 +1,10 @@
 """The ``rankci`` command: the parser and ``main``; the subcommands are in :mod:`rankci.commands`.
 
 Every subcommand module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args)``
-returning an exit status; bad input ends with ``rankci: error: ...`` and status 2. The options
-they share are in :mod:`rankci.commands.options`. Nothing here, nor in building the parser,
-imports numpy or pandas: each command imports what it needs when it runs.
+returning an exit status; bad input ends with ``rankci: error: ...`` and status 2. What they
+share is in :mod:`rankci.commands.flags`, ``loading``, ``messages``, ``output`` and ``tables``.
+Nothing here, nor in building the parser, imports numpy or pandas: each command imports what it
+needs when it runs.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    from rankci.commands.options import cli_message
+    from rankci.commands.messages import cli_message
 
     print(f"rankci: warning: {cli_message(str(message))}", file=sys.stderr)
 
@@ -49,7 +50,8 @@ def _os_message(error: OSError) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from rankci.commands.options import check_output_paths, cli_message
+    from rankci.commands.messages import cli_message
+    from rankci.commands.output import check_output_paths
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -217,7 +217,7 @@ def rank(
     multiplicity : {"holm", "bonferroni", "max-t"}
         ``holm`` (default) and ``bonferroni`` are valid under any dependence. ``max-t`` is the
         Romano-Wolf step-down on the studentized mean differences with the critical values
-        from their estimated joint law (:func:`rankci.certify.maxt.maxt_ranking`): tighter
+        from their estimated joint law (:func:`rankci.certify.maxt.certify_maxt`): tighter
         intervals, asymptotic level; only with ``test="t"``. Its options go in ``**options``:
         ``resampling`` ("gaussian" or "bootstrap"), ``draws`` (1000), ``covariance``
         ("independent" or "cluster": cluster-robust over the cluster column), ``stepdown``

@@ -12,11 +12,12 @@ Every method in rankci ends in a set D of certified statements "model j is bette
 Rank 1 is best; the true rank of j is ``1 + #{l : theta_l > theta_j}``, so tied models share the
 better rank. A cycle in D is an error (:class:`DominanceCycleError`), never silently broken.
 
-Builders from pairwise p-values:
+Builders from pairwise p-values (:func:`rankci.certify.holm.certify_holm`, then
+:meth:`~rankci.certify.certification.Certification.ranking`):
 
-* :func:`simultaneous_ranking` (Algorithm 2 of the source): one family of all M(M-1) ordered pairs
+* simultaneous coverage (Algorithm 2 of the source): one family of all M(M-1) ordered pairs
   at level alpha; with probability >= 1 - alpha every statement holds at once.
-* :func:`marginal_ranking` (Algorithm 1): for each model j, one family of the M - 1 hypotheses
+* marginal coverage (Algorithm 1): for each model j, one family of the M - 1 hypotheses
   "l better than j" and one of "j better than l", each at alpha/2; each model's interval covers
   its true rank with probability >= 1 - alpha, but not jointly.
 
@@ -30,7 +31,6 @@ Neuhof, B. and Benjamini, Y. (2024). Confidence intervals for ranks: theory and 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from rankci._base import check_positive_int, jsonable, renamed_keyword
+from rankci._base import check_positive_int, jsonable
 from rankci.method import COVERAGES, UNIT_SCOPE, MethodSpec
 
 if TYPE_CHECKING:
@@ -135,17 +135,6 @@ class Ranking:
     details: dict = field(default_factory=dict)
     spec: MethodSpec | MonitorSpec | None = None
     early_stopped: dict = field(default_factory=dict)
-
-    @property
-    def method(self) -> dict:
-        """Deprecated name of :attr:`procedure` ("method" now names one choice of an analysis)."""
-        warnings.warn(
-            "Ranking.method is deprecated; use Ranking.procedure (the summary) or Ranking.spec "
-            "(the full method specification)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.procedure
 
     @property
     def n_models(self) -> int:
@@ -479,7 +468,6 @@ def ranking_from_dominance(
     pairwise: Pairwise | None = None,
     details: dict | None = None,
     spec: MethodSpec | MonitorSpec | None = None,
-    **deprecated,
 ) -> Ranking:
     """The shared counting step: closure of D, then rank intervals and tiers.
 
@@ -518,9 +506,6 @@ def ranking_from_dominance(
     >>> r.lower.tolist(), r.upper.tolist(), r.tier.tolist()
     ([1, 2, 3], [1, 2, 3], [1, 2, 3])
     """
-    procedure = renamed_keyword(
-        "ranking_from_dominance", procedure, deprecated, "method", "procedure"
-    )
     models = tuple(models)
     score = np.asarray(score, dtype=float)
     by_score = np.lexsort((np.asarray(models), -score)) if len(models) else None

@@ -315,7 +315,7 @@ def test_small_sample_clustered_verdict_uses_t_on_G_minus_1_df(small):
     names = list(oracle.index)
     expected = {(names[j], names[l]) for (j, l), r in zip(pairs, reject, strict=True) if r}
     assert set(result.separated_pairs()) == expected
-    assert result.verdict_method["description"].startswith("clustered paired t")
+    assert result.verdict_procedure["description"].startswith("clustered paired t")
 
 
 def test_common_quantile_levels_with_missing_draws_ignore_the_nans():

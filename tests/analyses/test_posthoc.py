@@ -104,8 +104,8 @@ def test_sf_shapes_edges_and_errors():
         studentized_range_isf(1.5, 3, 10.0)
     with pytest.raises(ValueError, match="unknown method"):
         tukey_pvalues(np.array([1.0]), 3, 10.0, method="fast")
-    with pytest.raises(ValueError, match="unknown method"):
-        tukey_hsd(_units(np.eye(4)), method="exact")
+    with pytest.raises(ValueError, match="unknown backend"):
+        tukey_hsd(_units(np.eye(4)), backend="exact")
 
 
 # ---------------------------------------------------------------------- old path against new
@@ -149,8 +149,8 @@ def test_many_models_against_per_pair_scipy_on_a_sample():
 def test_posthoc_paths_agree(procedure):
     rng = np.random.default_rng(10)
     y = rng.normal(size=(40, 6)) + rng.normal(0, 0.3, 6) + rng.normal(size=(40, 1))
-    old = procedure(_units(y), method="scipy")
-    new = procedure(_units(y), method="vectorised")
+    old = procedure(_units(y), backend="scipy")
+    new = procedure(_units(y), backend="vectorised")
     assert new.critical_value == pytest.approx(old.critical_value, rel=1e-9)
     assert np.max(np.abs(new.table.p_adjusted - old.table.p_adjusted)) <= 1e-10
     for column in ("estimate", "se", "q"):

@@ -27,8 +27,8 @@ def covariance(name: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("name", ["small", "medium", "unbalanced"])
 def test_covariances_match_sandwich_vcovcl(name):
     scores = load(name)
-    means, naive, paired, clustered = mean_covariances(scores, cluster_adjust=False)
-    _, _, _, adjusted = mean_covariances(scores, cluster_adjust=True)
+    means, naive, paired, clustered = mean_covariances(scores, small_sample=False)
+    _, _, _, adjusted = mean_covariances(scores, small_sample=True)
     for mine, kind in (
         (paired, "item_HC0"),
         (clustered, "cluster_HC0"),
@@ -111,7 +111,7 @@ def test_cli_friedman_json_schema(capsys):
     assert payload["chi2"] == pytest.approx(r.statistic, rel=1e-8)
     assert payload["df"] == r.df and payload["p"] == pytest.approx(r.p, rel=1e-8)
     assert payload["kendall_w"] == pytest.approx(r.kendall_W, rel=1e-8)
-    assert payload["posthoc"]["method"] == "nemenyi" and len(payload["posthoc"]["pairs"]) == 28
+    assert payload["posthoc"]["procedure"] == "nemenyi" and len(payload["posthoc"]["pairs"]) == 28
 
 
 def test_cli_mixed_json_schema(capsys):

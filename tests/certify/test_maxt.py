@@ -9,7 +9,7 @@ from scipy import stats
 
 import rankci
 from rankci import Scores, UnitScores
-from rankci.certify.maxt import bootstrap_draws, gaussian_draws, maxt_ranking, maxt_ranking_from_cov
+from rankci.certify.maxt import bootstrap_draws, certify_maxt, gaussian_draws, maxt_ranking_from_cov
 from rankci.cli import main
 from rankci.evidence.covariance import unit_clusters, units_covariance
 
@@ -153,7 +153,7 @@ def test_complete_null_family_wise_error_is_near_alpha():
         x = (rng.random((n, m)) < 1 / (1 + np.exp(-(0.4 + item)))).astype(float)
         units = UnitScores(x, models, labels, "item", "complete", {}, True)
         for resampling in errors:
-            ranking = maxt_ranking(units, resampling=resampling, draws=500, rng=rng)
+            ranking = certify_maxt(units, resampling=resampling, draws=500, rng=rng).ranking()
             errors[resampling] += bool(ranking.dominance.any())
     for count in errors.values():
         # 300 replicates -> SE 0.0126 at 0.05
@@ -183,12 +183,12 @@ def test_bootstrap_with_a_model_missing_from_a_resample_is_conservative():
     x[:, 1] = 0.0  # models 0 and 1 differ without error: T_01 = +inf
     x[:4, 2] = [0.0, 1.0, 0.0, 1.0]  # model 2 has 4 items: P(none resampled) = (26/30)^30 = 0.014
     units = Scores.from_matrix(x).units(missing="pairwise")
-    ranking = maxt_ranking(units, resampling="bootstrap", draws=2000, rng=1)
+    ranking = certify_maxt(units, resampling="bootstrap", draws=2000, rng=1).ranking()
     assert 0 < ranking.details["bootstrap_empty_cells"] < 0.05 * 2000
     assert ranking.dominance[0, 1]
     x[1:4, 2] = np.nan  # one item: (29/30)^30 = 0.36 of the resamples lack it, so c = +inf
     units = Scores.from_matrix(x).units(missing="pairwise")
-    ranking = maxt_ranking(units, resampling="bootstrap", draws=2000, rng=1)
+    ranking = certify_maxt(units, resampling="bootstrap", draws=2000, rng=1).ranking()
     assert ranking.details["critical_values"] == [np.inf]
     assert not ranking.dominance.any()
 

@@ -50,9 +50,14 @@ COMMANDS = {
                                    "--multiplicity", "max-t", "--seed", "2"],
 }
 
-#: Option keys renamed by the move (one name per concept): Wilcoxon's null distribution was
-#: ``method``, a word rankci keeps for the choice of an analysis.
-RENAMED = {("test_options", "method"): ("test_options", "distribution")}
+#: Option keys renamed by the move (one name per concept): ``method`` is a word rankci keeps for
+#: the choice of an analysis, so Wilcoxon's null distribution is ``distribution`` and the
+#: post-hoc procedure (tukey or nemenyi) is ``procedure``, the word of ``Ranking.procedure``
+#: (issue 24).
+RENAMED = {
+    ("test_options", "method"): ("test_options", "distribution"),
+    ("posthoc", "method"): ("posthoc", "procedure"),
+}
 
 #: Top-level keys added since: the method specification every result records, and the
 #: monitor's record of whether settled pairs were frozen (issue 18; with the shortcut

@@ -129,7 +129,7 @@ def test_plan_json_target_width_and_pair(capsys):
 
 
 def test_plan_table_and_errors(capsys):
-    assert main(["plan", SMALL, "--method", "cluster", "--pair", "m05", "m01"]) == 0
+    assert main(["plan", SMALL, "--covariance", "cluster", "--pair", "m05", "m01"]) == 0
     out = capsys.readouterr().out
     assert "clustered like the pilot's" in out and "m05 vs m01" in out
     assert main(["plan", SMALL, "--pair", "m05", "zzz"]) == 2

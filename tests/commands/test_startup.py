@@ -47,7 +47,7 @@ def test_rank_imports_only_what_it_uses(tmp_path):
 
 def _pairs():
     """The choice tuples a command repeats (to keep its parser light) and the library's."""
-    from rankci import sequential
+    from rankci import method, sequential
     from rankci.analyses import intervals, multibench, planning
     from rankci.certify import holm
     from rankci.commands import benchmarks, monitor, omnibus, plan, scores
@@ -56,6 +56,7 @@ def _pairs():
     return {
         "scores.METHODS": (scores.METHODS, intervals.METHODS),
         "plan.MULTIPLICITY": (plan.MULTIPLICITY, planning.MULTIPLICITY),
+        "plan.COVARIANCES": (plan.COVARIANCES, method.COVARIANCES),
         "omnibus.DF_METHODS": (omnibus.DF_METHODS, mixed.DF_METHODS),
         "omnibus.PROCEDURES": (omnibus.PROCEDURES, holm.PROCEDURES),
         "benchmarks.ACROSS": (benchmarks.ACROSS, multibench.ACROSS),

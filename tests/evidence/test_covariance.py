@@ -28,7 +28,10 @@ def _scores(name: str) -> rankci.Scores:
 def test_means_and_covariance_match_sandwich_vcovCL(name, kind, small_sample):
     oracle = pd.read_csv(ORACLES / name / FILES[(kind, small_sample)], index_col="model")
     result = means_covariance(
-        _scores(name), kind=kind, small_sample=small_sample, missing="pairwise"
+        _scores(name),
+        covariance={"item": "independent", "cluster": "cluster"}[kind],
+        small_sample=small_sample,
+        missing="pairwise",
     )
     assert list(result.models) == list(oracle.index)
     expected = oracle[list(result.models)].to_numpy()
@@ -69,14 +72,14 @@ def test_cluster_standard_error_is_the_root_of_the_oracle_diagonal(name):
 def test_difference_se_is_millers_clustered_paired_se():
     oracle = pd.read_csv(ORACLES / "small" / FILES[("cluster", False)], index_col="model")
     sigma = oracle[list(oracle.index)].to_numpy()
-    result = means_covariance(_scores("small"), kind="cluster")
+    result = means_covariance(_scores("small"), covariance="cluster")
     se = result.difference_se()
     assert se[0, 1] == pytest.approx(np.sqrt(sigma[0, 0] + sigma[1, 1] - 2 * sigma[0, 1]))
     assert np.allclose(np.diag(se), 0)
 
 
 def test_frame_and_dict_have_the_oracle_layout():
-    result = means_covariance(_scores("small"), kind="cluster")
+    result = means_covariance(_scores("small"), covariance="cluster")
     frame = result.to_frame()
     assert list(frame.columns[:3]) == ["model", "mean", "n"]
     assert list(frame.columns[3:]) == list(result.models)
@@ -90,14 +93,14 @@ def test_frame_and_dict_have_the_oracle_layout():
 def test_cluster_covariance_needs_a_cluster_column():
     x = np.array([[1, 0], [1, 1], [0, 0], [1, 0]], dtype=float)
     with pytest.raises(ValueError, match="cluster column"):
-        means_covariance(rankci.Scores.from_matrix(x), kind="cluster")
-    with pytest.raises(ValueError, match="unknown kind 'robust'"):
-        means_covariance(rankci.Scores.from_matrix(x), kind="robust")
+        means_covariance(rankci.Scores.from_matrix(x), covariance="cluster")
+    with pytest.raises(ValueError, match="unknown covariance 'robust'"):
+        means_covariance(rankci.Scores.from_matrix(x), covariance="robust")
 
 
 def test_cluster_covariance_refuses_cluster_units():
     with pytest.raises(ValueError, match="item or observation units"):
-        means_covariance(_scores("small"), kind="cluster", unit="cluster")
+        means_covariance(_scores("small"), covariance="cluster", unit="cluster")
 
 
 # ---------------------------------------------------------------------- CR2 (Bell-McCaffrey)
@@ -165,10 +168,10 @@ def test_cr2_without_clusters_is_the_usual_standard_error():
 
 def test_small_sample_modes_are_checked():
     with pytest.raises(ValueError, match="unknown small_sample 'hc3'"):
-        means_covariance(_scores("small"), kind="cluster", small_sample="hc3")
-    cr2 = means_covariance(_scores("small"), kind="cluster", small_sample="cr2")
+        means_covariance(_scores("small"), covariance="cluster", small_sample="hc3")
+    cr2 = means_covariance(_scores("small"), covariance="cluster", small_sample="cr2")
     # balanced clusters: CR2 = HC0 / (1 - 1/G) = HC0 G/(G-1), with G - 1 df
-    hc0 = means_covariance(_scores("small"), kind="cluster")
+    hc0 = means_covariance(_scores("small"), covariance="cluster")
     np.testing.assert_allclose(cr2.cov, hc0.cov * 20 / 19, rtol=1e-12)
     np.testing.assert_allclose(cr2.df, 19, rtol=1e-10)
 
@@ -193,7 +196,7 @@ def test_observation_units_are_clustered_by_their_items_cluster():
     table = pd.DataFrame(rows).iloc[1:]  # one missing observation for model b
     scores = rankci.read_scores(table)
     for missing in ("pairwise", "complete"):
-        result = means_covariance(scores, kind="cluster", unit="observation", missing=missing)
+        result = means_covariance(scores, covariance="cluster", unit="observation", missing=missing)
         used = table
         if missing == "complete":
             counts = table.groupby(["item", "prompt"])["model"].transform("size")

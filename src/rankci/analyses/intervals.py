@@ -198,7 +198,8 @@ class ScoreIntervals:
     separated : ndarray (M, M) of bool or None
         ``separated[j, l]``: "j is better than l" is certified by Holm at level alpha over all
         ordered pairs (transitively closed).
-    verdict_method : dict
+    verdict_procedure : dict
+        How the paired verdict was made (``test``, ``multiplicity``, ``description``, ...).
     """
 
     models: tuple[str, ...]
@@ -217,7 +218,7 @@ class ScoreIntervals:
     guarantee: str = ""
     verdict: Pairwise | None = None
     separated: np.ndarray | None = None
-    verdict_method: dict = field(default_factory=dict)
+    verdict_procedure: dict = field(default_factory=dict)
 
     @property
     def n_models(self) -> int:
@@ -330,7 +331,7 @@ class ScoreIntervals:
         }
         if self.separated is not None:
             out["paired"] = {
-                **jsonable(self.verdict_method),
+                **jsonable(self.verdict_procedure),
                 "separated": [list(p) for p in self.separated_pairs()],
                 "indistinguishable": [list(p) for p in self.paired_indistinguishable()],
             }
@@ -542,5 +543,5 @@ def build_intervals(
         guarantee=_guarantee(method, alpha, units.unit, summary if verdict else None, options),
         verdict=pairwise,
         separated=separated,
-        verdict_method=summary,
+        verdict_procedure=summary,
     )

@@ -17,7 +17,7 @@ the finite-df distribution is then a fixed Gauss-Legendre rule over the chi scal
 all arguments at once. It agrees with scipy to 1e-10 absolute on the test grid (scipy's own
 tolerance is 1e-11 on the cdf) and with direct integration to 1e-9 relative in the tail
 (tests/analyses/test_posthoc.py).
-``method="auto"`` keeps scipy's per-value computation for at most :data:`EXACT_PAIRS` values,
+``backend="auto"`` keeps scipy's per-value computation for at most :data:`EXACT_PAIRS` values,
 so that results for up to 45 models are the same floats as before.
 
 References
@@ -405,9 +405,9 @@ def tukey_pvalues(
     return np.clip(out, 0.0, 1.0)
 
 
-def _critical(alpha: float, k: int, df: float, method: str, n_pairs: int) -> float:
+def _critical(alpha: float, k: int, df: float, backend: str, n_pairs: int) -> float:
     """``q_{1-alpha; k, df}``: scipy's ppf on the scipy path, :func:`studentized_range_isf` else."""
-    if _use_scipy(method, n_pairs):
+    if _use_scipy(backend, n_pairs):
         return float(stats.studentized_range.ppf(1 - alpha, k, df))
     return studentized_range_isf(alpha, k, df)
 
@@ -418,7 +418,9 @@ class PostHoc:
 
     Attributes
     ----------
-    method : {"tukey", "nemenyi"}
+    procedure : {"tukey", "nemenyi"}
+        Which post-hoc procedure (the word of ``Ranking.procedure``; "method" names the choice
+        of an analysis only).
     models : tuple of str
     table : DataFrame
         One row per pair ``first - second``: estimate (difference of means, or of mean ranks),
@@ -433,7 +435,7 @@ class PostHoc:
     excluded : dict
     """
 
-    method: str
+    procedure: str
     models: tuple[str, ...]
     table: pd.DataFrame
     alpha: float
@@ -449,7 +451,7 @@ class PostHoc:
     def to_dict(self) -> dict:
         return jsonable(
             {
-                "method": self.method,
+                "procedure": self.procedure,
                 "alpha": self.alpha,
                 "df": self.df,
                 "critical_value": self.critical_value,
@@ -463,8 +465,8 @@ class PostHoc:
     def __repr__(self) -> str:
         significant = int((self.table["p_adjusted"] <= self.alpha).sum())
         return (
-            f"PostHoc(method={self.method!r}, {len(self.models)} models, {len(self.table)} pairs, "
-            f"{significant} significant at alpha={self.alpha:g})"
+            f"PostHoc(procedure={self.procedure!r}, {len(self.models)} models, "
+            f"{len(self.table)} pairs, {significant} significant at alpha={self.alpha:g})"
         )
 
 
@@ -487,7 +489,7 @@ def _pair_table(models, estimate_of, se, q_stat, p_adj, half_width) -> pd.DataFr
     )
 
 
-def tukey_hsd(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostHoc:
+def tukey_hsd(data: Data, alpha: float = 0.05, *, backend: str = "auto") -> PostHoc:
     """Tukey's HSD for the repeated-measures design: every pair of model means.
 
     ``q = |m_j - m_l| / sqrt(MS_error / n)`` against the studentized range with k means and
@@ -502,7 +504,7 @@ def tukey_hsd(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostH
         Items scored by every model are used (as in :func:`rankci.rm_anova`).
     alpha : float, default 0.05
         One minus the simultaneous coverage of the intervals.
-    method : {"auto", "scipy", "vectorised"}, default "auto"
+    backend : {"auto", "scipy", "vectorised"}, default "auto"
         How the studentized range is evaluated (:func:`tukey_pvalues`); with "auto", scipy's
         per-pair integration for at most :data:`EXACT_PAIRS` pairs, the vectorised one beyond.
 
@@ -529,24 +531,24 @@ def tukey_hsd(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostH
     [0.835661, 0.252095, 0.510161]
     """
     alpha = check_alpha(alpha)
-    check_choice("method", method, STUDENTIZED_RANGE_METHODS)
+    check_choice("backend", backend, STUDENTIZED_RANGE_METHODS)
     anova = rm_anova(data)
     k, n = anova.n_models, anova.n_items
     n_pairs = k * (k - 1) // 2
     # the path is chosen once, for the p-values and the critical value alike
-    method = "scipy" if _use_scipy(method, n_pairs) else "vectorised"
+    backend = "scipy" if _use_scipy(backend, n_pairs) else "vectorised"
     se_mean = np.sqrt(anova.ms_error / n)
-    critical = _critical(alpha, k, anova.df_den, method, n_pairs)
+    critical = _critical(alpha, k, anova.df_den, backend, n_pairs)
     table = _pair_table(
         anova.models,
         anova.means,
         np.sqrt(2.0) * se_mean,
         lambda est: np.abs(est) / se_mean,
-        lambda est: tukey_pvalues(est / (np.sqrt(2.0) * se_mean), k, anova.df_den, method=method),
+        lambda est: tukey_pvalues(est / (np.sqrt(2.0) * se_mean), k, anova.df_den, method=backend),
         critical * se_mean,
     )
     return PostHoc(
-        method="tukey",
+        procedure="tukey",
         models=anova.models,
         table=table,
         alpha=alpha,
@@ -562,7 +564,7 @@ def tukey_hsd(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostH
     )
 
 
-def nemenyi(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostHoc:
+def nemenyi(data: Data, alpha: float = 0.05, *, backend: str = "auto") -> PostHoc:
     """Nemenyi's test after Friedman: every pair of mean ranks.
 
     ``z = (R_j - R_l) / sqrt(k (k + 1) / (6 n))`` with ``R`` the mean ranks;
@@ -576,7 +578,7 @@ def nemenyi(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostHoc
         Items scored by every model are used (as in :func:`rankci.friedman`).
     alpha : float, default 0.05
         Level of the critical difference.
-    method : {"auto", "scipy", "vectorised"}, default "auto"
+    backend : {"auto", "scipy", "vectorised"}, default "auto"
         How the studentized range is evaluated (:func:`tukey_pvalues`).
 
     Returns
@@ -602,23 +604,23 @@ def nemenyi(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostHoc
     [0.883389, 0.328971, 0.609411]
     """
     alpha = check_alpha(alpha)
-    check_choice("method", method, STUDENTIZED_RANGE_METHODS)
+    check_choice("backend", backend, STUDENTIZED_RANGE_METHODS)
     result = friedman(data)
     k, n = result.n_models, result.n_items
     n_pairs = k * (k - 1) // 2
-    method = "scipy" if _use_scipy(method, n_pairs) else "vectorised"
+    backend = "scipy" if _use_scipy(backend, n_pairs) else "vectorised"
     se = np.sqrt(k * (k + 1.0) / (6.0 * n))
-    critical = _critical(alpha, k, np.inf, method, n_pairs) / np.sqrt(2.0)
+    critical = _critical(alpha, k, np.inf, backend, n_pairs) / np.sqrt(2.0)
     table = _pair_table(
         result.models,
         result.mean_ranks,
         se,
         lambda est: np.sqrt(2.0) * np.abs(est) / se,
-        lambda est: tukey_pvalues(est / se, k, np.inf, method=method),
+        lambda est: tukey_pvalues(est / se, k, np.inf, method=backend),
         critical * se,
     )
     return PostHoc(
-        method="nemenyi",
+        procedure="nemenyi",
         models=result.models,
         table=table,
         alpha=alpha,

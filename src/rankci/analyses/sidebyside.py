@@ -64,7 +64,8 @@ class SideBySide:
         Each model's mean over the items it has.
     alpha : float
     n_items, n_clusters : int
-    cluster_adjust : bool
+    small_sample : bool
+        Whether the clustered covariance carries the G/(G - 1) factor.
     notes : dict
     """
 
@@ -74,7 +75,7 @@ class SideBySide:
     alpha: float
     n_items: int
     n_clusters: int
-    cluster_adjust: bool
+    small_sample: bool
     notes: dict = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
@@ -86,7 +87,7 @@ class SideBySide:
                 "alpha": self.alpha,
                 "n_items": self.n_items,
                 "n_clusters": self.n_clusters,
-                "cluster_adjust": self.cluster_adjust,
+                "small_sample": self.small_sample,
                 "means": [
                     {"model": m, "mean": x} for m, x in zip(self.models, self.means, strict=True)
                 ],
@@ -110,7 +111,7 @@ class SideBySide:
 
 
 def mean_covariances(
-    scores: Scores, cluster_adjust: bool = True
+    scores: Scores, small_sample: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Model means and their naive, paired (item) and clustered covariance matrices.
 
@@ -121,8 +122,9 @@ def mean_covariances(
     Parameters
     ----------
     scores : Scores
-    cluster_adjust : bool, default True
-        The G/(G - 1) factor on the clustered covariance.
+    small_sample : bool, default True
+        The G/(G - 1) factor on the clustered covariance (``small_sample="cadjust"`` of
+        :func:`rankci.evidence.covariance.covariance_of_means`).
 
     Returns
     -------
@@ -148,8 +150,8 @@ def mean_covariances(
     naive = np.diag(np.diag(paired))
     clustered = None
     if scores.clusters is not None:
-        small_sample = "cadjust" if cluster_adjust else False
-        _, clustered, _, _ = covariance_of_means(units.values, units.unit_cluster, small_sample)
+        correction = "cadjust" if small_sample else False
+        _, clustered, _, _ = covariance_of_means(units.values, units.unit_cluster, correction)
     return means, naive, paired, clustered
 
 
@@ -162,7 +164,7 @@ def side_by_side(
     *,
     mixed: MixedModel | bool = True,
     alpha: float = 0.05,
-    cluster_adjust: bool = True,
+    small_sample: bool = True,
 ) -> SideBySide:
     """Naive, paired, clustered and mixed-model statistics for every pair, with the gaps.
 
@@ -174,8 +176,10 @@ def side_by_side(
         one, or False to leave the mixed columns out.
     alpha : float, default 0.05
         Level of the Holm-adjusted ``significant_*`` flags.
-    cluster_adjust : bool, default True
-        Multiply the clustered covariance by G/(G-1) (G = clusters), as is usual with few clusters.
+    small_sample : bool, default True
+        Multiply the clustered covariance by G/(G-1) (G = clusters), as is usual with few clusters
+        (the small-sample correction ``True``/``"cadjust"`` of the other clustered estimators;
+        the clustered test uses G - 1 df either way).
 
     Returns
     -------
@@ -199,7 +203,7 @@ def side_by_side(
     """
     scores = as_scores(data)
     alpha = check_alpha(alpha)
-    means, naive, paired, clustered = mean_covariances(scores, cluster_adjust)
+    means, naive, paired, clustered = mean_covariances(scores, small_sample)
     k = scores.n_models
     j, l = np.triu_indices(k, 1)
     names = np.asarray(scores.models, dtype=object)
@@ -254,6 +258,6 @@ def side_by_side(
         alpha=alpha,
         n_items=scores.n_items,
         n_clusters=n_clusters,
-        cluster_adjust=bool(cluster_adjust),
+        small_sample=bool(small_sample),
         notes=notes,
     )

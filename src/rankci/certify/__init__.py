@@ -6,7 +6,7 @@ model's marginal bounds), and :meth:`Certification.ranking` counts them into a R
 * :mod:`rankci.certify.holm`: Holm and Bonferroni over one-sided paired p-values
   (:func:`certify_holm`; :func:`adjust_pvalues`, :func:`reject`);
 * :mod:`rankci.certify.maxt`: the max-t step-down over studentized mean differences
-  (:func:`certify_maxt`, :func:`maxt_ranking`, :func:`maxt_ranking_from_cov`);
+  (:func:`certify_maxt`; :func:`maxt_ranking_from_cov` from given means and covariance);
 * :mod:`rankci.certify.stepdown`: the Romano-Wolf machinery behind max-t (null draws, the
   step-down, critical values).
 
@@ -14,15 +14,8 @@ The anytime-valid certifiers (e-values, weak orders) are in :mod:`rankci.sequent
 """
 
 from rankci.certify.certification import Certification
-from rankci.certify.holm import (
-    PROCEDURES,
-    adjust_pvalues,
-    certify_holm,
-    marginal_ranking,
-    reject,
-    simultaneous_ranking,
-)
-from rankci.certify.maxt import certify_maxt, maxt_ranking, maxt_ranking_from_cov
+from rankci.certify.holm import PROCEDURES, adjust_pvalues, certify_holm, reject
+from rankci.certify.maxt import certify_maxt, maxt_ranking_from_cov
 
 __all__ = [
     "PROCEDURES",
@@ -30,9 +23,6 @@ __all__ = [
     "adjust_pvalues",
     "certify_holm",
     "certify_maxt",
-    "marginal_ranking",
-    "maxt_ranking",
     "maxt_ranking_from_cov",
     "reject",
-    "simultaneous_ranking",
 ]

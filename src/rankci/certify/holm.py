@@ -16,33 +16,27 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankci._base import RankciWarning, check_alpha, check_choice, renamed_keyword
+from rankci._base import RankciWarning, check_alpha, check_choice
 from rankci.certify.certification import Certification
 from rankci.evidence.pairwise import SMALL_N
 from rankci.method import COVERAGES, UNIT_SCOPE
 
 if TYPE_CHECKING:
     from rankci.evidence.pairwise import Pairwise
-    from rankci.ranking import Ranking
 
 #: The procedures of this module (``multiplicity=``).
 PROCEDURES = ("holm", "bonferroni")
-METHODS = PROCEDURES  # the name before 0.2
 
 __all__ = [
     "PROCEDURES",
     "adjust_pvalues",
     "certify_holm",
-    "marginal_ranking",
     "reject",
     "rejections_per_row",
-    "simultaneous_ranking",
 ]
 
 
-def adjust_pvalues(
-    pvalues: np.ndarray, multiplicity: str = "holm", **deprecated
-) -> np.ndarray:
+def adjust_pvalues(pvalues: np.ndarray, multiplicity: str = "holm") -> np.ndarray:
     """Adjusted p-values, as R's ``p.adjust``; NaN entries are not part of the family.
 
     With K finite p-values sorted as p_(1) <= ... <= p_(K):
@@ -57,7 +51,6 @@ def adjust_pvalues(
     pvalues : array_like
         Any shape (for example M x M with NaN on the diagonal).
     multiplicity : {"holm", "bonferroni"}
-        (``method=`` before 0.2; still accepted, with a DeprecationWarning.)
 
     Returns
     -------
@@ -74,8 +67,7 @@ def adjust_pvalues(
     >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(3).tolist()
     [0.03, 0.06, 0.06]
     """
-    method = renamed_keyword("adjust_pvalues", multiplicity, deprecated, "method", "multiplicity")
-    check_choice("multiplicity", method, PROCEDURES)
+    check_choice("multiplicity", multiplicity, PROCEDURES)
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)
     finite = np.isfinite(p)
@@ -83,7 +75,7 @@ def adjust_pvalues(
     k = values.size
     if k == 0:
         return out
-    if method == "bonferroni":
+    if multiplicity == "bonferroni":
         out[finite] = np.minimum(1.0, k * values)
         return out
     order = np.argsort(values, kind="stable")
@@ -368,62 +360,3 @@ def certify_holm(
         dominance=None, lower=1 + better_than_j, upper=m - worse_than_j, **common
     )
 
-
-def simultaneous_ranking(
-    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
-) -> Ranking:
-    """Simultaneous rank intervals (Algorithm 2): :func:`certify_holm`, then counting.
-
-    Parameters
-    ----------
-    pairwise : Pairwise
-    alpha : float, default 0.05
-    multiplicity : {"holm", "bonferroni"}
-
-    Returns
-    -------
-    Ranking
-
-    References
-    ----------
-    Al Mohamad, D., Goeman, J. J. and van Zwet, E. W. (2022). Simultaneous confidence intervals for
-    ranks with application to ranking institutions. Biometrics 78(1), 238-247.
-
-    Examples
-    --------
-    >>> import rankci
-    >>> units = rankci.datasets.load_chembench().units("item", "complete")
-    >>> simultaneous_ranking(rankci.pairwise_tests(units)).coverage
-    'simultaneous'
-    """
-    return certify_holm(pairwise, alpha, "simultaneous", multiplicity).ranking()
-
-
-def marginal_ranking(
-    pairwise: Pairwise, alpha: float = 0.05, multiplicity: str = "holm"
-) -> Ranking:
-    """Marginal rank intervals (Algorithm 1): :func:`certify_holm` with each model's families.
-
-    Parameters
-    ----------
-    pairwise : Pairwise
-    alpha : float, default 0.05
-    multiplicity : {"holm", "bonferroni"}
-
-    Returns
-    -------
-    Ranking
-        With ``dominance`` and ``tier`` None: marginal intervals make no joint statement.
-
-    References
-    ----------
-    Holm, S. (2013). Confidence intervals for ranks. Unpublished manuscript.
-
-    Examples
-    --------
-    >>> import rankci
-    >>> units = rankci.datasets.load_chembench().units("item", "complete")
-    >>> marginal_ranking(rankci.pairwise_tests(units)).dominance is None
-    True
-    """
-    return certify_holm(pairwise, alpha, "marginal", multiplicity).ranking()

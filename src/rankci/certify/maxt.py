@@ -19,7 +19,7 @@ recompute ``c`` over what remains and repeat until nothing new is rejected. ``c(
 K, so the family-wise error rate stays at alpha (asymptotically; Romano and Wolf 2005, Thm. 3)
 and every hypothesis rejected by the single-step version is rejected here.
 
-Small samples. From data (:func:`maxt_ranking`, ``small_sample=True``) Sigma carries the factor
+Small samples. From data (:func:`certify_maxt`, ``small_sample=True``) Sigma carries the factor
 ``G / (G - 1)`` and the statistics take the null-restricted form
 ``T~ = T sqrt(G / (G - 1 + T^2))`` (:func:`restricted`; McNemar's statistic for 0/1 scores): the
 plain Wald max-t over-rejects with tens of items. Given (x, Sigma)
@@ -80,7 +80,6 @@ __all__ = [
     "certify_maxt",
     "critical_value",
     "gaussian_draws",
-    "maxt_ranking",
     "maxt_ranking_from_cov",
     "restricted",
     "stepdown_maxt",
@@ -361,7 +360,10 @@ def certify_maxt(
     small_sample: bool = True,
     rng: int | np.random.Generator | None = None,
 ) -> Certification:
-    """Max-t step-down certification from a units x models matrix (see :func:`maxt_ranking`).
+    """Max-t step-down certification from a units x models matrix.
+
+    :meth:`Certification.ranking` counts it into the rank intervals (the whole flow with a
+    :class:`~rankci.method.MethodSpec` is ``rankci.rank(data, multiplicity="max-t")``).
 
     Parameters
     ----------
@@ -393,6 +395,17 @@ def certify_maxt(
     ----------
     Romano, J. P. and Wolf, M. (2005). Exact and approximate stepdown methods for multiple
     hypothesis testing. Journal of the American Statistical Association 100(469), 94-108.
+    Mogstad, M., Romano, J. P., Shaikh, A. M. and Wilhelm, D. (2024). Inference for ranks with
+    applications to mobility across neighbourhoods and academic achievement across countries.
+    Review of Economic Studies 91(1), 476-518.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> units = rankci.datasets.load_chembench().units("item", "complete")
+    >>> r = certify_maxt(units, rng=1).ranking()
+    >>> r.procedure["multiplicity"], r.n_models
+    ('max-t', 35)
     """
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)
@@ -432,55 +445,3 @@ def certify_maxt(
         details=details,
     )
 
-
-def maxt_ranking(
-    units: UnitScores,
-    *,
-    groups: Sequence | np.ndarray | None = None,
-    alpha: float = 0.05,
-    coverage: str = "simultaneous",
-    delta: float = 0.0,
-    resampling: str = "gaussian",
-    draws: int = 1000,
-    stepdown: bool = True,
-    small_sample: bool = True,
-    rng: int | np.random.Generator | None = None,
-) -> Ranking:
-    """Max-t step-down rank intervals from a units x models matrix.
-
-    :func:`certify_maxt`, then counting (:meth:`Certification.ranking`); the parameters are
-    those of :func:`certify_maxt`.
-
-    Returns
-    -------
-    Ranking
-        ``details`` holds the critical values of the steps (per model for marginal coverage).
-
-    References
-    ----------
-    Romano, J. P. and Wolf, M. (2005). Exact and approximate stepdown methods for multiple
-    hypothesis testing. Journal of the American Statistical Association 100(469), 94-108.
-    Mogstad, M., Romano, J. P., Shaikh, A. M. and Wilhelm, D. (2024). Inference for ranks with
-    applications to mobility across neighbourhoods and academic achievement across countries.
-    Review of Economic Studies 91(1), 476-518.
-
-    Examples
-    --------
-    >>> import rankci
-    >>> units = rankci.datasets.load_chembench().units("item", "complete")
-    >>> r = maxt_ranking(units, rng=1)
-    >>> r.procedure["multiplicity"], r.n_models
-    ('max-t', 35)
-    """
-    return certify_maxt(
-        units,
-        groups=groups,
-        alpha=alpha,
-        coverage=coverage,
-        delta=delta,
-        resampling=resampling,
-        draws=draws,
-        stepdown=stepdown,
-        small_sample=small_sample,
-        rng=rng,
-    ).ranking()

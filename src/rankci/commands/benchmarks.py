@@ -5,18 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    data_format,
-    emit,
-    load_data,
-    markdown_table,
-    text_table,
-    to_json,
-)
-from rankci.commands.rank import display_frame, summary_lines
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import data_format, load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import display_frame, markdown_table, summary_lines, text_table
 from rankci.formats import LOG_FORMATS
 from rankci.method import TESTS, UNITS
 

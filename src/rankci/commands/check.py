@@ -11,16 +11,11 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    early_stopping_note,
-    emit,
-    load_data,
-    markdown_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.messages import early_stopping_note
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import markdown_table
 from rankci.formats import LOG_FORMATS
 
 if TYPE_CHECKING:
@@ -122,7 +117,7 @@ def _side_frame(args: argparse.Namespace, path: str, side: str):
     import glob as globbing
     from pathlib import Path
 
-    from rankci.commands.options import data_format
+    from rankci.commands.loading import data_format
     from rankci.io import ALIASES, read_table_text
 
     text = os.fspath(path)
@@ -166,7 +161,7 @@ def read_runs(args: argparse.Namespace) -> Scores:
     """DATA (the new run) and OTHER_DATA (the baseline) as one Scores, models tagged by run."""
     import pandas as pd
 
-    from rankci.commands.options import reading_summary
+    from rankci.commands.loading import reading_summary
     from rankci.data import Scores
     from rankci.io import read_scores
 

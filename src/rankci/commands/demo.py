@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rankci.commands.rank import render_ranking
+from rankci.commands.tables import render_ranking
 
 NAME = "demo"
 HELP = "rank the 32 models of the bundled MMLU-Pro data (real per-question results)"
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank
 
     load = datasets.load_mmlu_pro if args.dataset == "mmlu-pro" else datasets.load_chembench
-    from rankci.commands.options import reading_summary
+    from rankci.commands.loading import reading_summary
 
     scores = load()
     print(f"rankci: {reading_summary(scores, 'the bundled ' + args.dataset)}", file=sys.stderr)

@@ -15,13 +15,10 @@ import argparse
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from rankci.commands.options import (
-    add_data_arguments,
-    emit,
-    load_data,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_data_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import text_table
 from rankci.sequential.spec import (
     BETS,
     CERTIFIERS,

@@ -11,15 +11,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rankci._base import check_alpha
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    emit,
-    load_data,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import text_table
 from rankci.method import COVERAGES
 
 if TYPE_CHECKING:
@@ -237,7 +232,7 @@ def _pair_lines(
 
 
 def _posthoc_text(p, full: bool = False) -> str:
-    name = "Tukey HSD" if p.method == "tukey" else "Nemenyi"
+    name = "Tukey HSD" if p.procedure == "tukey" else "Nemenyi"
     frame = p.to_frame()
     p_adj = frame["p_adjusted"].to_numpy()
     body = _pair_lines(

@@ -7,15 +7,10 @@ import math
 from typing import TYPE_CHECKING
 
 from rankci._base import jsonable
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    emit,
-    load_data,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import text_table
 
 if TYPE_CHECKING:
     from rankci.analyses.planning import Plan
@@ -25,6 +20,8 @@ HELP = "how many items are enough: expected interval width and pairwise resoluti
 OUTPUT_FORMATS = ("table", "json")
 #: rankci.analyses.planning.MULTIPLICITY (tests/commands/test_startup.py checks that they agree)
 MULTIPLICITY = ("none", "bonferroni")
+#: rankci.method.COVARIANCES: the one spelling of clustered inference with items as the units
+COVARIANCES = ("independent", "cluster")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,10 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="numbers of items to evaluate (default: the pilot's n x 1/2, 1, 2, 4)",
     )
     group.add_argument(
-        "--method",
-        default="normal",
-        choices=("normal", "cluster"),
-        help="items independent (normal) or clustered like the pilot's (cluster)",
+        "--covariance",
+        default="independent",
+        choices=COVARIANCES,
+        help="covariance of the model means: items independent (default) or cluster-robust, "
+        "new items coming in clusters like the pilot's (cluster); as rankci rank --covariance",
     )
     add_alpha_argument(group, "planned intervals and pair tests hold")
     group.add_argument(
@@ -87,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     scores = load_data(args)
     pilot = plan(
         scores,
-        method="cluster" if args.method == "cluster" else "item",
+        # the library's keyword is covariance= once helper A's rename of plan(method=) lands
+        method="cluster" if args.covariance == "cluster" else "item",
         alpha=args.alpha,
         power=args.power,
         multiplicity=args.multiplicity,

@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import TYPE_CHECKING
 
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    early_stopping_note,
-    emit,
-    load_data,
-    markdown_table,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit
+from rankci.commands.tables import render_clusters, render_ranking
 from rankci.method import COVARIANCES, COVERAGES, MULTIPLICITIES, RESAMPLINGS, TESTS, UNITS
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from rankci.leaderboard import ClusterRankings
-    from rankci.ranking import Ranking
 
 NAME = "rank"
 HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
@@ -201,96 +186,3 @@ def run(args: argparse.Namespace) -> int:
         )
         emit(render_ranking(result, args.format, args.top_k, pairs=args.pairs), args)
     return 0
-
-
-def display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
-    frame = ranking.to_frame(k)
-    frame.insert(
-        4,
-        "rank interval",
-        [f"[{lo}, {hi}]" for lo, hi in zip(frame["rank_lower"], frame["rank_upper"])],
-    )
-    return frame.drop(columns=["rank_lower", "rank_upper"])
-
-
-def summary_lines(ranking: Ranking) -> list[str]:
-    procedure = ranking.procedure
-    excluded = ranking.excluded
-    multiplicity = procedure.get("multiplicity", "")
-    if multiplicity.startswith("max-t"):
-        multiplicity += (
-            f" ({procedure.get('resampling')}, {procedure.get('draws')} draws, "
-            f"{procedure.get('covariance')} covariance)"
-        )
-    head = (
-        f"{ranking.n_models} models, {ranking.n_units} {procedure.get('unit', '')} units; "
-        f"{procedure.get('test', '')} test, {multiplicity}, "
-        f"{ranking.coverage} coverage, alpha = {ranking.alpha:g}"
-    )
-    if procedure.get("delta"):
-        head += f", delta = {procedure['delta']:g}"
-    lines = [head]
-    stopped = early_stopping_note(ranking.early_stopped)
-    if stopped:
-        lines.append(stopped)
-    if excluded.get("observations_excluded"):
-        lines.append(
-            f"excluded: {excluded['observations_excluded']} observations "
-            f"({excluded['rows_excluded']} scores): {excluded.get('reason', '')}"
-        )
-    if excluded.get("clusters_dropped"):
-        dropped = ranking.details.get("filter", {}).get("dropped", {})
-        lines.append(f"clusters dropped as non-informative: {', '.join(dropped)}")
-    return lines
-
-
-def ranking_json(payload: dict) -> str:
-    """:func:`to_json` of a ranking's payload, with a long ``dominance`` pair list written fast.
-
-    The indented encoder of the standard library is pure Python; a pair list of millions of
-    entries is written by its C encoder instead, one line for the list (same JSON values).
-    """
-    dominance = payload.get("dominance")
-    if not isinstance(dominance, list) or len(dominance) < 10_000:
-        return to_json(payload)
-    marker = "@@rankci-dominance-pairs@@"
-    text = to_json({**payload, "dominance": marker})
-    return text.replace(json.dumps(marker), json.dumps(dominance, allow_nan=False), 1)
-
-
-def render_ranking(ranking: Ranking, fmt: str, k: int | None = None, pairs: bool = False) -> str:
-    if fmt == "json":
-        return ranking_json(ranking.to_dict(k, pairs=pairs))
-    if fmt == "csv":
-        return ranking.to_frame(k).to_csv(index=False)
-    frame = display_frame(ranking, k)
-    if fmt == "markdown":
-        return "\n\n".join(
-            [" ".join(summary_lines(ranking)), markdown_table(frame), ranking.guarantee]
-        )
-    return "\n".join([*summary_lines(ranking), "", text_table(frame), "", ranking.guarantee])
-
-
-def render_clusters(
-    result: ClusterRankings, fmt: str, k: int | None = None, pairs: bool = False
-) -> str:
-    if fmt == "json":
-        payload = result.to_dict(k)
-        if pairs:
-            payload["clusters"] = {
-                name: ranking.to_dict(k, pairs=True) for name, ranking in result.rankings.items()
-            }
-        return to_json(payload)
-    if fmt == "csv":
-        return result.to_frame(k).to_csv(index=False)
-    blocks = []
-    for name, ranking in result.rankings.items():
-        frame = display_frame(ranking, k)
-        table = markdown_table(frame) if fmt == "markdown" else text_table(frame)
-        title = f"## {name}" if fmt == "markdown" else f"cluster {name!r}"
-        blocks.append("\n".join([title, *summary_lines(ranking), "", table]))
-    for name, reason in result.skipped.items():
-        blocks.append(f"cluster {name!r} skipped: {reason}")
-    if result.rankings:
-        blocks.append(next(iter(result.rankings.values())).guarantee + " (within each cluster)")
-    return "\n\n".join(blocks)

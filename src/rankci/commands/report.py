@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rankci.commands.options import add_data_arguments, load_data
+from rankci.commands.flags import add_data_arguments
+from rankci.commands.loading import load_data
 from rankci.commands.rank import add_method_arguments, method_options
 
 NAME = "report"

@@ -5,16 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci.commands.options import (
-    add_alpha_argument,
-    add_data_arguments,
-    add_output_arguments,
-    early_stopping_note,
-    emit,
-    load_data,
-    text_table,
-    to_json,
-)
+from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.messages import early_stopping_note
+from rankci.commands.output import emit, to_json
+from rankci.commands.tables import text_table
 from rankci.method import UNITS
 
 if TYPE_CHECKING:
@@ -210,7 +205,7 @@ def _block(result: ScoreIntervals, title: str | None) -> str:
     if result.separated is not None:
         separated = result.separated_pairs()
         lines.append(
-            f"paired verdict ({result.verdict_method['description']} + Holm, simultaneous): "
+            f"paired verdict ({result.verdict_procedure['description']} + Holm, simultaneous): "
             f"{len(separated)} of {n_pairs} pairs separated"
         )
         if result.n_models <= LIST_LIMIT:

@@ -4,9 +4,9 @@ The database is a SQLite file (created if missing) or a ``postgresql://`` URL. O
 owns a database (it takes a lock); boards are rebuilt from the stored scores when it starts, so
 a restart - or a crash - loses nothing that was acknowledged. The admin token (needed to create
 boards unless ``--open-boards``, and to delete boards and rotate tokens) comes from the
-environment (``RANKCI_ADMIN_TOKEN``; ``RANKCI_CREATE_TOKEN`` is its old name), never from the
-command line. Slow clients are cut off: request headers must arrive within ``--header-timeout``
-seconds, the body within ``--body-timeout`` seconds.
+environment (``RANKCI_ADMIN_TOKEN``), never from the command line. Slow clients are cut off:
+request headers must arrive within ``--header-timeout`` seconds, the body within
+``--body-timeout`` seconds.
 
 Once the stored boards are rebuilt at start-up, one reading summary goes to stderr, as every
 command prints for the data it reads (:func:`boards_summary`): the boards loaded with their
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from rankci.service.slowclients import guarded_protocol
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s: %(message)s")
-    admin = os.environ.get("RANKCI_ADMIN_TOKEN") or os.environ.get("RANKCI_CREATE_TOKEN") or None
+    admin = os.environ.get("RANKCI_ADMIN_TOKEN") or None
     if admin is None and not args.open_boards:
         logging.getLogger("rankci.service").warning(
             "no RANKCI_ADMIN_TOKEN: boards cannot be created (or use --open-boards)"

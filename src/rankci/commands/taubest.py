@@ -5,16 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci.commands.options import (
-    add_data_arguments,
-    add_output_arguments,
-    emit,
-    load_data,
-    markdown_table,
-    text_table,
-    to_json,
-)
-from rankci.commands.rank import add_evidence_arguments, summary_lines, test_options
+from rankci.commands.flags import add_data_arguments, add_output_arguments
+from rankci.commands.loading import load_data
+from rankci.commands.output import emit, to_json
+from rankci.commands.rank import add_evidence_arguments, test_options
+from rankci.commands.tables import markdown_table, summary_lines, text_table
 
 if TYPE_CHECKING:
     from rankci.analyses.best import TauBest

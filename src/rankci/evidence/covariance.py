@@ -38,6 +38,7 @@ from rankci._base import check_choice, jsonable
 from rankci.data import MISSING, UNITS, Scores, UnitScores
 from rankci.evidence import bootstrap as boot
 from rankci.io import as_scores
+from rankci.method import COVARIANCES
 
 KINDS = ("item", "cluster")
 SMALL_SAMPLE = ("auto", "none", "cadjust", "cr2")
@@ -337,7 +338,7 @@ def covariance_of_means(
 def means_covariance(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
-    kind: str = "item",
+    covariance: str = "independent",
     small_sample: bool | str = False,
     unit: str = "item",
     missing: str = "complete",
@@ -346,8 +347,8 @@ def means_covariance(
 
     ``Sigma[j, l] = c * sum_g (sum_{i in g} e_ij)(sum_{i in g} e_il) / (n_j n_l)`` with
     ``e_ij = x_ij - mean_j`` (0 where model j has no score for unit i), g running over units
-    (``kind="item"``: units independent, models paired on shared units) or clusters
-    (``kind="cluster"``: Miller's clustered estimator, Eq. 4), and ``c = G/(G-1)`` with
+    (``covariance="independent"``: units independent, models paired on shared units) or clusters
+    (``covariance="cluster"``: Miller's clustered estimator, Eq. 4), and ``c = G/(G-1)`` with
     ``small_sample=True`` (G = number of groups), else 1. This is
     ``sandwich::vcovCL(lm(score ~ 0 + model), cluster=~item or ~cluster, type="HC0")`` in R,
     with available cases (each model's mean over the units it has).
@@ -355,12 +356,14 @@ def means_covariance(
     Parameters
     ----------
     data : Scores, DataFrame or path
-    kind : {"item", "cluster"}
+    covariance : {"independent", "cluster"}, default "independent"
+        Units independent, or cluster-robust over the cluster column (the one spelling of
+        clustered inference with items as the units, as max-t's ``covariance`` option).
     small_sample : {False, True, "cadjust", "cr2"}, default False
         ``True`` / ``"cadjust"``: multiply by G/(G-1) (``cadjust=TRUE`` in sandwich); ``"cr2"``:
         Bell-McCaffrey bias-reduced variance (see the module docstring).
     unit : {"item", "observation", "cluster", "prompt"}
-        Units of analysis (``kind="cluster"`` needs item or observation units).
+        Units of analysis (``covariance="cluster"`` needs item or observation units).
     missing : {"complete", "pairwise"}, default "complete"
         Only the units scored by every model (the default everywhere in rankci), or
         ``"pairwise"``: available cases.
@@ -387,11 +390,11 @@ def means_covariance(
     [[0.0469, 0.0156], [0.0156, 0.0469]]
     """
     scores = as_scores(data)
-    check_choice("kind", kind, KINDS)
+    check_choice("covariance", covariance, COVARIANCES)
     check_choice("unit", unit, UNITS)
     check_choice("missing", missing, MISSING)
     units = scores.units(unit, missing)
-    cluster = unit_clusters(scores, units) if kind == "cluster" else None
+    cluster = unit_clusters(scores, units) if covariance == "cluster" else None
     return units_covariance(units, cluster, small_sample=small_sample)
 
 

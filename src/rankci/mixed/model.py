@@ -50,7 +50,7 @@ from scipy import sparse, special
 
 from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
 from rankci.analyses.posthoc import tukey_pvalues
-from rankci.certify.holm import PROCEDURES, adjust_pvalues, marginal_ranking, simultaneous_ranking
+from rankci.certify.holm import PROCEDURES, adjust_pvalues, certify_holm
 from rankci.data import Scores
 from rankci.evidence.pairwise import Pairwise
 from rankci.io import as_scores
@@ -220,7 +220,7 @@ class MixedModel:
 
         ``H_jl: mu_j - mu_l <= delta`` is tested by ``t = (mu_j - mu_l - delta) / se`` against
         Student's t with the contrast's Satterthwaite df (the normal with ``df="asymptotic"``).
-        The result feeds :func:`rankci.simultaneous_ranking` / :func:`rankci.marginal_ranking`.
+        The result feeds :func:`rankci.certify_holm`.
         """
         delta = check_nonnegative(delta, "delta")
         estimate = self.emmean[:, None] - self.emmean[None, :]
@@ -579,8 +579,7 @@ def mixed_ranking(
     check_choice("multiplicity", multiplicity, PROCEDURES)
     model = data if isinstance(data, MixedModel) else mixed_model(data, **fit_options)
     pairwise = model.pairwise(delta)
-    build = simultaneous_ranking if coverage == "simultaneous" else marginal_ranking
-    ranking = build(pairwise, alpha, multiplicity)
+    ranking = certify_holm(pairwise, alpha, coverage, multiplicity).ranking()
     margin = f" with indifference margin {delta:g}" if delta > 0 else ""
     evidence = (
         f"{multiplicity.capitalize()} over one-sided t tests{margin} of the contrasts of the "

@@ -1,0 +1,140 @@
+"""The flags every subcommand shares: DATA and how to read it, ``--alpha``, the output flags.
+
+Building them imports nothing heavy (``rankci COMMAND --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rankci.formats import FORMATS, LAYOUTS, LOG_FORMATS
+
+__all__ = [
+    "add_alpha_argument",
+    "add_data_arguments",
+    "add_output_arguments",
+    "ALPHA_HELP",
+]
+
+
+#: the meaning of ``--alpha`` wherever it is the level of the command's statements
+ALPHA_HELP = "level: statements hold with probability at least 1 - ALPHA (default 0.05)"
+
+
+def add_alpha_argument(
+    group: argparse.ArgumentParser | argparse._ArgumentGroup,
+    what: str = "statements hold",
+    note: str = "",
+) -> argparse.Action:
+    """``--alpha`` (default 0.05), worded "level: WHAT with probability at least 1 - ALPHA".
+
+    ``what`` says which statements hold (every interval covers, the whole family holds, ...);
+    ``note`` adds a nuance after the level (for example "anytime-valid: at every look at once").
+    """
+    extra = f"; {note}" if note else ""
+    return group.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help=f"level: {what} with probability at least 1 - ALPHA{extra} (default 0.05)",
+    )
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> None:
+    """DATA (one, or several with ``many``) plus the options that say how to read it."""
+    parser.add_argument(
+        "data",
+        metavar="DATA",
+        nargs="+" if many else None,
+        help="scores file (.csv, .tsv, .parquet, .jsonl), or evaluation logs: an lm-eval output "
+        "directory, Inspect .eval/.json logs, HELM runs (a file, directory or quoted glob)",
+    )
+    group = parser.add_argument_group("reading DATA")
+    group.add_argument(
+        "--from",
+        dest="input_format",
+        default="auto",
+        choices=FORMATS + LOG_FORMATS,
+        help="input format (default: from the file extension, or the logs found)",
+    )
+    group.add_argument(
+        "--layout",
+        default="auto",
+        choices=LAYOUTS,
+        help="long (one row per model and item) or wide (one column per model)",
+    )
+    group.add_argument("--model-col", help="model column (default: model, system, ...)")
+    group.add_argument(
+        "--item-col",
+        help="item column (default: item, question, doc_id, ...); for logs, a field of the "
+        "sample naming the item (doc.id, metadata.qid)",
+    )
+    group.add_argument("--score-col", help="score column (default: score, correct, acc, ...)")
+    group.add_argument(
+        "--cluster-col",
+        help="cluster column (default: cluster, subject, category, task, ...); '' for none; "
+        "for logs: task, group, benchmark, scenario or a sample field (metadata.subject)",
+    )
+    group.add_argument(
+        "--prompt-col",
+        help="prompt-variant column (default: prompt, variant, ...); a variant that not every "
+        "model has is excluded (and counted)",
+    )
+    group.add_argument(
+        "--bounds",
+        nargs=2,
+        type=float,
+        metavar=("LOW", "HIGH"),
+        help="allowed score range (default 0 1); '-inf inf' accepts any finite score",
+    )
+    group.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="logs: the per-sample metric, lm-eval (acc, exact_match; 'exact_match,strict-match' "
+        "also picks the filter) or HELM (exact_match); repeat for an order of preference",
+    )
+    group.add_argument(
+        "--scorer",
+        action="append",
+        metavar="NAME",
+        help="Inspect logs: the scorer whose value is the score (default: the first)",
+    )
+    group.add_argument(
+        "--tasks",
+        action="append",
+        metavar="NAMES",
+        help="logs: read only these tasks (comma-separated, repeatable; lm-eval groups, HELM "
+        "scenarios or benchmarks, glob patterns such as 'mmlu_*')",
+    )
+    group.add_argument(
+        "--exclude-tasks",
+        action="append",
+        metavar="NAMES",
+        help="logs: leave these tasks out (comma-separated, repeatable, patterns allowed)",
+    )
+    group.add_argument(
+        "--filter",
+        dest="log_filter",
+        action="append",
+        metavar="NAME",
+        help="lm-eval logs: the filter whose results are read (strict-match, flexible-extract); "
+        "repeat for an order of preference",
+    )
+    group.add_argument(
+        "--split",
+        help="HELM logs: the split whose instances are read (default: test; valid, ...)",
+    )
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """``--format`` (one of ``formats``, the first the default) and ``-o/--output FILE``."""
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "--format",
+        default=formats[0],
+        choices=formats,
+        help=f"output format (default: {formats[0]})",
+    )
+    group.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")

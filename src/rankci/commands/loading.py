@@ -1,0 +1,201 @@
+"""Reading DATA as the flags of :mod:`rankci.commands.flags` say, and the one-line summary of
+what was read (printed to stderr).
+
+numpy, the readers and the adapters are imported by the functions that use them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from rankci.formats import LOG_FORMATS
+
+if TYPE_CHECKING:
+    from rankci.data import Scores
+
+__all__ = [
+    "data_format",
+    "load_data",
+    "reading_summary",
+]
+
+
+_TABLE_ONLY = ("model_col", "score_col", "prompt_col", "bounds")
+
+
+#: log-reading options, by their flags (refused for tables)
+_LOG_ONLY = (
+    ("metric", "--metric"),
+    ("scorer", "--scorer"),
+    ("tasks", "--tasks"),
+    ("exclude_tasks", "--exclude-tasks"),
+    ("log_filter", "--filter"),
+    ("split", "--split"),
+)
+
+
+# files with these extensions are tables whatever their name: no log reader claims them
+# (rankci.adapters.detect_format says "table" for them), so they need not load the adapters
+_TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+
+
+def _plain_table(source) -> bool:
+    text = os.fspath(source)
+    return (
+        not glob.has_magic(text)
+        and os.path.splitext(text)[1] in _TABLE_SUFFIXES
+        and not os.path.isdir(text)
+    )
+
+
+def data_format(args: argparse.Namespace, path: str | None = None) -> str:
+    """The format of DATA: a table format, or one of the log formats."""
+    fmt = args.input_format
+    if fmt == "auto":
+        source = path if path is not None else args.data
+        if _plain_table(source):
+            return fmt
+        from rankci.adapters import detect_format
+
+        detected = detect_format(source)
+        fmt = "auto" if detected == "table" else detected
+    return fmt
+
+
+def load_data(
+    args: argparse.Namespace, path: str | None = None, cluster: str | None = None
+) -> Scores:
+    """Read DATA (or ``path``) as the options say; ``cluster`` is a default for logs.
+
+    A one-line reading summary goes to stderr (:func:`reading_summary`).
+    """
+    source = path if path is not None else args.data
+    text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else str(source)
+    if isinstance(source, (str, os.PathLike)) and not glob.has_magic(text):
+        if not os.path.exists(text):
+            raise FileNotFoundError(f"no such file or directory: {text!r}")
+    scores = _read(args, source, cluster)
+    print(f"rankci: {reading_summary(scores, text)}", file=sys.stderr)
+    return scores
+
+
+def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
+    fmt = data_format(args, source)
+    if fmt in LOG_FORMATS:
+        used = [f"--{a.replace('_', '-')}" for a in _TABLE_ONLY if getattr(args, a, None)]
+        if used or args.layout != "auto":
+            raise ValueError(
+                f"{(used or ['--layout'])[0]} applies to tables; {fmt} logs name their models, "
+                "scores and prompts themselves"
+            )
+        from rankci.adapters import read_log
+
+        return read_log(
+            fmt,
+            source,
+            metric=getattr(args, "metric", None),
+            scorer=getattr(args, "scorer", None),
+            item=args.item_col,
+            cluster=args.cluster_col if args.cluster_col is not None else cluster,
+            tasks=getattr(args, "tasks", None),
+            exclude_tasks=getattr(args, "exclude_tasks", None),
+            filter=getattr(args, "log_filter", None),
+            split=getattr(args, "split", None),
+        )
+    given = [flag for dest, flag in _LOG_ONLY if getattr(args, dest, None)]
+    if given:
+        if given[:2] == ["--metric", "--scorer"] or given == ["--metric"] or given == ["--scorer"]:
+            raise ValueError("--metric and --scorer apply to evaluation logs (--from lm-eval, ...)")
+        raise ValueError(f"{given[0]} applies to evaluation logs (--from lm-eval, ...), not tables")
+    from rankci.io import read_scores
+
+    bounds = getattr(args, "bounds", None)
+    if bounds is not None:
+        low, high = bounds
+        if not low < high:
+            raise ValueError(f"--bounds {low:g} {high:g}: LOW must be below HIGH")
+        bounds = None if (low, high) == (float("-inf"), float("inf")) else (low, high)
+    else:
+        bounds = (0.0, 1.0)
+    return read_scores(
+        source,
+        model=args.model_col,
+        item=args.item_col,
+        score=args.score_col,
+        cluster=args.cluster_col,
+        prompt=args.prompt_col,
+        layout=args.layout,
+        format=fmt,
+        bounds=bounds,
+    )
+
+
+def reading_summary(scores: Scores, source: str) -> str:
+    """One line: what was read from ``source`` (models, items, clusters, prompts, scores) and
+    what was excluded or left unscored, and why."""
+    import numpy as np
+
+    notes = scores.notes
+    how = [notes[key] for key in ("layout",) if key in notes]
+    if "delimiter" in notes:
+        how.append({",": "comma", "\t": "tab", ";": "semicolon"}[notes["delimiter"]] + "-separated")
+    parts = [f"{scores.n_models} models", f"{scores.n_items} items"]
+    if scores.clusters is not None:
+        parts.append(f"{len(scores.clusters)} clusters")
+    if scores.prompts is not None:
+        parts.append(f"{len(scores.prompts)} prompt variants")
+    parts.append(f"{scores.n_rows} scores")
+    line = f"read {source}" + (f" ({', '.join(how)})" if how else "") + ": " + ", ".join(parts)
+    excluded = notes.get("excluded", {})
+    if excluded:
+        line += "; rows excluded: " + ", ".join(
+            f"{record['rows']} ({record['reason']})" for record in excluded.values()
+        )
+    else:
+        line += "; rows excluded: none"
+    n_prompts = 1 if scores.prompts is None else len(scores.prompts)
+    prompt_code = 0 if scores.prompt_code is None else scores.prompt_code
+    n_obs = np.unique(scores.item_code.astype(np.int64) * n_prompts + prompt_code).size
+    unscored = n_obs * scores.n_models - scores.n_rows
+    if unscored:
+        counts = n_obs - np.bincount(scores.model_code, minlength=scores.n_models)
+        worst = sorted(
+            ((int(c), m) for m, c in zip(scores.models, counts) if c), key=lambda t: (-t[0], t[1])
+        )
+        shown = ", ".join(f"{m} {c}" for c, m in worst[:3]) + (", ..." if len(worst) > 3 else "")
+        line += f"; {unscored} cells not scored ({shown}): --missing decides"
+    return line + "".join(_log_notes(notes))
+
+
+def _log_notes(notes: dict) -> list[str]:
+    """What a log reader set aside or flagged, for the reading summary."""
+    parts = []
+    set_aside = notes.get("set_aside") or notes.get("superseded")
+    if set_aside:
+        parts.append(f"; logs set aside: {len(set_aside)} (older or unfinished runs)")
+    for key, what in (
+        ("tasks_skipped_corpus_metric", "tasks skipped (corpus-level metric)"),
+        ("logs_without_samples", "logs without samples"),
+        ("models_without_scores", "models without scores"),
+    ):
+        if notes.get(key):
+            listed = notes[key]
+            names = list(listed) if isinstance(listed, (dict, list)) else [listed]
+            parts.append(
+                f"; {what}: {', '.join(map(str, names[:4]))}" + (", ..." if len(names) > 4 else "")
+            )
+    if notes.get("irt_scored"):
+        parts.append(
+            "; IRT-scored tasks (tinyBenchmarks) read as raw item scores: "
+            + ", ".join(notes["irt_scored"])
+        )
+    if notes.get("early_stopped"):
+        parts.append(
+            "; early-stopped logs: fixed-sample guarantees do not hold for adaptively stopped "
+            "data (anytime-valid: rankci monitor)"
+        )
+    return parts

@@ -1,0 +1,156 @@
+"""Tables for the terminal and for markdown, and the rank table (with its summary lines) that
+``rank``, ``taubest``, ``benchmarks``, ``report`` and ``demo`` print.
+
+pandas is imported by the functions that use it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rankci.commands.messages import early_stopping_note
+from rankci.commands.output import ranking_json, to_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rankci.leaderboard import ClusterRankings
+    from rankci.ranking import Ranking
+
+__all__ = [
+    "display_frame",
+    "markdown_table",
+    "render_clusters",
+    "render_ranking",
+    "summary_lines",
+    "text_table",
+]
+
+
+def _cell(value, floatfmt: str) -> str:
+    import numpy as np
+    import pandas as pd
+
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return "-"
+    if isinstance(value, (float, np.floating)):
+        return format(float(value), floatfmt)
+    return str(value)
+
+
+def text_table(frame: pd.DataFrame, floatfmt: str = ".4f") -> str:
+    """Aligned plain-text table: text left-aligned, numbers right-aligned."""
+    import pandas as pd
+
+    cells = [[_cell(v, floatfmt) for v in row] for row in frame.itertuples(index=False)]
+    header = [str(c) for c in frame.columns]
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    widths = [max([len(h), *(len(r[k]) for r in cells)]) for k, h in enumerate(header)]
+
+    def line(values):
+        parts = [
+            v.rjust(w) if is_num else v.ljust(w) for v, w, is_num in zip(values, widths, numeric)
+        ]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+def markdown_table(frame: pd.DataFrame, floatfmt: str = ".4f") -> str:
+    """GitHub-flavoured markdown table."""
+    import pandas as pd
+
+    header = [str(c) for c in frame.columns]
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    rows = [
+        [_cell(v, floatfmt).replace("|", "\\|") for v in row]
+        for row in frame.itertuples(index=False)
+    ]
+    align = ["---:" if is_num else ":---" for is_num in numeric]
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def display_frame(ranking: Ranking, k: int | None) -> pd.DataFrame:
+    """``ranking.to_frame(k)`` with the bounds shown as one "rank interval" column ``[L, U]``."""
+    frame = ranking.to_frame(k)
+    frame.insert(
+        4,
+        "rank interval",
+        [f"[{lo}, {hi}]" for lo, hi in zip(frame["rank_lower"], frame["rank_upper"])],
+    )
+    return frame.drop(columns=["rank_lower", "rank_upper"])
+
+
+def summary_lines(ranking: Ranking) -> list[str]:
+    """The lines above a rank table: models, units, test, multiplicity, coverage, alpha, and
+    what was excluded or dropped (and the early-stopping note, if any)."""
+    procedure = ranking.procedure
+    excluded = ranking.excluded
+    multiplicity = procedure.get("multiplicity", "")
+    if multiplicity.startswith("max-t"):
+        multiplicity += (
+            f" ({procedure.get('resampling')}, {procedure.get('draws')} draws, "
+            f"{procedure.get('covariance')} covariance)"
+        )
+    head = (
+        f"{ranking.n_models} models, {ranking.n_units} {procedure.get('unit', '')} units; "
+        f"{procedure.get('test', '')} test, {multiplicity}, "
+        f"{ranking.coverage} coverage, alpha = {ranking.alpha:g}"
+    )
+    if procedure.get("delta"):
+        head += f", delta = {procedure['delta']:g}"
+    lines = [head]
+    stopped = early_stopping_note(ranking.early_stopped)
+    if stopped:
+        lines.append(stopped)
+    if excluded.get("observations_excluded"):
+        lines.append(
+            f"excluded: {excluded['observations_excluded']} observations "
+            f"({excluded['rows_excluded']} scores): {excluded.get('reason', '')}"
+        )
+    if excluded.get("clusters_dropped"):
+        dropped = ranking.details.get("filter", {}).get("dropped", {})
+        lines.append(f"clusters dropped as non-informative: {', '.join(dropped)}")
+    return lines
+
+
+def render_ranking(ranking: Ranking, fmt: str, k: int | None = None, pairs: bool = False) -> str:
+    """A ranking as ``fmt`` (table, json, csv or markdown); ``pairs``: json with the pair list."""
+    if fmt == "json":
+        return ranking_json(ranking.to_dict(k, pairs=pairs))
+    if fmt == "csv":
+        return ranking.to_frame(k).to_csv(index=False)
+    frame = display_frame(ranking, k)
+    if fmt == "markdown":
+        return "\n\n".join(
+            [" ".join(summary_lines(ranking)), markdown_table(frame), ranking.guarantee]
+        )
+    return "\n".join([*summary_lines(ranking), "", text_table(frame), "", ranking.guarantee])
+
+
+def render_clusters(
+    result: ClusterRankings, fmt: str, k: int | None = None, pairs: bool = False
+) -> str:
+    """Per-cluster rankings (``rankci rank --by-cluster``) as ``fmt``, one block per cluster."""
+    if fmt == "json":
+        payload = result.to_dict(k)
+        if pairs:
+            payload["clusters"] = {
+                name: ranking.to_dict(k, pairs=True) for name, ranking in result.rankings.items()
+            }
+        return to_json(payload)
+    if fmt == "csv":
+        return result.to_frame(k).to_csv(index=False)
+    blocks = []
+    for name, ranking in result.rankings.items():
+        frame = display_frame(ranking, k)
+        table = markdown_table(frame) if fmt == "markdown" else text_table(frame)
+        title = f"## {name}" if fmt == "markdown" else f"cluster {name!r}"
+        blocks.append("\n".join([title, *summary_lines(ranking), "", table]))
+    for name, reason in result.skipped.items():
+        blocks.append(f"cluster {name!r} skipped: {reason}")
+    if result.rankings:
+        blocks.append(next(iter(result.rankings.values())).guarantee + " (within each cluster)")
+    return "\n\n".join(blocks)
