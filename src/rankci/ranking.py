@@ -107,7 +107,7 @@ class Ranking:
         :class:`~rankci.method.MethodSpec` for the fixed-sample flow (:func:`rankci.rank`;
         ``rankci.rank(data, spec=ranking.spec)`` computes it again), a
         :class:`~rankci.sequential.spec.MonitorSpec` for the anytime-valid flow (the monitor's
-        looks and replays; ``replay(scores, ranking.spec, seed=S)`` runs it again). None for
+        looks and replays; ``replay(scores, ranking.spec, order_seed=S)`` runs it again). None for
         rankings made another way (the mixed model, given dominances). :meth:`to_dict` writes it
         under ``"spec"``; a monitor's carries ``"flow": "anytime"``, and
         :func:`rankci.sequential.spec.spec_from_dict` reads either back.

@@ -117,7 +117,7 @@ def test_every_anytime_valid_ranking_carries_the_spec():
     look = mon.look()
     assert look.spec is mon.spec and look.spec.n_items == 400
     assert look.to_dict()["spec"] == {**mon.spec.to_dict(), "flow": "anytime"}
-    run = replay(rankci.Scores.from_matrix(x), look_every="7%", seed=2)
+    run = replay(rankci.Scores.from_matrix(x), look_every="7%", order_seed=2)
     assert run.spec is run.ranking.spec
     # the spec the monitor ran: N and the look schedule of this replay, resolved
     assert run.ranking.spec == MonitorSpec(n_items=400, look_every=28)
@@ -140,12 +140,12 @@ SPECS = [
 def test_a_spec_written_to_json_reruns_to_the_identical_looks(spec):
     x = (np.random.default_rng(7).random((500, 5)) < [0.75, 0.6, 0.55, 0.4, 0.3]).astype(float)
     scores = rankci.Scores.from_matrix(x)
-    run = replay(scores, spec, seed=4)
+    run = replay(scores, spec, order_seed=4)
     for written in (spec.to_dict(), run.ranking.to_dict()["spec"]):
         text = json.dumps(written, allow_nan=False)
         again = spec_from_dict(json.loads(text))
         assert isinstance(again, MonitorSpec)
-        rerun = replay(scores, again, seed=4)
+        rerun = replay(scores, again, order_seed=4)
         assert rerun.looks == run.looks
         assert rerun.ranking.to_dict() == run.ranking.to_dict()
         assert rerun.order == run.order
@@ -178,16 +178,17 @@ def test_describe_says_the_settings():
         assert words in text, words
 
 
-def test_seed_and_order_seed_are_one_argument():
+def test_order_seed_is_the_one_name_of_the_item_order():
     x = (np.random.default_rng(8).random((60, 3)) < 0.5).astype(float)
     items = [f"q{i}" for i in range(60)]
     scores = rankci.Scores.from_matrix(x, items=items)
     expected = [sorted(items)[p] for p in np.random.default_rng(5).permutation(60)]
-    assert list(replay(scores, seed=5).order) == expected
     assert list(replay(scores, order_seed=5).order) == expected
     assert list(replay(scores).order) == [sorted(items)[p] for p in np.random.default_rng(0).permutation(60)]  # noqa: E501
-    with pytest.raises(ValueError, match="one argument"):
-        replay(scores, seed=1, order_seed=2)
+    with pytest.raises(TypeError, match="seed"):  # one name: no pre-release alias
+        replay(scores, seed=5)
+    with pytest.raises(ValueError, match="order_seed must be an integer"):
+        replay(scores, order_seed="5")
 
 
 # ---------------------------------------------------------------------- the command line
@@ -243,11 +244,11 @@ def test_the_cli_flags_cover_every_setting(small_file, capsys):
     for name, flag in flags.items():
         assert flag.split()[0] in options, (name, flag)
     argv = ["monitor", str(small_file), "--format", "json", "--lam", "0.4", "--bet", "fixed",
-            "--grid", "0.1,0.2", "--eps", "0.05", "--seed", "3", "--look-every", "10"]  # fmt: skip
+            "--grid", "0.1,0.2", "--eps", "0.05", "--order-seed", "3", "--look-every", "10"]  # noqa: E501
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     spec = MonitorSpec(bet="fixed", lam=0.4, grid=(0.1, 0.2), eps=0.05, look_every=10)
-    expected = replay(rankci.read_scores(small_file), spec, seed=3).to_dict()
+    expected = replay(rankci.read_scores(small_file), spec, order_seed=3).to_dict()
     assert payload["looks"] == expected["looks"] and payload["order_seed"] == 3
     assert payload["lam"] == 0.4
 

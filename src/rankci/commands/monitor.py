@@ -90,7 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     group = parser.add_argument_group("monitor")
     group.add_argument(
-        "--seed",
         "--order-seed",
         dest="order_seed",
         type=int,
@@ -140,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
     spec = monitor_spec(args)
     scores = load_data(args)
-    result = replay(scores, spec, seed=args.order_seed)
+    result = replay(scores, spec, order_seed=args.order_seed)
     emit(render(result, args.format, args), args)
     return 0
 

@@ -4,14 +4,14 @@ The contract (also that of ``rankci monitor DATA``):
 
 1. items missing a score for any model are excluded (and counted);
 2. the remaining n items are sorted by item id as strings;
-3. the evaluation order is ``numpy.random.default_rng(seed).permutation(n)`` of that list
-   (``seed``, also spelled ``order_seed``; 0 by default);
+3. the evaluation order is ``numpy.random.default_rng(order_seed).permutation(n)`` of that list
+   (``order_seed``, 0 by default; ``--order-seed`` on the command line);
 4. looks fall on every K-th item and on the last item (K from the spec's ``look_every``: an item
    count or a percentage ``"P%"`` of n, rounded up; ``"1%"`` by default).
 
 The settings are one :class:`~rankci.sequential.spec.MonitorSpec` (``replay(scores, spec)``; or
 its settings as keywords); the ranking carries it, with ``n_items`` and ``look_every`` as the
-monitor ran them (``run.ranking.spec``), so ``replay(scores, run.ranking.spec, seed=S)`` gives
+monitor ran them (``run.ranking.spec``), so ``replay(scores, run.ranking.spec, order_seed=S)`` gives
 the same looks again.
 
 Items with several prompt variants are scored by their mean over the variants (``Scores.units``
@@ -192,8 +192,7 @@ def replay(
     scores: Scores,
     spec: MonitorSpec | None = None,
     *,
-    seed: int | None = None,
-    order_seed: int | None = None,
+    order_seed: int = 0,
     **settings: Any,
 ) -> MonitorRun:
     """Replay a Scores table through a :class:`Monitor` (see the module docstring's contract).
@@ -205,9 +204,9 @@ def replay(
         The monitor's settings (:class:`~rankci.sequential.spec.MonitorSpec`). Its ``n_items``
         is left None (it becomes n under ``sampling="finite"``), or equal to n. Without it, the
         keywords below build it, with ``look_every="1%"`` (:data:`REPLAY_DEFAULTS`).
-    seed : int, default 0
-        Seed of the item order, ``numpy.random.default_rng(seed).permutation(n)``; ``order_seed``
-        is the same argument (the name of the board's field and of ``--order-seed``).
+    order_seed : int, default 0
+        Seed of the item order, ``numpy.random.default_rng(order_seed).permutation(n)`` (a
+        separate seed, part of the evaluation design; the board's field and ``--order-seed``).
     **settings
         The settings of :class:`~rankci.sequential.spec.MonitorSpec` as keywords: alpha,
         sampling, bet, lam, grid, eps, certifier, look_every (items between looks, or ``"P%"`` of
@@ -242,12 +241,8 @@ def replay(
     if not isinstance(scores, Scores):
         raise ValueError(f"replay expects Scores (rankci.read_scores), got {type(scores).__name__}")
     spec = MonitorSpec.given(spec, settings, "replay", defaults=REPLAY_DEFAULTS)
-    if seed is not None and order_seed is not None and seed != order_seed:
-        raise ValueError(f"seed={seed!r} and order_seed={order_seed!r} are one argument: give one")
-    given = "seed" if seed is not None or order_seed is None else "order_seed"
-    order_seed = next((s for s in (seed, order_seed) if s is not None), 0)
     if isinstance(order_seed, bool) or not isinstance(order_seed, (int, np.integer)):
-        raise ValueError(f"{given} must be an integer, got {order_seed!r}")
+        raise ValueError(f"order_seed must be an integer, got {order_seed!r}")
     units = scores.units("item", missing="pairwise")
     values = units.values
     complete = np.isfinite(values).all(axis=1)

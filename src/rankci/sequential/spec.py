@@ -5,7 +5,7 @@ A :class:`MonitorSpec` holds what the anytime-valid flow is run with: the level 
 e-processes (**lam**, **grid**, **eps**), the **certifier**, the **retire** rule (**k**, **width**),
 the look schedule **look_every** and **freeze**. It is validated once, when it is made, and
 every consumer takes it: :class:`~rankci.sequential.Monitor` (``Monitor(models, spec)``),
-:func:`~rankci.sequential.replay` (``replay(scores, spec, seed=0)``), the service's board
+:func:`~rankci.sequential.replay` (``replay(scores, spec, order_seed=0)``), the service's board
 description (:class:`rankci.service.spec.BoardSpec`), its request body
 (:class:`rankci.service.schemas.BoardCreate`, whose setting fields are built from this one list)
 and ``rankci monitor`` (whose flags are built from it too). Every anytime-valid
