@@ -25,16 +25,15 @@ import pandas as pd
 
 from rankci._base import check_positive_int, jsonable
 from rankci.certify.certification import Certification
-from rankci.certify.holm import certify_holm
-from rankci.certify.maxt import certify_maxt
 from rankci.data import InsufficientDataError, Scores
-from rankci.evidence.covariance import unit_clusters
-from rankci.evidence.pairwise import pairwise_tests
+from rankci.evidence.resampling import DEFAULT_REPS, default_reps
 from rankci.io import as_scores
-from rankci.method import RANDOM_TESTS, MethodSpec
+from rankci.method import MethodSpec
 from rankci.ranking import Ranking
+from rankci.registry import MULTIPLICITY_REGISTRY
 
 __all__ = [
+    "DEFAULT_REPS",
     "ClusterRankings",
     "certify",
     "default_reps",
@@ -54,6 +53,11 @@ def certify(
 ) -> Certification:
     """Units, pairwise evidence and certification, as ``spec`` says (no counting yet).
 
+    Dispatches on ``spec.multiplicity`` through :data:`rankci.registry.MULTIPLICITY_REGISTRY`:
+    Holm and Bonferroni run the paired test ``spec.test``
+    (:func:`rankci.certify.holm.certify_tests`), max-t its step-down
+    (:func:`rankci.certify.maxt.certify_spec`).
+
     Parameters
     ----------
     scores : Scores
@@ -68,53 +72,13 @@ def certify(
     Examples
     --------
     >>> import rankci
-    >>> from rankci.method import RANDOM_TESTS, MethodSpec
+    >>> from rankci.method import MethodSpec
     >>> c = certify(rankci.datasets.load_chembench(), MethodSpec())
     >>> c.coverage, c.n_units
     ('simultaneous', 2788)
     """
     rng = spec.seed if rng is None else rng
-    units = scores.units(spec.unit, spec.missing)
-    if spec.multiplicity == "max-t":
-        options = dict(spec.multiplicity_options)
-        covariance = options.pop("covariance", "independent")
-        groups = unit_clusters(scores, units) if covariance == "cluster" else None
-        return certify_maxt(
-            units,
-            groups=groups,
-            alpha=spec.alpha,
-            coverage=spec.coverage,
-            delta=spec.delta,
-            rng=rng,
-            **options,
-        )
-    options = dict(spec.test_options)
-    if spec.test in RANDOM_TESTS and "reps" not in options:
-        options["reps"] = default_reps(units.n_models, spec.alpha, spec.coverage)
-    pairwise = pairwise_tests(units, spec.test, delta=spec.delta, rng=rng, **options)
-    return certify_holm(pairwise, spec.alpha, spec.coverage, spec.multiplicity)
-
-
-#: Resamples of the bootstrap and permutation tests when none are asked for (at least).
-DEFAULT_REPS = 9999
-
-
-def default_reps(n_models: int, alpha: float, coverage: str = "simultaneous") -> int:
-    """Resamples enough for the smallest p-value, ``1 / (reps + 1)``, to pass Holm's first bar.
-
-    Holm's first threshold is ``alpha / (M (M - 1))`` (simultaneous) or ``alpha / (2 (M - 1))``
-    (marginal); a resampling p-value is at least ``1 / (reps + 1)``, so fewer resamples than
-    ``ceil(K / alpha) - 1`` can certify nothing. The default is the larger of
-    :data:`DEFAULT_REPS` and that minimum, rounded up to end in 9 (so that ``reps + 1`` is round).
-
-    Examples
-    --------
-    >>> default_reps(5, 0.05), default_reps(32, 0.05)
-    (9999, 19839)
-    """
-    family = n_models * (n_models - 1) if coverage == "simultaneous" else 2 * (n_models - 1)
-    needed = int(np.ceil(family / alpha))  # reps + 1 >= K / alpha
-    return max(DEFAULT_REPS, -(-needed // 10) * 10 - 1)
+    return MULTIPLICITY_REGISTRY[spec.multiplicity].load()(scores, spec, rng)
 
 
 def _method_spec(

@@ -48,6 +48,7 @@ from rankci._base import (
     check_positive_int,
     fresh_seed,
 )
+from rankci.registry import MULTIPLICITY_REGISTRY, TEST_REGISTRY
 
 __all__ = [
     "COVARIANCES",
@@ -67,33 +68,27 @@ __all__ = [
 
 UNITS = ("observation", "item", "cluster", "prompt")
 MISSING = ("complete", "pairwise")
-TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
 COVERAGES = ("simultaneous", "marginal")
-MULTIPLICITIES = ("holm", "bonferroni", "max-t")
-RESAMPLINGS = ("gaussian", "bootstrap")
-COVARIANCES = ("independent", "cluster")
-RANDOM_TESTS = ("bootstrap", "permutation")
 
-#: The options each paired test takes (:func:`rankci.evidence.pairwise.pairwise_tests`).
+#: The paired tests (:data:`rankci.registry.TEST_REGISTRY`).
+TESTS: tuple[str, ...] = tuple(TEST_REGISTRY)
+#: The multiplicity procedures (:data:`rankci.registry.MULTIPLICITY_REGISTRY`).
+MULTIPLICITIES: tuple[str, ...] = tuple(MULTIPLICITY_REGISTRY)
+#: The tests that draw random numbers (and so record a seed).
+RANDOM_TESTS: tuple[str, ...] = tuple(name for name, e in TEST_REGISTRY.items() if e.random)
+RESAMPLINGS: tuple[str, ...] = MULTIPLICITY_REGISTRY["max-t"].option("resampling").choices
+COVARIANCES: tuple[str, ...] = MULTIPLICITY_REGISTRY["max-t"].option("covariance").choices
+
+#: The options each paired test takes (:func:`rankci.evidence.pairwise.pairwise_tests`), from
+#: the registry.
 TEST_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "t": ("exact_bound_n",),
-        "z": ("exact_bound_n",),
-        "sign": (),
-        "wilcoxon": ("zero_method", "correction", "distribution"),
-        "yuen": ("trim",),
-        "bootstrap": ("reps",),
-        "permutation": ("reps",),
-    }
+    {name: entry.option_names for name, entry in TEST_REGISTRY.items()}
 )
 
-#: The options of each multiplicity procedure (:func:`rankci.certify.maxt.maxt_ranking`).
+#: The options of each multiplicity procedure (:func:`rankci.leaderboard.certify`), from the
+#: registry.
 MULTIPLICITY_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "holm": (),
-        "bonferroni": (),
-        "max-t": ("resampling", "draws", "covariance", "stepdown", "small_sample"),
-    }
+    {name: entry.option_names for name, entry in MULTIPLICITY_REGISTRY.items()}
 )
 
 #: What the inference extends to, per unit of analysis.
@@ -191,29 +186,27 @@ class MethodSpec:
         ):
             raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
         object.__setattr__(self, "seed", None if seed is None else int(seed))
-        test_options = _frozen(self.test_options, "test_options")
-        _known("test", self.test, test_options, TEST_OPTIONS[self.test])
-        object.__setattr__(self, "test_options", test_options)
+        test = TEST_REGISTRY[self.test]
+        test_options = test.check_options(_frozen(self.test_options, "test_options"), "test")
+        object.__setattr__(self, "test_options", _frozen(test_options, "test_options"))
+        procedure = MULTIPLICITY_REGISTRY[self.multiplicity]
         options = _frozen(self.multiplicity_options, "multiplicity_options")
-        _known("multiplicity", self.multiplicity, options, MULTIPLICITY_OPTIONS[self.multiplicity])
-        if "resampling" in options:
-            check_choice("resampling", options["resampling"], RESAMPLINGS)
-        if "covariance" in options:
-            check_choice("covariance", options["covariance"], COVARIANCES)
-        object.__setattr__(self, "multiplicity_options", options)
+        options = procedure.check_options(options, "multiplicity")
+        object.__setattr__(self, "multiplicity_options", _frozen(options, "multiplicity_options"))
         if self.cluster_filter is not None:
             object.__setattr__(self, "cluster_filter", _cluster_filter(self.cluster_filter))
-        if self.multiplicity == "max-t" and self.test not in ("t", "z"):
+        if procedure.tests is not None and self.test not in procedure.tests:
             raise ValueError(
-                f"multiplicity='max-t' uses studentized mean differences (test='t'); it cannot be "
-                f"combined with test={self.test!r}. Use multiplicity='holm' for that test"
+                f"multiplicity={self.multiplicity!r} uses studentized mean differences "
+                f"(test='t'); it cannot be combined with test={self.test!r}. Use "
+                "multiplicity='holm' for that test"
             )
 
     # ------------------------------------------------------------------ derived facts
     @property
     def draws_random(self) -> bool:
         """Whether the method draws random numbers (and so needs a seed to be reproducible)."""
-        return self.test in RANDOM_TESTS or self.multiplicity == "max-t"
+        return TEST_REGISTRY[self.test].random or MULTIPLICITY_REGISTRY[self.multiplicity].random
 
     def seeded(self) -> MethodSpec:
         """This specification with a seed wherever the method draws random numbers.
@@ -350,14 +343,3 @@ def _cluster_filter(value: object) -> Mapping[str, Any]:
         )
     top = check_positive_int(value["top"], "top")
     return MappingProxyType({"alpha_split": (first, second), "top": top})
-
-
-def _known(kind: str, name: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(options) - set(allowed))
-    if not unknown:
-        return
-    if not allowed:
-        raise ValueError(f"{kind}={name!r} takes no options, got {', '.join(unknown)}")
-    raise ValueError(
-        f"{kind}={name!r} takes the options {', '.join(allowed)}; got {', '.join(unknown)}"
-    )
