@@ -49,10 +49,10 @@ import pandas as pd
 from scipy import sparse, special
 
 from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
-from rankci.analyses.posthoc import tukey_pvalues
 from rankci.certify.holm import PROCEDURES, adjust_pvalues, marginal_ranking, simultaneous_ranking
 from rankci.data import Scores
 from rankci.evidence.pairwise import Pairwise
+from rankci.evidence.studentized_range import tukey_pvalues
 from rankci.io import as_scores
 from rankci.method import COVERAGES
 from rankci.mixed import reml
@@ -286,8 +286,8 @@ def mixed_model(
     tukey : bool, default True
         Compute the (approximate) Tukey-adjusted p-values. Up to 1,000 pairs scipy's
         studentized range is evaluated pair by pair (7-30 ms each with finite df), beyond by
-        the vectorised :func:`rankci.analyses.posthoc.studentized_range_sf` (all pairs at once,
-        the same to 1e-10); ``False`` leaves ``p_tukey`` as NaN.
+        the vectorised :func:`rankci.evidence.studentized_range.studentized_range_sf` (all
+        pairs at once, the same to 1e-10); ``False`` leaves ``p_tukey`` as NaN.
     theta : array_like, optional
         Skip the optimisation and evaluate everything at these relative standard deviations
         (order: item, cluster, prompt, as in ``MixedModel.theta`` and lme4's ``getME(fit,
