@@ -40,6 +40,7 @@ __all__ = [
     "informative_clusters",
     "rank",
     "rank_by_cluster",
+    "resolve_spec",
 ]
 
 CLUSTER_UNITS = ("item", "prompt", "observation")
@@ -81,14 +82,38 @@ def certify(
     return MULTIPLICITY_REGISTRY[spec.multiplicity].load()(scores, spec, rng)
 
 
-def _method_spec(
+def resolve_spec(
     spec: MethodSpec | None,
     rng: object,
     keywords: dict[str, Any],
     options: dict[str, Any],
     caller: str,
+    accepted: str | None = None,
 ) -> tuple[MethodSpec, object]:
-    """The validated specification of a call, and the random source to use with it."""
+    """The validated specification of a call, and the random source to use with it.
+
+    Every entry point that ranks or decides (:func:`rank`, :func:`rank_by_cluster`,
+    ``rank_benchmarks``, ``check_claims``, ``tau_best``, ``mixed_ranking``, ``plan``) takes
+    either ``spec=`` or the method's keywords; this is the one rule for both:
+
+    * with ``spec``, a method keyword other than its default (or any option) is an error: the
+      method is given once;
+    * without, the keywords become the spec (:meth:`MethodSpec.from_keywords`; ``accepted``
+      lists the caller's keywords in the message for an unknown one).
+
+    The seed of ``rng`` (an int) is recorded where the method draws random numbers, a fresh one
+    when ``rng`` is None; a Generator is used as it is and recorded as no seed.
+
+    Examples
+    --------
+    >>> spec, rng = resolve_spec(None, 3, {"test": "permutation"}, {"reps": 99}, "rank")
+    >>> spec.seed, spec.test_options["reps"], rng
+    (3, 99, 3)
+    >>> resolve_spec(spec, None, {"alpha": 0.1}, {}, "rank")
+    Traceback (most recent call last):
+    ...
+    ValueError: rank() got spec= and also alpha=; pass the method through one of them ...
+    """
     if spec is not None:
         if not isinstance(spec, MethodSpec):
             raise ValueError(f"spec must be a rankci.method.MethodSpec, got {type(spec).__name__}")
@@ -101,7 +126,8 @@ def _method_spec(
         if rng is not None:
             spec = _with_rng(spec, rng)
     else:
-        spec = _with_rng(MethodSpec.from_keywords(**keywords, caller=caller, **options), rng)
+        spec = MethodSpec.from_keywords(**keywords, caller=caller, accepted=accepted, **options)
+        spec = _with_rng(spec, rng)
     return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
 
 
@@ -235,7 +261,7 @@ def rank(
         missing=missing,
         multiplicity=multiplicity,
     )
-    spec, rng = _method_spec(spec, rng, keywords, options, "rank")
+    spec, rng = resolve_spec(spec, rng, keywords, options, "rank")
     if filter_uninformative:
         spec = spec.replace(cluster_filter={"alpha_split": alpha_split, "top": top})
     if spec.cluster_filter is None:
@@ -389,7 +415,7 @@ def rank_by_cluster(
         missing=missing,
         multiplicity=multiplicity,
     )
-    spec, rng = _method_spec(spec, rng, keywords, options, "rank_by_cluster")
+    spec, rng = resolve_spec(spec, rng, keywords, options, "rank_by_cluster")
     if spec.unit not in CLUSTER_UNITS:
         listed = ", ".join(repr(u) for u in CLUSTER_UNITS)
         raise ValueError(f"unknown unit {spec.unit!r}; choose one of {listed}")

@@ -271,13 +271,15 @@ class MethodSpec:
         missing: str = "complete",
         multiplicity: str = "holm",
         caller: str = "rank",
+        accepted: str | None = None,
         **options: Any,
     ) -> MethodSpec:
         """The specification of ``rankci.rank``'s keywords: options go to the test or to max-t.
 
         ``options`` that neither the test nor the multiplicity procedure takes are an error that
-        lists the keywords of ``caller``. The seed is not a keyword here: the caller records the
-        seed of its ``rng`` (scipy's convention) with :meth:`replace`.
+        lists the keywords of ``caller`` (``accepted``; default those of ``rankci.rank``). The
+        seed is not a keyword here: the caller records the seed of its ``rng`` (scipy's
+        convention) with :meth:`replace`.
 
         Examples
         --------
@@ -290,14 +292,13 @@ class MethodSpec:
         procedure_options = {k: v for k, v in options.items() if k in procedure_names}
         unknown = sorted(set(options) - set(test_options) - set(procedure_options))
         if unknown:
-            accepted = sorted({name for names in TEST_OPTIONS.values() for name in names}
-                              | {name for names in MULTIPLICITY_OPTIONS.values() for name in names})
+            names = sorted({n for group in TEST_OPTIONS.values() for n in group}
+                           | {n for group in MULTIPLICITY_OPTIONS.values() for n in group})
             raise ValueError(
                 f"{caller}() got an unknown option {unknown[0]!r} for test={test!r} and "
-                f"multiplicity={multiplicity!r}. Its keywords are data, unit, test, coverage, "
-                f"alpha, delta, missing, multiplicity, rng, filter_uninformative, alpha_split, "
-                f"top, spec, and the options {', '.join(accepted)} (each for its own test or "
-                "procedure: see rankci.method.TEST_OPTIONS and MULTIPLICITY_OPTIONS)"
+                f"multiplicity={multiplicity!r}. Its keywords are {accepted or _RANK_KEYWORDS}, "
+                f"and the options {', '.join(names)} (each for its own test or procedure: see "
+                "rankci.registry)"
             )
         return cls(
             unit=unit,
@@ -325,6 +326,12 @@ class MethodSpec:
             f"{self.multiplicity} over one-sided paired {self.test} tests on {self.unit} units, "
             f"{self.coverage} coverage, alpha = {self.alpha:g}{margin}{seed}"
         )
+
+
+_RANK_KEYWORDS = (
+    "data, unit, test, coverage, alpha, delta, missing, multiplicity, rng, "
+    "filter_uninformative, alpha_split, top, spec"
+)
 
 
 def _cluster_filter(value: object) -> Mapping[str, Any]:

@@ -16,9 +16,16 @@ from rankci.commands.options import (
     text_table,
     to_json,
 )
-from rankci.commands.rank import display_frame, summary_lines
+from rankci.commands.rank import (
+    add_option_arguments,
+    command_record,
+    display_frame,
+    given_options,
+    summary_lines,
+)
 from rankci.formats import LOG_FORMATS
 from rankci.method import TESTS, UNITS
+from rankci.registry import TEST_REGISTRY
 
 if TYPE_CHECKING:
     from rankci.analyses.multibench import BenchmarkRankings
@@ -73,6 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="seed for the bootstrap and permutation tests (default 0; recorded in the output)",
     )
+    add_option_arguments(method, TEST_REGISTRY, "--test")
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -121,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
     from rankci.analyses.multibench import rank_benchmarks
 
     data, benchmark = load_benchmarks(args)
-    options = {"reps": 9999} if args.test in ("bootstrap", "permutation") else {}
+    options = given_options(args, TEST_REGISTRY, args.test, "--test")
+    if TEST_REGISTRY[args.test].random and "reps" not in options:
+        options["reps"] = TEST_REGISTRY[args.test].option("reps").default
     result = rank_benchmarks(
         data,
         benchmark=benchmark,
@@ -150,7 +160,7 @@ def render(
     from rankci.analyses.multibench import OVERALL
 
     if fmt == "json":
-        return to_json(result.to_dict(k), args)
+        return to_json(command_record(result.to_dict(k), args))
     if fmt == "csv":
         return result.to_frame(k).to_csv(index=False)
     table = markdown_table if fmt == "markdown" else text_table
