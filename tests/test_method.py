@@ -144,30 +144,6 @@ def test_per_cluster_rankings_share_one_spec(chembench):
     assert all(r.spec == by.spec for r in by.rankings.values())
 
 
-@pytest.mark.parametrize(
-    ("call", "old", "new"),
-    [
-        (lambda: rankci.adjust_pvalues([0.01, 0.2], method="holm"), "method", "multiplicity"),
-        (lambda: rankci.plan(rankci.datasets.load_chembench(), kind="item"), "kind", "method"),
-    ],
-)
-def test_renamed_keywords_still_work_with_a_deprecation_warning(call, old, new):
-    with pytest.warns(DeprecationWarning, match=f"{old}=.*deprecated.*{new}="):
-        call()
-
-
-def test_renamed_wilcoxon_option_and_ranking_attribute_warn(chembench):
-    units = chembench.subset(models=list(chembench.models[:3])).units("item", "complete")
-    # the pre-release shim for Wilcoxon's old option name is gone (issue 24): a plain TypeError
-    with pytest.raises(TypeError, match="unexpected keyword argument 'method'"):
-        rankci.pairwise_tests(units, "wilcoxon", method="approx")
-    new = rankci.pairwise_tests(units, "wilcoxon", distribution="approx")
-    assert new.options["distribution"] == "approx"
-    ranking = rankci.rank(chembench)
-    with pytest.warns(DeprecationWarning, match="Ranking.procedure"):
-        assert ranking.method == ranking.procedure
-
-
 def test_every_name_in_all_resolves_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -16,6 +16,7 @@ from rankci.commands.options import (
     text_table,
     to_json,
 )
+from rankci.commands.rank import command_record
 
 if TYPE_CHECKING:
     from rankci.analyses.planning import Plan
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     scores = load_data(args)
     pilot = plan(
         scores,
-        method="cluster" if args.method == "cluster" else "item",
+        covariance="cluster" if args.method == "cluster" else "independent",
         alpha=args.alpha,
         power=args.power,
         multiplicity=args.multiplicity,
@@ -95,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     )
     sizes = args.items or sorted({max(2, round(pilot.n_pilot * f)) for f in (0.5, 1, 2, 4)})
     payload = _payload(pilot, sizes, args)
-    emit(to_json(payload, args) if args.format == "json" else _text(pilot, payload), args)
+    text = to_json(command_record(payload, args)) if args.format == "json" else None
+    emit(text or _text(pilot, payload), args)
     return 0
 
 
