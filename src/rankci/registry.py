@@ -90,6 +90,10 @@ class Option:
     flag_sets : bool, optional
         For a "bool": the value the (store_true) flag sets, for example ``--single-step`` sets
         ``stepdown=False``; the flag is then the option's only spelling on the command line.
+    flag_help : str, optional
+        For a "bool": what the flag does, for the command line's help (default ``help``).
+    metavar : str, optional
+        The value's name in the command line's help (default the name in capitals).
     """
 
     name: str
@@ -101,6 +105,8 @@ class Option:
     choices: tuple[str, ...] = ()
     flag: str = ""
     flag_sets: bool | None = None
+    flag_help: str = ""
+    metavar: str = ""
 
     @property
     def cli_flag(self) -> str:
@@ -227,6 +233,7 @@ _EXACT_BOUND_N = Option(
     "scores in [0, 1]: a pair with at most N units is never given a p-value below Hoeffding's "
     "exact bound, which holds for every score distribution (0 gives the plain asymptotic test)",
     minimum=0,
+    metavar="N",
 )
 _REPS = Option(
     "reps",
@@ -358,18 +365,22 @@ MULTIPLICITY_REGISTRY: Mapping[str, Entry] = _registry(
                 "stepdown",
                 True,
                 "bool",
-                "the step-down; --single-step gives one critical value for all pairs",
+                "the step-down over the critical values (True) or one critical value for all "
+                "pairs (False)",
                 flag="--single-step",
                 flag_sets=False,
+                flag_help="one critical value for all pairs instead of the step-down",
             ),
             Option(
                 "small_sample",
                 True,
                 "bool",
-                "small-sample corrections (G / (G - 1) on Sigma, null-restricted statistics); "
-                "--no-small-sample gives the plain HC0 Wald statistics",
+                "small-sample corrections: G / (G - 1) on Sigma and the null-restricted "
+                "statistics (True), or the plain HC0 Wald statistics (False)",
                 flag="--no-small-sample",
                 flag_sets=False,
+                flag_help="the plain HC0 Wald statistics, without the small-sample corrections "
+                "(G / (G - 1) on Sigma, null-restricted statistics)",
             ),
         ),
         random=True,

@@ -128,8 +128,8 @@ def load_benchmarks(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from rankci.analyses.multibench import rank_benchmarks
 
+    options = given_options(args, TEST_REGISTRY, args.test, "--test")  # before the data
     data, benchmark = load_benchmarks(args)
-    options = given_options(args, TEST_REGISTRY, args.test, "--test")
     if TEST_REGISTRY[args.test].random and "reps" not in options:
         options["reps"] = TEST_REGISTRY[args.test].option("reps").default
     result = rank_benchmarks(

@@ -138,7 +138,7 @@ def add_option_arguments(group: argparse._ArgumentGroup, registry, choice_flag: 
                     action="store_const",
                     const=option.flag_sets,
                     default=None,
-                    help=f"{option.help} ({where})",
+                    help=f"{option.flag_help or option.help} ({where})",
                 )
                 continue
             group.add_argument(
@@ -147,7 +147,7 @@ def add_option_arguments(group: argparse._ArgumentGroup, registry, choice_flag: 
                 type={"int": int, "float": float}.get(option.kind, str),
                 choices=option.choices or None,
                 default=None,
-                metavar=option.name.upper() if option.kind != "choice" else None,
+                metavar=None if option.choices else (option.metavar or option.name.upper()),
                 help=f"{option.help} ({where}; default {option.default})",
             )
 
@@ -220,8 +220,8 @@ def command_record(payload: dict, args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank, rank_by_cluster
 
+    common = method_options(args)  # a bad option fails before the data are read
     scores = load_data(args)
-    common = method_options(args)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
         emit(render_clusters(result, args.format, args.top_k, pairs=args.pairs), args)
