@@ -60,7 +60,8 @@ def bootstrap_test(
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.random.default_rng(0).normal(size=(30, 2)) + [1.0, 0.0]
-    >>> float(bootstrap_test(Scores.from_matrix(x).units(), 0.0, reps=99, rng=0).pvalue[0, 1])
+    >>> units = Scores.from_matrix(x, bounds=None).units()
+    >>> float(bootstrap_test(units, 0.0, reps=99, rng=0).pvalue[0, 1])
     0.01
     """
     out = _bootstrap(units.values, delta, int(reps), as_generator(rng))

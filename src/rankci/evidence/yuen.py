@@ -29,7 +29,8 @@ def yuen_test(units: UnitScores, delta: float, *, trim: float = 0.2) -> TestArra
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.random.default_rng(0).normal(size=(40, 2)) + [0.8, 0.0]
-    >>> bool(yuen_test(Scores.from_matrix(x).units(), 0.0, trim=0.2).pvalue[0, 1] < 0.05)
+    >>> units = Scores.from_matrix(x, bounds=None).units()
+    >>> bool(yuen_test(units, 0.0, trim=0.2).pvalue[0, 1] < 0.05)
     True
     """
     estimate, statistic, pvalue, n, se, df = _yuen(units.values, delta, float(trim))
