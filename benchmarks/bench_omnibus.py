@@ -174,7 +174,7 @@ def _many_mixed_case(size, sample: int, repeat: int, queue) -> None:
 
     def vectorised():
         studentized_range._range_table.cache_clear()  # the table for k is part of the cost
-        return studentized_range.tukey_pvalues(t, k, df, method="vectorised")
+        return studentized_range.tukey_pvalues(t, k, df, backend="vectorised")
 
     new_seconds, p_new = _best(vectorised, repeat)
     whole_seconds, _ = _best(lambda: rankci.mixed_model(scores), 1)

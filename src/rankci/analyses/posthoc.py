@@ -179,7 +179,7 @@ def tukey_hsd(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostH
         anova.means,
         np.sqrt(2.0) * se_mean,
         lambda est: np.abs(est) / se_mean,
-        lambda est: tukey_pvalues(est / (np.sqrt(2.0) * se_mean), k, anova.df_den, method=method),
+        lambda est: tukey_pvalues(est / (np.sqrt(2.0) * se_mean), k, anova.df_den, backend=method),
         critical * se_mean,
     )
     return PostHoc(
@@ -251,7 +251,7 @@ def nemenyi(data: Data, alpha: float = 0.05, *, method: str = "auto") -> PostHoc
         result.mean_ranks,
         se,
         lambda est: np.sqrt(2.0) * np.abs(est) / se,
-        lambda est: tukey_pvalues(est / se, k, np.inf, method=method),
+        lambda est: tukey_pvalues(est / se, k, np.inf, backend=method),
         critical * se,
     )
     return PostHoc(

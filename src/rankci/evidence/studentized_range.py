@@ -14,7 +14,7 @@ the finite-df distribution is then a fixed Gauss-Legendre rule over the chi scal
 all arguments at once. It agrees with scipy to 1e-10 absolute on the test grid (scipy's own
 tolerance is 1e-11 on the cdf) and with direct integration to 1e-9 relative in the tail
 (tests/analyses/test_posthoc.py).
-``method="auto"`` keeps scipy's per-value computation for at most :data:`EXACT_PAIRS` values,
+``backend="auto"`` keeps scipy's per-value computation for at most :data:`EXACT_PAIRS` values,
 so that results for up to 45 models are the same floats as before.
 
 References
@@ -44,9 +44,10 @@ __all__ = [
     "use_scipy",
 ]
 
-#: how the studentized range is evaluated: "auto" (scipy for at most EXACT_PAIRS values, else
-#: vectorised), "scipy" (``scipy.stats.studentized_range``, one adaptive integral per value) or
-#: "vectorised" (:func:`studentized_range_sf`)
+#: how the studentized range is evaluated (the ``backend`` of :func:`tukey_pvalues`): "auto"
+#: (scipy for at most EXACT_PAIRS values, else vectorised), "scipy"
+#: (``scipy.stats.studentized_range``, one adaptive integral per value) or "vectorised"
+#: (:func:`studentized_range_sf`)
 STUDENTIZED_RANGE_METHODS = ("auto", "scipy", "vectorised")
 #: "auto" uses scipy's per-value integration up to this many values (45 models give 990 pairs)
 EXACT_PAIRS = 1000
@@ -319,14 +320,14 @@ def studentized_range_isf(p: float, k: int, df: float) -> float:
     return float(optimize.brentq(gap, 1e-8, hi, xtol=1e-13, rtol=1e-14))
 
 
-def use_scipy(method: str, n_values: int) -> bool:
-    """Whether ``method`` evaluates ``n_values`` values with scipy's per-value integration."""
-    check_choice("method", method, STUDENTIZED_RANGE_METHODS)
-    return method == "scipy" or (method == "auto" and n_values <= EXACT_PAIRS)
+def use_scipy(backend: str, n_values: int) -> bool:
+    """Whether ``backend`` evaluates ``n_values`` values with scipy's per-value integration."""
+    check_choice("backend", backend, STUDENTIZED_RANGE_METHODS)
+    return backend == "scipy" or (backend == "auto" and n_values <= EXACT_PAIRS)
 
 
 def tukey_pvalues(
-    t: np.ndarray, n_means: int, df: np.ndarray | float, *, method: str = "auto"
+    t: np.ndarray, n_means: int, df: np.ndarray | float, *, backend: str = "auto"
 ) -> np.ndarray:
     """Tukey-adjusted p-values ``P(Q_{k, df} >= sqrt(2) |t|)`` (studentized range, as emmeans).
 
@@ -341,7 +342,7 @@ def tukey_pvalues(
         The number k of means compared.
     df : array_like or float
         Degrees of freedom of each t (broadcast against ``t``).
-    method : {"auto", "scipy", "vectorised"}, default "auto"
+    backend : {"auto", "scipy", "vectorised"}, default "auto"
         ``"scipy"``: ``scipy.stats.studentized_range.sf`` value by value (the old path);
         ``"vectorised"``: :func:`studentized_range_sf` (the same to 1e-10, thousands of times
         faster); ``"auto"``: scipy for at most :data:`EXACT_PAIRS` positive statistics.
@@ -364,11 +365,11 @@ def tukey_pvalues(
     >>> p = tukey_pvalues(np.array([3.0]), 4, 20.0)
     >>> round(float(p[0]), 6), round(float(stats.studentized_range.sf(np.sqrt(2) * 3, 4, 20)), 6)
     (0.032932, 0.032932)
-    >>> fast = tukey_pvalues(np.array([3.0]), 4, 20.0, method="vectorised")
+    >>> fast = tukey_pvalues(np.array([3.0]), 4, 20.0, backend="vectorised")
     >>> bool(abs(fast[0] - p[0]) < 1e-10)
     True
     """
-    check_choice("method", method, STUDENTIZED_RANGE_METHODS)
+    check_choice("backend", backend, STUDENTIZED_RANGE_METHODS)
     t = np.asarray(t, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
     if n_means < 2 or t.size == 0:
@@ -379,7 +380,7 @@ def tukey_pvalues(
     n = int(pick.sum())
     if n == 0:
         return out
-    if use_scipy(method, n):
+    if use_scipy(backend, n):
         finite = int(np.sum(df[pick] < _DF_ASYMPTOTIC))
         values = np.empty(n)
         qs, dfs = q[pick], df[pick]
@@ -398,8 +399,10 @@ def tukey_pvalues(
     return np.clip(out, 0.0, 1.0)
 
 
-def studentized_range_critical(alpha: float, k: int, df: float, method: str, n_pairs: int) -> float:
+def studentized_range_critical(
+    alpha: float, k: int, df: float, backend: str, n_pairs: int
+) -> float:
     """``q_{1-alpha; k, df}``: scipy's ppf on the scipy path, :func:`studentized_range_isf` else."""
-    if use_scipy(method, n_pairs):
+    if use_scipy(backend, n_pairs):
         return float(stats.studentized_range.ppf(1 - alpha, k, df))
     return studentized_range_isf(alpha, k, df)
