@@ -8,11 +8,16 @@ A :class:`MethodSpec` holds every choice between the scores and the certified do
   indifference margin **delta** (evidence -> certified dominances),
 * the **seed** actually used by the methods that draw random numbers.
 
-It is validated once, when it is made; every :class:`rankci.Ranking` carries the one it was made
+It is validated once, when it is made: the choices, and the value of every option of the test
+and of the multiplicity procedure, each against its entry in :mod:`rankci.registry` (a bad value
+names the option and its allowed range). Every :class:`rankci.Ranking` carries the one it was made
 with (``ranking.spec``), JSON output records it (``spec.to_dict()``), and it re-runs:
-``rankci.rank(data, spec=ranking.spec)`` gives the same ranking again. The per-cluster report,
-tau-best and the cluster filter change one field with :meth:`MethodSpec.replace` instead of
-passing keyword bundles along.
+``rankci.rank(data, spec=ranking.spec)`` gives the same ranking again. Every fixed-sample entry
+point takes it as ``spec=`` or builds it from its keywords (one rule:
+:func:`rankci.leaderboard.resolve_spec`): ``rank``, ``rank_by_cluster``, ``rank_benchmarks``,
+``check_claims``, ``tau_best``, ``mixed_ranking`` and ``plan``. The per-cluster report, tau-best
+and the cluster filter change one field with :meth:`MethodSpec.replace` instead of passing
+keyword bundles along.
 
 This module imports nothing heavy (no numpy; :mod:`rankci._base` neither), so the command line can
 offer its choices without loading the statistics.
@@ -147,8 +152,9 @@ class MethodSpec:
     Raises
     ------
     ValueError
-        For an unknown choice, an option the test or the procedure does not take, or max-t with
-        a test other than t or z.
+        For an unknown choice, an option the test or the procedure does not take, an option
+        value outside its allowed range (:mod:`rankci.registry`), or max-t with a test other
+        than t or z.
 
     Examples
     --------
@@ -158,6 +164,10 @@ class MethodSpec:
     Traceback (most recent call last):
     ...
     ValueError: test='t' takes the options exact_bound_n; got reps
+    >>> MethodSpec(test="yuen", test_options={"trim": 0.9})
+    Traceback (most recent call last):
+    ...
+    ValueError: trim must be in [0, 0.5), got 0.9
     """
 
     unit: str = "item"

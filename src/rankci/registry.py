@@ -120,10 +120,11 @@ class Option:
         if self.kind == "bool":
             return "True or False"
         if self.kind == "int":
-            return f"an integer >= {self.minimum:g}"
+            return "an integer" + ("" if self.minimum is None else f" >= {self.minimum:g}")
         if self.below is not None:
-            return f"in [{self.minimum:g}, {self.below:g})"
-        return f"a finite number >= {self.minimum:g}"
+            low = "-inf" if self.minimum is None else f"{self.minimum:g}"
+            return f"in [{low}, {self.below:g})"
+        return "a finite number" + ("" if self.minimum is None else f" >= {self.minimum:g}")
 
     def check(self, value: object, name: str | None = None) -> Any:
         """``value`` if it is allowed (an int as int, a float as float), else a ValueError.
@@ -141,7 +142,10 @@ class Option:
                 raise ValueError(f"{name} must be True or False, got {value!r}")
             return bool(value)
         if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < self.minimum:
+            low = self.minimum
+            if isinstance(value, bool) or not isinstance(value, Integral) or (
+                low is not None and value < low
+            ):
                 raise ValueError(f"{name} must be {self.allowed()}, got {value!r}")
             return int(value)
         if (

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rankci._base import RankciWarning, check_choice, check_nonnegative, check_positive_int
+from rankci._base import RankciWarning, check_choice, check_nonnegative
 from rankci.data import UnitScores
 from rankci.evidence.moments import bounded_pvalue, is_bounded, largest_n, studentize
 from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
@@ -349,7 +349,7 @@ def signed_margin_tests(
     margin = float(margin)
     if not np.isfinite(margin):
         raise ValueError(f"margin must be a finite number, got {margin!r}")
-    exact_bound_n = check_positive_int(exact_bound_n, "exact_bound_n", minimum=0)
+    exact_bound_n = TEST_REGISTRY[test].option("exact_bound_n").check(exact_bound_n)
     estimate, statistic, pvalue, n, se, df = t_or_z(
         units.values, margin, normal=test == "z", exact_bound_n=exact_bound_n
     )
