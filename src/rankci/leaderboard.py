@@ -225,8 +225,10 @@ def rank(
         The whole method at once, for example ``other_ranking.spec``; then pass no other method
         keyword.
     **options
-        Options of the test (``trim``, ``reps``, ``zero_method``, ``correction``,
-        ``distribution``) or of max-t (above); an option that neither takes is an error.
+        Options of the test (``exact_bound_n``, ``trim``, ``reps``, ``zero_method``,
+        ``correction``, ``distribution``) or of max-t (above); an option that neither takes is an
+        error, and so is a value outside its allowed range (:mod:`rankci.registry`, the table in
+        docs/guide.md).
 
     Returns
     -------
