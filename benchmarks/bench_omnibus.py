@@ -163,7 +163,7 @@ def _many_mixed_case(size, sample: int, repeat: int, queue) -> None:
     from scipy import stats
 
     import rankci
-    from rankci.analyses import posthoc
+    from rankci.evidence import studentized_range
 
     scores = _many_board(*size)
     baseline = _rss_mib()
@@ -173,8 +173,8 @@ def _many_mixed_case(size, sample: int, repeat: int, queue) -> None:
     df = fit.contrasts.df.to_numpy()
 
     def vectorised():
-        posthoc._range_table.cache_clear()  # the table for k is part of the cost
-        return posthoc.tukey_pvalues(t, k, df, method="vectorised")
+        studentized_range._range_table.cache_clear()  # the table for k is part of the cost
+        return studentized_range.tukey_pvalues(t, k, df, backend="vectorised")
 
     new_seconds, p_new = _best(vectorised, repeat)
     whole_seconds, _ = _best(lambda: rankci.mixed_model(scores), 1)

@@ -1,7 +1,7 @@
 """Large boards (issue 18): the fast paths give the old answers, and the compact JSON.
 
 * the paired t / z in row blocks with the t tail computed once per unordered pair
-  (``pairwise._t_or_z_complete``, ``t_upper_tail``) against the general M x M formulas;
+  (``ttest.t_or_z_complete``, ``t_upper_tail``) against the general M x M formulas;
 * Holm's step-down with the sure rejections counted, not sorted, against a plain sort;
 * the closure in blocks of the score order against the general product loop;
 * the compact ``dominance`` (docs/json.md) against the pair list, and against its JSON schema.
@@ -18,7 +18,7 @@ from scipy import special
 import rankci
 from rankci.certify.holm import reject
 from rankci.cli import main
-from rankci.evidence import pairwise as pw_module
+from rankci.evidence import moments, ttest
 from rankci.ranking import CLOSURE_BLOCK, DominanceCycleError, transitive_closure
 from rankci.simulate import simulate_scores
 
@@ -32,14 +32,14 @@ def _board(m: int, n: int, seed: int) -> rankci.Scores:
 
 def _reference_t(x: np.ndarray, delta: float, normal: bool):
     """The general formulas on whole M x M arrays (the path before issue 18)."""
-    n, mean, var, scale = pw_module._paired_moments(x)
+    n, mean, var, scale = moments.paired_moments(x)
     zero = var <= 1e-12 * scale
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(var / n)
-    stat = pw_module.studentize(mean, delta, se, zero)
+    stat = moments.studentize(mean, delta, se, zero)
     df = (n - 1).astype(float)
     p = special.ndtr(-stat) if normal else special.stdtr(np.maximum(df, 1.0), -stat)
-    p = pw_module._exact_floor(x, p, mean, delta, n, zero, 0)
+    p = ttest.exact_floor(x, p, mean, delta, n, zero, 0)
     return mean, np.where(n >= 2, stat, np.nan), np.where(n >= 2, p, 1.0), se
 
 
@@ -74,20 +74,20 @@ def test_t_tail_once_per_pair_equals_stdtr_everywhere():
     df[50, 60] = 12.0
     for d in (37.0, df):
         expected = special.stdtr(d, -stat)
-        np.testing.assert_array_equal(pw_module.t_upper_tail(stat, d), expected)
+        np.testing.assert_array_equal(ttest.t_upper_tail(stat, d), expected)
 
 
 def test_missing_cells_take_the_general_path_with_the_same_tail():
     rng = np.random.default_rng(1)
     x = (rng.random((120, 300)) < np.linspace(0.8, 0.3, 300)).astype(float)
     x[rng.random(x.shape) < 0.1] = np.nan
-    n, mean, var, scale = pw_module._paired_moments(x)
+    n, mean, var, scale = moments.paired_moments(x)
     zero = var <= 1e-12 * scale
     with np.errstate(invalid="ignore", divide="ignore"):
-        stat = pw_module.studentize(mean, 0.0, np.sqrt(var / n), zero)
+        stat = moments.studentize(mean, 0.0, np.sqrt(var / n), zero)
     df = np.maximum((n - 1).astype(float), 1.0)
-    got = pw_module._t_or_z(x, 0.0, normal=False)[2]
-    expected = pw_module._exact_floor(
+    got = ttest.t_or_z(x, 0.0, normal=False)[2]
+    expected = ttest.exact_floor(
         x, special.stdtr(df, -stat), mean, 0.0, n, zero, 0
     )
     np.testing.assert_array_equal(got, np.where(n >= 2, expected, 1.0))

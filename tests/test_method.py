@@ -144,25 +144,6 @@ def test_per_cluster_rankings_share_one_spec(chembench):
     assert all(r.spec == by.spec for r in by.rankings.values())
 
 
-@pytest.mark.parametrize(
-    ("call", "old", "new"),
-    [
-        (lambda: rankci.plan(rankci.datasets.load_chembench(), kind="item"), "kind", "method"),
-    ],
-)
-def test_renamed_keywords_still_work_with_a_deprecation_warning(call, old, new):
-    with pytest.warns(DeprecationWarning, match=f"{old}=.*deprecated.*{new}="):
-        call()
-
-
-def test_renamed_wilcoxon_option_and_ranking_attribute_warn(chembench):
-    units = chembench.subset(models=list(chembench.models[:3])).units("item", "complete")
-    with pytest.warns(DeprecationWarning, match="distribution="):
-        old = rankci.pairwise_tests(units, "wilcoxon", method="approx")
-    new = rankci.pairwise_tests(units, "wilcoxon", distribution="approx")
-    np.testing.assert_array_equal(old.pvalue, new.pvalue)
-
-
 def test_names_dropped_before_the_first_release_are_plain_errors(chembench):
     """The pre-release shims are gone: an old keyword is a TypeError, an old attribute missing."""
     with pytest.raises(TypeError, match="method"):
@@ -174,6 +155,10 @@ def test_names_dropped_before_the_first_release_are_plain_errors(chembench):
             ["a", "b"], [0.9, 0.1], np.zeros((2, 2), dtype=bool), alpha=0.05,
             coverage="simultaneous", method={}, n_units=1, excluded={}, guarantee="",
         )
+    with pytest.raises(TypeError, match="kind"):
+        rankci.plan(chembench, kind="item")
+    with pytest.raises(TypeError, match="method"):
+        rankci.pairwise_tests(chembench.units("item", "complete"), "wilcoxon", method="approx")
 
 
 def test_every_name_in_all_resolves_without_warnings():

@@ -10,9 +10,10 @@
    difference. Repeated over P pilots.
 2. Clustered data (the logistic random-effects model of validation/coverage_intervals.py,
    sigma_cluster 0.6, 20 items per cluster): a pilot of 30 clusters predicts the spread of the
-   means at 60, 120 and 240 clusters with ``method="cluster"``; reality is fresh draws of that
-   many clusters. The item-level prediction (``method="item"``), which ignores the clustering, is
-   shown beside it.
+   means at 60, 120 and 240 clusters with ``covariance="cluster"``; reality is fresh draws of that
+   many clusters. The item-level prediction (``covariance="independent"``), which ignores the
+   clustering, is shown beside it (the table's columns keep the names of the recorded run,
+   ``method='cluster'`` and ``method='item'``).
 
 Run: ``OMP_NUM_THREADS=1 python validation/planning_subsampling.py [--pilots P --subsamples S]``;
 ``--quick`` uses 2 pilots and 5 subsamples (the CI smoke run, seconds).
@@ -128,8 +129,8 @@ def clustered(pilots: int, draws: int, seed: int) -> None:
         x, cluster = simulate(rng, beta, 30, 20, 0.6, 1.0)
         labels = [f"c{c:03d}" for c in cluster]
         pilot_scores = rankci.Scores.from_matrix(x, clusters=labels)
-        by_cluster = plan(pilot_scores, method="cluster")
-        by_item = plan(pilot_scores, method="item")
+        by_cluster = plan(pilot_scores, covariance="cluster")
+        by_item = plan(pilot_scores, covariance="independent")
         for k in rows:
             means = np.array(
                 [simulate(rng, beta, k, 20, 0.6, 1.0)[0].mean(axis=0) for _ in range(draws)]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import warnings
 from collections.abc import Iterable
 from numbers import Integral, Real
 from typing import TYPE_CHECKING
@@ -108,38 +107,6 @@ def as_generator(rng: object) -> np.random.Generator:
     raise ValueError(
         f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}"
     )
-
-
-def renamed_keyword(
-    function: str, value: object, extra: dict, old: str, new: str, *, accepted: str | None = None
-) -> object:
-    """The value of keyword ``new``, or of its deprecated old name ``old`` found in ``extra``.
-
-    ``extra`` holds the ``**keywords`` a function collected for its old names. A deprecated name
-    gives a DeprecationWarning (attributed to the caller of ``function``); any other leftover
-    keyword is an error that names ``function`` and, if given, its ``accepted`` keywords.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     renamed_keyword("f", "holm", {"method": "bonferroni"}, "method", "multiplicity")
-    'bonferroni'
-    >>> str(caught[0].message)
-    'f(method=...) is deprecated; pass multiplicity=...'
-    """
-    if old in extra:
-        warnings.warn(
-            f"{function}({old}=...) is deprecated; pass {new}=...",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        value = extra.pop(old)
-    if extra:
-        listed = f"; its keywords are {accepted}" if accepted else ""
-        raise TypeError(f"{function}() got an unexpected keyword {next(iter(extra))!r}{listed}")
-    return value
 
 
 class RankciWarning(UserWarning):

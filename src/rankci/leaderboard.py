@@ -25,22 +25,22 @@ import pandas as pd
 
 from rankci._base import check_positive_int, jsonable
 from rankci.certify.certification import Certification
-from rankci.certify.holm import certify_holm
-from rankci.certify.maxt import certify_maxt
 from rankci.data import InsufficientDataError, Scores
-from rankci.evidence.covariance import unit_clusters
-from rankci.evidence.pairwise import pairwise_tests
+from rankci.evidence.resampling import DEFAULT_REPS, default_reps
 from rankci.io import as_scores
-from rankci.method import RANDOM_TESTS, MethodSpec
+from rankci.method import MethodSpec
 from rankci.ranking import Ranking
+from rankci.registry import MULTIPLICITY_REGISTRY
 
 __all__ = [
+    "DEFAULT_REPS",
     "ClusterRankings",
     "certify",
     "default_reps",
     "informative_clusters",
     "rank",
     "rank_by_cluster",
+    "resolve_spec",
 ]
 
 CLUSTER_UNITS = ("item", "prompt", "observation")
@@ -53,6 +53,11 @@ def certify(
     scores: Scores, spec: MethodSpec, rng: int | np.random.Generator | None = None
 ) -> Certification:
     """Units, pairwise evidence and certification, as ``spec`` says (no counting yet).
+
+    Dispatches on ``spec.multiplicity`` through :data:`rankci.registry.MULTIPLICITY_REGISTRY`:
+    Holm and Bonferroni run the paired test ``spec.test``
+    (:func:`rankci.certify.holm.certify_tests`), max-t its step-down
+    (:func:`rankci.certify.maxt.certify_spec`).
 
     Parameters
     ----------
@@ -68,63 +73,47 @@ def certify(
     Examples
     --------
     >>> import rankci
-    >>> from rankci.method import RANDOM_TESTS, MethodSpec
+    >>> from rankci.method import MethodSpec
     >>> c = certify(rankci.datasets.load_chembench(), MethodSpec())
     >>> c.coverage, c.n_units
     ('simultaneous', 2788)
     """
     rng = spec.seed if rng is None else rng
-    units = scores.units(spec.unit, spec.missing)
-    if spec.multiplicity == "max-t":
-        options = dict(spec.multiplicity_options)
-        covariance = options.pop("covariance", "independent")
-        groups = unit_clusters(scores, units) if covariance == "cluster" else None
-        return certify_maxt(
-            units,
-            groups=groups,
-            alpha=spec.alpha,
-            coverage=spec.coverage,
-            delta=spec.delta,
-            rng=rng,
-            **options,
-        )
-    options = dict(spec.test_options)
-    if spec.test in RANDOM_TESTS and "reps" not in options:
-        options["reps"] = default_reps(units.n_models, spec.alpha, spec.coverage)
-    pairwise = pairwise_tests(units, spec.test, delta=spec.delta, rng=rng, **options)
-    return certify_holm(pairwise, spec.alpha, spec.coverage, spec.multiplicity)
+    return MULTIPLICITY_REGISTRY[spec.multiplicity].load()(scores, spec, rng)
 
 
-#: Resamples of the bootstrap and permutation tests when none are asked for (at least).
-DEFAULT_REPS = 9999
-
-
-def default_reps(n_models: int, alpha: float, coverage: str = "simultaneous") -> int:
-    """Resamples enough for the smallest p-value, ``1 / (reps + 1)``, to pass Holm's first bar.
-
-    Holm's first threshold is ``alpha / (M (M - 1))`` (simultaneous) or ``alpha / (2 (M - 1))``
-    (marginal); a resampling p-value is at least ``1 / (reps + 1)``, so fewer resamples than
-    ``ceil(K / alpha) - 1`` can certify nothing. The default is the larger of
-    :data:`DEFAULT_REPS` and that minimum, rounded up to end in 9 (so that ``reps + 1`` is round).
-
-    Examples
-    --------
-    >>> default_reps(5, 0.05), default_reps(32, 0.05)
-    (9999, 19839)
-    """
-    family = n_models * (n_models - 1) if coverage == "simultaneous" else 2 * (n_models - 1)
-    needed = int(np.ceil(family / alpha))  # reps + 1 >= K / alpha
-    return max(DEFAULT_REPS, -(-needed // 10) * 10 - 1)
-
-
-def _method_spec(
+def resolve_spec(
     spec: MethodSpec | None,
     rng: object,
     keywords: dict[str, Any],
     options: dict[str, Any],
     caller: str,
+    accepted: str | None = None,
 ) -> tuple[MethodSpec, object]:
-    """The validated specification of a call, and the random source to use with it."""
+    """The validated specification of a call, and the random source to use with it.
+
+    Every entry point that ranks or decides (:func:`rank`, :func:`rank_by_cluster`,
+    ``rank_benchmarks``, ``check_claims``, ``tau_best``, ``mixed_ranking``, ``plan``) takes
+    either ``spec=`` or the method's keywords; this is the one rule for both:
+
+    * with ``spec``, a method keyword other than its default (or any option) is an error: the
+      method is given once;
+    * without, the keywords become the spec (:meth:`MethodSpec.from_keywords`; ``accepted``
+      lists the caller's keywords in the message for an unknown one).
+
+    The seed of ``rng`` (an int) is recorded where the method draws random numbers, a fresh one
+    when ``rng`` is None; a Generator is used as it is and recorded as no seed.
+
+    Examples
+    --------
+    >>> spec, rng = resolve_spec(None, 3, {"test": "permutation"}, {"reps": 99}, "rank")
+    >>> spec.seed, spec.test_options["reps"], rng
+    (3, 99, 3)
+    >>> resolve_spec(spec, None, {"alpha": 0.1}, {}, "rank")
+    Traceback (most recent call last):
+    ...
+    ValueError: rank() got spec= and also alpha=; pass the method through one of them ...
+    """
     if spec is not None:
         if not isinstance(spec, MethodSpec):
             raise ValueError(f"spec must be a rankci.method.MethodSpec, got {type(spec).__name__}")
@@ -137,7 +126,8 @@ def _method_spec(
         if rng is not None:
             spec = _with_rng(spec, rng)
     else:
-        spec = _with_rng(MethodSpec.from_keywords(**keywords, caller=caller, **options), rng)
+        spec = MethodSpec.from_keywords(**keywords, caller=caller, accepted=accepted, **options)
+        spec = _with_rng(spec, rng)
     return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
 
 
@@ -235,8 +225,10 @@ def rank(
         The whole method at once, for example ``other_ranking.spec``; then pass no other method
         keyword.
     **options
-        Options of the test (``trim``, ``reps``, ``zero_method``, ``correction``,
-        ``distribution``) or of max-t (above); an option that neither takes is an error.
+        Options of the test (``exact_bound_n``, ``trim``, ``reps``, ``zero_method``,
+        ``correction``, ``distribution``) or of max-t (above); an option that neither takes is an
+        error, and so is a value outside its allowed range (:mod:`rankci.registry`, the table in
+        docs/guide.md).
 
     Returns
     -------
@@ -271,7 +263,7 @@ def rank(
         missing=missing,
         multiplicity=multiplicity,
     )
-    spec, rng = _method_spec(spec, rng, keywords, options, "rank")
+    spec, rng = resolve_spec(spec, rng, keywords, options, "rank")
     if filter_uninformative:
         spec = spec.replace(cluster_filter={"alpha_split": alpha_split, "top": top})
     if spec.cluster_filter is None:
@@ -425,7 +417,7 @@ def rank_by_cluster(
         missing=missing,
         multiplicity=multiplicity,
     )
-    spec, rng = _method_spec(spec, rng, keywords, options, "rank_by_cluster")
+    spec, rng = resolve_spec(spec, rng, keywords, options, "rank_by_cluster")
     if spec.unit not in CLUSTER_UNITS:
         listed = ", ".join(repr(u) for u in CLUSTER_UNITS)
         raise ValueError(f"unknown unit {spec.unit!r}; choose one of {listed}")

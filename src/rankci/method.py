@@ -8,11 +8,16 @@ A :class:`MethodSpec` holds every choice between the scores and the certified do
   indifference margin **delta** (evidence -> certified dominances),
 * the **seed** actually used by the methods that draw random numbers.
 
-It is validated once, when it is made; every :class:`rankci.Ranking` carries the one it was made
+It is validated once, when it is made: the choices, and the value of every option of the test
+and of the multiplicity procedure, each against its entry in :mod:`rankci.registry` (a bad value
+names the option and its allowed range). Every :class:`rankci.Ranking` carries the one it was made
 with (``ranking.spec``), JSON output records it (``spec.to_dict()``), and it re-runs:
-``rankci.rank(data, spec=ranking.spec)`` gives the same ranking again. The per-cluster report,
-tau-best and the cluster filter change one field with :meth:`MethodSpec.replace` instead of
-passing keyword bundles along.
+``rankci.rank(data, spec=ranking.spec)`` gives the same ranking again. Every fixed-sample entry
+point takes it as ``spec=`` or builds it from its keywords (one rule:
+:func:`rankci.leaderboard.resolve_spec`): ``rank``, ``rank_by_cluster``, ``rank_benchmarks``,
+``check_claims``, ``tau_best``, ``mixed_ranking`` and ``plan``. The per-cluster report, tau-best
+and the cluster filter change one field with :meth:`MethodSpec.replace` instead of passing
+keyword bundles along.
 
 This module imports nothing heavy (no numpy; :mod:`rankci._base` neither), so the command line can
 offer its choices without loading the statistics.
@@ -48,6 +53,7 @@ from rankci._base import (
     check_positive_int,
     fresh_seed,
 )
+from rankci.registry import MULTIPLICITY_REGISTRY, TEST_REGISTRY
 
 __all__ = [
     "COVARIANCES",
@@ -67,33 +73,27 @@ __all__ = [
 
 UNITS = ("observation", "item", "cluster", "prompt")
 MISSING = ("complete", "pairwise")
-TESTS = ("t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation")
 COVERAGES = ("simultaneous", "marginal")
-MULTIPLICITIES = ("holm", "bonferroni", "max-t")
-RESAMPLINGS = ("gaussian", "bootstrap")
-COVARIANCES = ("independent", "cluster")
-RANDOM_TESTS = ("bootstrap", "permutation")
 
-#: The options each paired test takes (:func:`rankci.evidence.pairwise.pairwise_tests`).
+#: The paired tests (:data:`rankci.registry.TEST_REGISTRY`).
+TESTS: tuple[str, ...] = tuple(TEST_REGISTRY)
+#: The multiplicity procedures (:data:`rankci.registry.MULTIPLICITY_REGISTRY`).
+MULTIPLICITIES: tuple[str, ...] = tuple(MULTIPLICITY_REGISTRY)
+#: The tests that draw random numbers (and so record a seed).
+RANDOM_TESTS: tuple[str, ...] = tuple(name for name, e in TEST_REGISTRY.items() if e.random)
+RESAMPLINGS: tuple[str, ...] = MULTIPLICITY_REGISTRY["max-t"].option("resampling").choices
+COVARIANCES: tuple[str, ...] = MULTIPLICITY_REGISTRY["max-t"].option("covariance").choices
+
+#: The options each paired test takes (:func:`rankci.evidence.pairwise.pairwise_tests`), from
+#: the registry.
 TEST_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "t": ("exact_bound_n",),
-        "z": ("exact_bound_n",),
-        "sign": (),
-        "wilcoxon": ("zero_method", "correction", "distribution"),
-        "yuen": ("trim",),
-        "bootstrap": ("reps",),
-        "permutation": ("reps",),
-    }
+    {name: entry.option_names for name, entry in TEST_REGISTRY.items()}
 )
 
-#: The options of each multiplicity procedure (:func:`rankci.certify.maxt.maxt_ranking`).
+#: The options of each multiplicity procedure (:func:`rankci.leaderboard.certify`), from the
+#: registry.
 MULTIPLICITY_OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "holm": (),
-        "bonferroni": (),
-        "max-t": ("resampling", "draws", "covariance", "stepdown", "small_sample"),
-    }
+    {name: entry.option_names for name, entry in MULTIPLICITY_REGISTRY.items()}
 )
 
 #: What the inference extends to, per unit of analysis.
@@ -152,8 +152,9 @@ class MethodSpec:
     Raises
     ------
     ValueError
-        For an unknown choice, an option the test or the procedure does not take, or max-t with
-        a test other than t or z.
+        For an unknown choice, an option the test or the procedure does not take, an option
+        value outside its allowed range (:mod:`rankci.registry`), or max-t with a test other
+        than t or z.
 
     Examples
     --------
@@ -163,6 +164,10 @@ class MethodSpec:
     Traceback (most recent call last):
     ...
     ValueError: test='t' takes the options exact_bound_n; got reps
+    >>> MethodSpec(test="yuen", test_options={"trim": 0.9})
+    Traceback (most recent call last):
+    ...
+    ValueError: trim must be in [0, 0.5), got 0.9
     """
 
     unit: str = "item"
@@ -191,29 +196,27 @@ class MethodSpec:
         ):
             raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
         object.__setattr__(self, "seed", None if seed is None else int(seed))
-        test_options = _frozen(self.test_options, "test_options")
-        _known("test", self.test, test_options, TEST_OPTIONS[self.test])
-        object.__setattr__(self, "test_options", test_options)
+        test = TEST_REGISTRY[self.test]
+        test_options = test.check_options(_frozen(self.test_options, "test_options"), "test")
+        object.__setattr__(self, "test_options", _frozen(test_options, "test_options"))
+        procedure = MULTIPLICITY_REGISTRY[self.multiplicity]
         options = _frozen(self.multiplicity_options, "multiplicity_options")
-        _known("multiplicity", self.multiplicity, options, MULTIPLICITY_OPTIONS[self.multiplicity])
-        if "resampling" in options:
-            check_choice("resampling", options["resampling"], RESAMPLINGS)
-        if "covariance" in options:
-            check_choice("covariance", options["covariance"], COVARIANCES)
-        object.__setattr__(self, "multiplicity_options", options)
+        options = procedure.check_options(options, "multiplicity")
+        object.__setattr__(self, "multiplicity_options", _frozen(options, "multiplicity_options"))
         if self.cluster_filter is not None:
             object.__setattr__(self, "cluster_filter", _cluster_filter(self.cluster_filter))
-        if self.multiplicity == "max-t" and self.test not in ("t", "z"):
+        if procedure.tests is not None and self.test not in procedure.tests:
             raise ValueError(
-                f"multiplicity='max-t' uses studentized mean differences (test='t'); it cannot be "
-                f"combined with test={self.test!r}. Use multiplicity='holm' for that test"
+                f"multiplicity={self.multiplicity!r} uses studentized mean differences "
+                f"(test='t'); it cannot be combined with test={self.test!r}. Use "
+                "multiplicity='holm' for that test"
             )
 
     # ------------------------------------------------------------------ derived facts
     @property
     def draws_random(self) -> bool:
         """Whether the method draws random numbers (and so needs a seed to be reproducible)."""
-        return self.test in RANDOM_TESTS or self.multiplicity == "max-t"
+        return TEST_REGISTRY[self.test].random or MULTIPLICITY_REGISTRY[self.multiplicity].random
 
     def seeded(self) -> MethodSpec:
         """This specification with a seed wherever the method draws random numbers.
@@ -278,13 +281,15 @@ class MethodSpec:
         missing: str = "complete",
         multiplicity: str = "holm",
         caller: str = "rank",
+        accepted: str | None = None,
         **options: Any,
     ) -> MethodSpec:
         """The specification of ``rankci.rank``'s keywords: options go to the test or to max-t.
 
         ``options`` that neither the test nor the multiplicity procedure takes are an error that
-        lists the keywords of ``caller``. The seed is not a keyword here: the caller records the
-        seed of its ``rng`` (scipy's convention) with :meth:`replace`.
+        lists the keywords of ``caller`` (``accepted``; default those of ``rankci.rank``). The
+        seed is not a keyword here: the caller records the seed of its ``rng`` (scipy's
+        convention) with :meth:`replace`.
 
         Examples
         --------
@@ -297,14 +302,13 @@ class MethodSpec:
         procedure_options = {k: v for k, v in options.items() if k in procedure_names}
         unknown = sorted(set(options) - set(test_options) - set(procedure_options))
         if unknown:
-            accepted = sorted({name for names in TEST_OPTIONS.values() for name in names}
-                              | {name for names in MULTIPLICITY_OPTIONS.values() for name in names})
+            names = sorted({n for group in TEST_OPTIONS.values() for n in group}
+                           | {n for group in MULTIPLICITY_OPTIONS.values() for n in group})
             raise ValueError(
                 f"{caller}() got an unknown option {unknown[0]!r} for test={test!r} and "
-                f"multiplicity={multiplicity!r}. Its keywords are data, unit, test, coverage, "
-                f"alpha, delta, missing, multiplicity, rng, filter_uninformative, alpha_split, "
-                f"top, spec, and the options {', '.join(accepted)} (each for its own test or "
-                "procedure: see rankci.method.TEST_OPTIONS and MULTIPLICITY_OPTIONS)"
+                f"multiplicity={multiplicity!r}. Its keywords are {accepted or _RANK_KEYWORDS}, "
+                f"and the options {', '.join(names)} (each for its own test or procedure: see "
+                "rankci.registry)"
             )
         return cls(
             unit=unit,
@@ -334,6 +338,12 @@ class MethodSpec:
         )
 
 
+_RANK_KEYWORDS = (
+    "data, unit, test, coverage, alpha, delta, missing, multiplicity, rng, "
+    "filter_uninformative, alpha_split, top, spec"
+)
+
+
 def _cluster_filter(value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping) or set(value) != {"alpha_split", "top"}:
         raise ValueError(
@@ -350,14 +360,3 @@ def _cluster_filter(value: object) -> Mapping[str, Any]:
         )
     top = check_positive_int(value["top"], "top")
     return MappingProxyType({"alpha_split": (first, second), "top": top})
-
-
-def _known(kind: str, name: str, options: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(options) - set(allowed))
-    if not unknown:
-        return
-    if not allowed:
-        raise ValueError(f"{kind}={name!r} takes no options, got {', '.join(unknown)}")
-    raise ValueError(
-        f"{kind}={name!r} takes the options {', '.join(allowed)}; got {', '.join(unknown)}"
-    )

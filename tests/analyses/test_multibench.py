@@ -200,7 +200,9 @@ def test_cli_benchmarks(frame, tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     spec = payload.pop("spec")  # how the output was made: the command's own options
     assert spec["command"] == "benchmarks" and spec["top_k"] == 1
-    assert payload == json.loads(json.dumps(rankci.rank_benchmarks(frame).to_dict(1)))
+    expected = json.loads(json.dumps(rankci.rank_benchmarks(frame).to_dict(1)))
+    assert spec["method"] == expected.pop("spec")  # ... and the method (issue 24)
+    assert payload == expected
     files = []
     for name, group in frame.groupby("benchmark", sort=False):
         file = tmp_path / f"{name}.csv"

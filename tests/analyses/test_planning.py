@@ -49,7 +49,7 @@ def test_predicted_separation_matches_the_paired_t_on_subsamples(medium):
 
 
 def test_clustered_prediction_matches_resampled_clusters(medium):
-    pilot = plan(medium, method="cluster")
+    pilot = plan(medium, covariance="cluster")
     units = medium.units()
     cluster = np.asarray(medium.item_cluster)[[medium.items.index(i) for i in units.labels]]
     by_cluster = [units.values[cluster == c] for c in np.unique(cluster)]

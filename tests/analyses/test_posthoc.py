@@ -102,8 +102,8 @@ def test_sf_shapes_edges_and_errors():
         studentized_range_sf(3.0, 1, 10.0)
     with pytest.raises(ValueError, match="p must lie in"):
         studentized_range_isf(1.5, 3, 10.0)
-    with pytest.raises(ValueError, match="unknown method"):
-        tukey_pvalues(np.array([1.0]), 3, 10.0, method="fast")
+    with pytest.raises(ValueError, match="unknown backend"):
+        tukey_pvalues(np.array([1.0]), 3, 10.0, backend="fast")
     with pytest.raises(ValueError, match="unknown backend"):
         tukey_hsd(_units(np.eye(4)), backend="exact")
 
@@ -114,8 +114,8 @@ def test_tukey_pvalues_vectorised_equals_the_per_pair_scipy_path():
     rng = np.random.default_rng(7)
     t = rng.normal(0, 2.5, 16)
     df = rng.uniform(8, 400, 16)
-    old = tukey_pvalues(t, 30, df, method="scipy")
-    new = tukey_pvalues(t, 30, df, method="vectorised")
+    old = tukey_pvalues(t, 30, df, backend="scipy")
+    new = tukey_pvalues(t, 30, df, backend="vectorised")
     assert np.max(np.abs(new - old)) <= 1e-10
 
 
@@ -123,11 +123,11 @@ def test_auto_is_scipy_up_to_exact_pairs_and_vectorised_beyond():
     rng = np.random.default_rng(8)
     small = rng.normal(0, 3, 50)
     assert np.array_equal(
-        tukey_pvalues(small, 12, np.inf), tukey_pvalues(small, 12, np.inf, method="scipy")
+        tukey_pvalues(small, 12, np.inf), tukey_pvalues(small, 12, np.inf, backend="scipy")
     )
     large = rng.normal(0, 3, EXACT_PAIRS + 1)
     auto = tukey_pvalues(large, 46, np.inf)
-    assert np.array_equal(auto, tukey_pvalues(large, 46, np.inf, method="vectorised"))
+    assert np.array_equal(auto, tukey_pvalues(large, 46, np.inf, backend="vectorised"))
     some = rng.choice(large.size, 25, replace=False)
     per_pair = stats.studentized_range.sf(np.sqrt(2) * np.abs(large[some]), 46, np.inf)
     assert np.max(np.abs(auto[some] - per_pair)) <= 1e-10

@@ -79,9 +79,11 @@ def test_benchmarks_from_one_log_directory_uses_top_level_groups(capsys):
     payload = json.loads(capsys.readouterr().out)
     assert set(payload["benchmarks"]) == {"toy_mc", "toy_echo"}
     scores = quiet(read_lm_eval, LM_EVAL, cluster="benchmark")
-    expected = rankci.rank_benchmarks(scores, benchmark="cluster").to_dict()
-    assert payload.pop("spec")["command"] == "benchmarks"  # how the output was made
-    assert payload == json.loads(json.dumps(expected))
+    expected = json.loads(json.dumps(rankci.rank_benchmarks(scores, benchmark="cluster").to_dict()))
+    record = payload.pop("spec")
+    assert record["command"] == "benchmarks"  # how the output was made
+    assert record["method"] == expected.pop("spec")  # ... with the method (issue 24)
+    assert payload == expected
 
 
 def _takes_data(command) -> bool:

@@ -66,6 +66,10 @@ RENAMED = {
 #: result records the options it used).
 ADDED = {"spec", "freeze", "test_options"}
 
+#: Keys added inside a nested object: the mixed model's ranking (``rankci omnibus --method
+#: mixed``) now carries the MethodSpec it was made with, as every other ranking does (issue 24).
+ADDED_INSIDE = {("ranking", "spec")}
+
 
 def _expanded(payload: dict) -> dict:
     """The payload with every compact ``dominance`` (docs/json.md) expanded to name pairs."""
@@ -112,6 +116,9 @@ def test_json_output_is_unchanged(name, tmp_path):
     before = _renamed(json.loads((BEFORE / name).read_text()))
     after = _expanded(_run(name, tmp_path))
     assert set(after) - set(before) <= ADDED, f"new keys: {sorted(set(after) - set(before))}"
+    for outer, key in ADDED_INSIDE:
+        if isinstance(after.get(outer), dict) and key not in before.get(outer, {}):
+            after[outer] = {k: v for k, v in after[outer].items() if k != key}
     assert {k: after[k] for k in before} == before
 
 

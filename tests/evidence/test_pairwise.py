@@ -103,7 +103,7 @@ def test_wilcoxon_every_ordered_pair_matches_scipy_on_partial_credit(
 @pytest.mark.parametrize("delta", [0.0, 0.25])
 @pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
 def test_wilcoxon_ranks_by_counting_as_by_sorting(partial_credit, delta, zero_method, monkeypatch):
-    import rankci.evidence.pairwise as pairwise
+    import rankci.evidence.wilcoxon as pairwise  # the module of the Wilcoxon test
 
     units = _units(partial_credit, "pairwise")
     assert pairwise._difference_levels(units.values, delta) is not None  # counting is used

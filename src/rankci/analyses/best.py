@@ -28,6 +28,7 @@ import pandas as pd
 
 from rankci._base import check_positive_int, jsonable
 from rankci.leaderboard import rank
+from rankci.method import MethodSpec
 from rankci.ranking import Ranking
 
 __all__ = ["TauBest", "tau_best"]
@@ -51,6 +52,11 @@ class TauBest:
     members: tuple[str, ...]
     ranking: Ranking
     guarantee: str
+
+    @property
+    def spec(self) -> MethodSpec | None:
+        """The method of the ranking the set was read from (``tau_best(data, spec=t.spec)``)."""
+        return self.ranking.spec
 
     @property
     def in_set(self) -> np.ndarray:
@@ -90,7 +96,9 @@ class TauBest:
         )
 
 
-def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
+def tau_best(
+    ranking_or_data, tau: int = 1, *, spec: MethodSpec | None = None, **rank_options
+) -> TauBest:
     """The confidence set for the tau-best models: ``{j : L_j <= tau}`` from simultaneous intervals.
 
     Parameters
@@ -100,12 +108,16 @@ def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
         with ``rankci.rank(data, coverage="simultaneous", **rank_options)``.
     tau : int, default 1
         1 gives the confidence set for the best model.
+    spec : MethodSpec, optional
+        The method of the ranking at once (simultaneous coverage), for example ``other.spec``;
+        then pass no other method keyword. ``tau`` is not part of it: the spec is the method.
     **rank_options
-        For :func:`rankci.rank` (``multiplicity="max-t"``, ``unit``, ``alpha``, ...).
+        For :func:`rankci.rank` (``multiplicity="max-t"``, ``unit``, ``alpha``, ``rng``, ...).
 
     Returns
     -------
     TauBest
+        ``result.spec`` is the ranking's :class:`~rankci.method.MethodSpec`.
 
     References
     ----------
@@ -123,13 +135,13 @@ def tau_best(ranking_or_data, tau: int = 1, **rank_options) -> TauBest:
     """
     tau = check_positive_int(tau, "tau")
     if isinstance(ranking_or_data, Ranking):
-        if rank_options:
+        if rank_options or spec is not None:
             raise ValueError("rank options are only used when data (not a Ranking) are given")
         ranking = ranking_or_data
-    elif rank_options.get("spec") is not None:
-        if rank_options["spec"].coverage != "simultaneous":
+    elif spec is not None:
+        if isinstance(spec, MethodSpec) and spec.coverage != "simultaneous":
             raise ValueError("tau-best sets need coverage='simultaneous'")
-        ranking = rank(ranking_or_data, **rank_options)
+        ranking = rank(ranking_or_data, spec=spec, **rank_options)
     else:
         if rank_options.get("coverage", "simultaneous") != "simultaneous":
             raise ValueError("tau-best sets need coverage='simultaneous'")

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import check_alpha, check_choice, jsonable
+from rankci._base import check_choice, jsonable
 from rankci.certify.holm import adjust_pvalues, reject
 from rankci.data import Scores, UnitScores
 from rankci.evidence.pairwise import (
@@ -61,7 +61,8 @@ from rankci.evidence.pairwise import (
     signed_margin_tests,
 )
 from rankci.io import as_scores
-from rankci.method import MISSING, UNIT_SCOPE, UNITS
+from rankci.leaderboard import resolve_spec
+from rankci.method import UNIT_SCOPE, MethodSpec
 from rankci.ranking import Ranking, ranking_from_dominance
 
 __all__ = [
@@ -285,6 +286,7 @@ class ClaimCheck:
     guarantee: str
     rankings: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
+    spec: MethodSpec | None = None
 
     @property
     def all_supported(self) -> bool:
@@ -326,6 +328,7 @@ class ClaimCheck:
             ],
             "guarantee": self.guarantee,
             **({"details": jsonable(self.details)} if self.details else {}),
+            **({"spec": self.spec.to_dict()} if self.spec is not None else {}),
         }
 
     def __repr__(self) -> str:
@@ -383,17 +386,25 @@ def _needs(claim: Claim) -> tuple[list, list]:
     return [], []
 
 
-def decide_claims(groups: Sequence[ClaimGroup], alpha: float = 0.05, test: str = "t") -> ClaimCheck:
+def decide_claims(
+    groups: Sequence[ClaimGroup],
+    alpha: float = 0.05,
+    test: str = "t",
+    *,
+    spec: MethodSpec | None = None,
+) -> ClaimCheck:
     """Decide the claims of every group in one Holm family at level ``alpha``.
 
     The family holds, per group, the hypotheses of :func:`_needs` (each once) and, when a group
     has a rank claim, all M(M - 1) ordered pairs ``H(j, l, 0)`` of that group; the rank claims
     read the rank intervals counted (:func:`rankci.ranking.ranking_from_dominance`) from the
     rejected pairs. Holm's strong control makes all decisions of the call hold jointly with
-    probability >= 1 - alpha (module docstring).
+    probability >= 1 - alpha (module docstring). ``spec`` gives alpha and the test at once
+    (:func:`claims_spec`); the groups' units are already made.
     """
-    alpha = check_alpha(alpha)
-    check_choice("test", test, SIGNED_MARGIN_TESTS)
+    spec = claims_spec(spec, {"alpha": alpha, "test": test}, "decide_claims")
+    alpha, test = spec.alpha, spec.test
+    exact_bound_n = spec.test_options.get("exact_bound_n", 30)
     keys: dict[tuple, int] = {}
     rows: list[dict] = []
     tests: dict[tuple, Pairwise] = {}
@@ -402,9 +413,9 @@ def decide_claims(groups: Sequence[ClaimGroup], alpha: float = 0.05, test: str =
         if (g, margin) not in tests:
             units = groups[g].units
             tests[(g, margin)] = (
-                pairwise_tests(units, test)
+                pairwise_tests(units, test, exact_bound_n=exact_bound_n)
                 if margin == 0
-                else signed_margin_tests(units, margin, test)
+                else signed_margin_tests(units, margin, test, exact_bound_n)
             )
         return tests[(g, margin)]
 
@@ -483,7 +494,35 @@ def decide_claims(groups: Sequence[ClaimGroup], alpha: float = 0.05, test: str =
         family_size=family,
         guarantee=guarantee,
         rankings={(groups[g].name or ""): r for g, r in rankings.items()},
+        spec=spec,
     )
+
+
+def claims_spec(spec: MethodSpec | None, keywords: dict, caller: str) -> MethodSpec:
+    """The method of a check: ``spec``, or the keywords (alpha, unit, test, missing) as one.
+
+    Claims are decided by one Holm family of one-sided paired t (or z) tests with margins of
+    their own, so the spec's multiplicity is Holm, its coverage simultaneous and its delta 0;
+    its test is t or z (with its ``exact_bound_n``).
+
+    Examples
+    --------
+    >>> claims_spec(None, {"alpha": 0.1, "test": "z"}, "check_claims").describe()
+    'holm over one-sided paired z tests on item units, simultaneous coverage, alpha = 0.1'
+    """
+    spec, _ = resolve_spec(spec, None, keywords, {}, caller, accepted=_KEYWORDS)
+    check_choice("test", spec.test, SIGNED_MARGIN_TESTS)
+    if spec.multiplicity != "holm" or spec.coverage != "simultaneous" or spec.delta != 0:
+        raise ValueError(
+            f"{caller}() decides every claim in one Holm family with margins of its own: the "
+            "spec's multiplicity must be 'holm', its coverage 'simultaneous' and its delta 0, "
+            f"got {spec.multiplicity!r}, {spec.coverage!r} and {spec.delta:g}"
+        )
+    return spec
+
+
+#: the keywords of check_claims, for the message on an unknown one
+_KEYWORDS = "data, claims, alpha, unit, test, missing, spec"
 
 
 def _rankings(groups, plans, rejected, alpha, test, family) -> dict[int, Ranking]:
@@ -614,6 +653,7 @@ def check_claims(
     unit: str = "item",
     test: str = "t",
     missing: str = "complete",
+    spec: MethodSpec | None = None,
 ) -> ClaimCheck:
     """Decide claims about the models of one leaderboard, all at once at level ``alpha``.
 
@@ -629,10 +669,14 @@ def check_claims(
     test : {"t", "z"}
         The one-sided paired test (t on n - 1 df by default).
     missing : {"complete", "pairwise"}
+    spec : MethodSpec, optional
+        The method at once (alpha, unit, test and its ``exact_bound_n``, missing), for example
+        ``check.spec``; then pass none of those keywords (see :func:`claims_spec`).
 
     Returns
     -------
     ClaimCheck
+        ``check.spec`` is the validated :class:`~rankci.method.MethodSpec`.
 
     Examples
     --------
@@ -643,10 +687,10 @@ def check_claims(
     >>> [r.result for r in check.results]
     ['supported', 'supported']
     """
-    check_choice("unit", unit, UNITS)
-    check_choice("missing", missing, MISSING)
+    keywords = {"alpha": alpha, "unit": unit, "test": test, "missing": missing}
+    spec = claims_spec(spec, keywords, "check_claims")
     parsed = tuple(c if isinstance(c, Claim) else parse_claim(c) for c in claims)
     if not parsed:
         raise ValueError("no claim given: pass at least one claim")
-    units = as_scores(data).units(unit, missing)
-    return decide_claims([ClaimGroup(units, parsed)], alpha, test)
+    units = as_scores(data).units(spec.unit, spec.missing)
+    return decide_claims([ClaimGroup(units, parsed)], spec=spec)

@@ -41,12 +41,13 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
+from rankci._base import check_choice, jsonable
 from rankci.certify.holm import PROCEDURES, reject
-from rankci.data import UNITS, Scores
+from rankci.data import Scores
 from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
 from rankci.io import read_scores, read_table
-from rankci.method import UNIT_SCOPE
+from rankci.leaderboard import resolve_spec
+from rankci.method import UNIT_SCOPE, MethodSpec
 from rankci.ranking import Ranking, ranking_from_dominance
 
 __all__ = ["rank_benchmarks", "BenchmarkRankings", "ACROSS", "WEIGHTS", "OVERALL"]
@@ -54,6 +55,12 @@ __all__ = ["rank_benchmarks", "BenchmarkRankings", "ACROSS", "WEIGHTS", "OVERALL
 ACROSS = ("joint", "split", "separate")
 WEIGHTS = ("equal", "items")
 OVERALL = "overall"
+
+#: the keywords of rank_benchmarks, for the message on an unknown one
+_KEYWORDS = (
+    "data, benchmark, alpha, across, multiplicity, weights, overall, unit, test, delta, "
+    "missing, rng, spec"
+)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -76,6 +83,8 @@ class BenchmarkRankings:
     excluded : dict
         Models left out of the overall table (missing from some benchmark), per-benchmark
         exclusions.
+    spec : MethodSpec or None
+        The method of every table (``rank_benchmarks(data, spec=result.spec)`` re-runs it).
     """
 
     rankings: dict
@@ -85,6 +94,7 @@ class BenchmarkRankings:
     weights: dict
     guarantee: str
     excluded: dict = field(default_factory=dict)
+    spec: MethodSpec | None = None
 
     @property
     def tables(self) -> dict:
@@ -127,6 +137,7 @@ class BenchmarkRankings:
             "excluded": jsonable(self.excluded),
             "benchmarks": {name: r.to_dict(k) for name, r in self.rankings.items()},
             OVERALL: None if self.overall is None else self.overall.to_dict(k),
+            **({} if self.spec is None else {"spec": self.spec.to_dict()}),
         }
 
     def __repr__(self) -> str:
@@ -153,6 +164,7 @@ def rank_benchmarks(
     delta: float = 0.0,
     missing: str = "complete",
     rng: int | np.random.Generator | None = None,
+    spec: MethodSpec | None = None,
     **test_options,
 ) -> BenchmarkRankings:
     """Rank intervals per benchmark and overall, with the multiplicity across benchmarks handled.
@@ -179,10 +191,15 @@ def rank_benchmarks(
         Also rank the models on the overall score (needs test "t" or "z").
     unit, test, delta, missing, rng, **test_options
         As in :func:`rankci.rank`, applied within each benchmark.
+    spec : MethodSpec, optional
+        The method at once (``alpha``, ``multiplicity``, ``unit``, ``test``, ``delta``,
+        ``missing`` and the test's options), for example ``other.spec``; then pass none of those
+        keywords. Its coverage is simultaneous and its multiplicity Holm or Bonferroni.
 
     Returns
     -------
     BenchmarkRankings
+        ``result.spec`` is the validated :class:`~rankci.method.MethodSpec`.
 
     References
     ----------
@@ -208,10 +225,18 @@ def rank_benchmarks(
     [('a', 'c'), ('b', 'c')]
     """
     check_choice("across", across, ACROSS)
-    check_choice("multiplicity", multiplicity, PROCEDURES)
-    check_choice("unit", unit, UNITS)
-    alpha = check_alpha(alpha)
-    delta = check_nonnegative(delta, "delta")
+    keywords = dict(
+        alpha=alpha, multiplicity=multiplicity, unit=unit, test=test, delta=delta, missing=missing
+    )
+    spec, rng = resolve_spec(
+        spec, rng, keywords, test_options, "rank_benchmarks", accepted=_KEYWORDS
+    )
+    check_choice("multiplicity", spec.multiplicity, PROCEDURES)
+    if spec.coverage != "simultaneous":
+        raise ValueError("rank_benchmarks makes simultaneous statements: spec.coverage must be "
+                         f"'simultaneous', got {spec.coverage!r}")
+    alpha, multiplicity, unit, test = spec.alpha, spec.multiplicity, spec.unit, spec.test
+    delta, missing, test_options = spec.delta, spec.missing, dict(spec.test_options)
     parts = _split_benchmarks(data, benchmark)
     if overall and test not in ("t", "z"):
         raise ValueError(
@@ -284,6 +309,7 @@ def rank_benchmarks(
         weights=weight_of,
         guarantee=words,
         excluded=excluded,
+        spec=spec,
     )
 
 

@@ -15,9 +15,9 @@ G the number of groups), so that with n units the means have covariance ``V / n`
 
 ``alpha' = alpha`` for a pair on its own (``multiplicity="none"``) or ``alpha / (M(M-1)/2)``
 (``"bonferroni"``: the first step of Holm over all pairs, a conservative stand-in for the
-simultaneous ranking of :func:`rankci.rank`). With ``kind="cluster"`` the variance includes the
-design effect of the pilot's clusters: the answer assumes that new items come in clusters like the
-pilot's (about ``n / mean cluster size`` clusters).
+simultaneous ranking of :func:`rankci.rank`). With ``covariance="cluster"`` the variance includes
+the design effect of the pilot's clusters: the answer assumes that new items come in clusters like
+the pilot's (about ``n / mean cluster size`` clusters).
 
 Caveat: the pilot's differences D are estimates; plugging them in overstates the power for pairs
 whose observed gap is lucky (winner's curse). Pass ``difference=`` (the smallest gap worth
@@ -39,10 +39,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import check_alpha, check_choice, check_positive_int, jsonable, renamed_keyword
-from rankci.data import MISSING, UNITS, Scores
-from rankci.evidence.covariance import KINDS, covariance_of_means, unit_clusters
+from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
+from rankci.data import Scores
+from rankci.evidence.covariance import covariance_of_means, unit_clusters
 from rankci.io import as_scores
+from rankci.leaderboard import resolve_spec
+from rankci.method import COVARIANCES, MethodSpec
 
 MULTIPLICITY = ("none", "bonferroni")
 
@@ -70,12 +72,15 @@ class Plan:
     n : ndarray (M,) of int
         Pilot units per model.
     kind : {"item", "cluster"}
+        Items independent, or clustered (``plan(covariance=...)``: "independent" gives "item").
     alpha, power : float
     multiplicity : {"none", "bonferroni"}
     n_groups : int
         Pilot units (``kind="item"``) or clusters (``kind="cluster"``).
     mean_cluster_size : float or None
     unit, missing : str
+    spec : MethodSpec or None
+        The method (unit, missing, alpha): ``plan(data, spec=p.spec)`` plans the same way.
     """
 
     models: tuple[str, ...]
@@ -91,6 +96,12 @@ class Plan:
     unit: str = "item"
     missing: str = "complete"
     excluded: dict = field(default_factory=dict)
+    spec: MethodSpec | None = None
+
+    @property
+    def covariance(self) -> str:
+        """``"independent"`` or ``"cluster"``: the ``covariance`` the plan was made with."""
+        return "cluster" if self.kind == "cluster" else "independent"
 
     @property
     def n_models(self) -> int:
@@ -254,6 +265,8 @@ class Plan:
                 for row in self.to_frame().to_dict(orient="records")
             ],
             "excluded": jsonable(self.excluded),
+            "covariance": self.covariance,
+            **({"spec": self.spec.to_dict()} if self.spec is not None else {}),
         }
 
     def __repr__(self) -> str:
@@ -266,13 +279,13 @@ class Plan:
 def plan(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
-    method: str = "item",
+    covariance: str = "independent",
     alpha: float = 0.05,
     power: float = 0.8,
     multiplicity: str = "none",
     unit: str = "item",
     missing: str = "complete",
-    **deprecated,
+    spec: MethodSpec | None = None,
 ) -> Plan:
     """Plan the number of items from pilot data (see the module docstring for the formulas).
 
@@ -280,10 +293,10 @@ def plan(
     ----------
     data : Scores, DataFrame or path
         Pilot per-item scores.
-    method : {"item", "cluster"}
+    covariance : {"independent", "cluster"}
         Items independent, or clustered (needs a cluster column; new items come in clusters like
-        the pilot's). The same choice as ``rankci plan --method``; ``kind=`` before 0.2 (still
-        accepted, with a DeprecationWarning).
+        the pilot's): the cluster-robust covariance of the means, as ``rankci rank --covariance
+        cluster`` (``rankci plan --covariance``).
     alpha : float, default 0.05
     power : float, default 0.8
         Probability of separating a pair that :meth:`Plan.items_to_separate` aims for.
@@ -291,10 +304,14 @@ def plan(
         Test each pair at alpha, or at alpha over all M(M-1)/2 pairs.
     unit, missing : str
         As :func:`rankci.analyses.intervals.score_intervals`.
+    spec : MethodSpec, optional
+        The method at once (its unit, missing and alpha), for example ``ranking.spec``; then pass
+        none of those keywords. ``covariance``, ``power`` and ``multiplicity`` are the plan's own.
 
     Returns
     -------
     Plan
+        ``plan.spec`` is the validated :class:`~rankci.method.MethodSpec`.
 
     References
     ----------
@@ -309,22 +326,18 @@ def plan(
     >>> p = plan(rankci.datasets.load_mmlu_pro())
     >>> bool(p.width(4 * p.n_pilot)[0] < p.width(p.n_pilot)[0])
     True
+    >>> again = plan(rankci.datasets.load_mmlu_pro(), spec=p.spec)
+    >>> again.width(100).tolist() == p.width(100).tolist()
+    True
     """
-    kind = renamed_keyword(
-        "plan",
-        method,
-        deprecated,
-        "kind",
-        "method",
-        accepted="data, method, alpha, power, multiplicity, unit, missing",
-    )
+    check_choice("covariance", covariance, COVARIANCES)
+    kind = "cluster" if covariance == "cluster" else "item"
+    keywords = {"alpha": alpha, "unit": unit, "missing": missing}
+    spec, _ = resolve_spec(spec, None, keywords, {}, "plan", accepted=_KEYWORDS)
+    alpha, unit, missing = spec.alpha, spec.unit, spec.missing
     scores = as_scores(data)
-    check_choice("method", kind, KINDS)
-    alpha = check_alpha(alpha)
     power = check_alpha(power, "power")
     check_choice("multiplicity", multiplicity, MULTIPLICITY)
-    check_choice("unit", unit, UNITS)
-    check_choice("missing", missing, MISSING)
     units = scores.units(unit, missing)
     cluster = unit_clusters(scores, units) if kind == "cluster" else None
     mean, cov, n, n_groups = covariance_of_means(units.values, cluster, small_sample=True)
@@ -356,4 +369,9 @@ def plan(
         unit=unit,
         missing=missing,
         excluded=dict(units.excluded),
+        spec=spec,
     )
+
+
+#: the keywords of plan, for the message on an unknown one
+_KEYWORDS = "data, covariance, alpha, power, multiplicity, unit, missing, spec"

@@ -18,11 +18,15 @@ import numpy as np
 
 from rankci._base import RankciWarning, check_alpha, check_choice
 from rankci.certify.certification import Certification
-from rankci.evidence.pairwise import SMALL_N
+from rankci.evidence.pairwise import SMALL_N, pairwise_tests
+from rankci.evidence.resampling import default_reps
 from rankci.method import COVERAGES, UNIT_SCOPE
+from rankci.registry import TEST_REGISTRY
 
 if TYPE_CHECKING:
+    from rankci.data import Scores
     from rankci.evidence.pairwise import Pairwise
+    from rankci.method import MethodSpec
 
 #: The procedures of this module (``multiplicity=``).
 PROCEDURES = ("holm", "bonferroni")
@@ -31,6 +35,7 @@ __all__ = [
     "PROCEDURES",
     "adjust_pvalues",
     "certify_holm",
+    "certify_tests",
     "reject",
     "rejections_per_row",
 ]
@@ -359,4 +364,29 @@ def certify_holm(
     return Certification(
         dominance=None, lower=1 + better_than_j, upper=m - worse_than_j, **common
     )
+
+
+def certify_tests(
+    scores: Scores, spec: MethodSpec, rng: int | np.random.Generator | None = None
+) -> Certification:
+    """The certifier of ``multiplicity="holm"`` and ``"bonferroni"`` in the registry.
+
+    Units (``spec.unit``, ``spec.missing``), the paired test ``spec.test`` with its options
+    (a resampling test without ``reps`` gets :func:`rankci.evidence.resampling.default_reps`),
+    then :func:`certify_holm`.
+
+    Examples
+    --------
+    >>> import rankci
+    >>> from rankci.method import MethodSpec
+    >>> c = certify_tests(rankci.datasets.load_chembench(), MethodSpec(multiplicity="bonferroni"))
+    >>> c.procedure["multiplicity"]
+    'bonferroni'
+    """
+    units = scores.units(spec.unit, spec.missing)
+    options = dict(spec.test_options)
+    if TEST_REGISTRY[spec.test].random and "reps" not in options:
+        options["reps"] = default_reps(units.n_models, spec.alpha, spec.coverage)
+    pairwise = pairwise_tests(units, spec.test, delta=spec.delta, rng=rng, **options)
+    return certify_holm(pairwise, spec.alpha, spec.coverage, spec.multiplicity)
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -58,7 +59,6 @@ from rankci._base import (
     check_alpha,
     check_choice,
     check_nonnegative,
-    check_positive_int,
 )
 from rankci.certify.certification import Certification
 from rankci.certify.stepdown import (
@@ -69,21 +69,30 @@ from rankci.certify.stepdown import (
     stepdown_maxt,
 )
 from rankci.data import UnitScores
-from rankci.evidence.covariance import MeansCovariance, units_covariance
+from rankci.evidence.covariance import MeansCovariance, unit_clusters, units_covariance
 from rankci.method import COVARIANCES, COVERAGES, RESAMPLINGS, UNIT_SCOPE
 from rankci.ranking import Ranking
+from rankci.registry import MULTIPLICITY_REGISTRY
+
+if TYPE_CHECKING:
+    from rankci.data import Scores
+    from rankci.method import MethodSpec
 
 __all__ = [
     "COVARIANCES",
     "RESAMPLINGS",
     "bootstrap_draws",
     "certify_maxt",
+    "certify_spec",
     "critical_value",
     "gaussian_draws",
     "maxt_ranking_from_cov",
     "restricted",
     "stepdown_maxt",
 ]
+
+#: The registry entry of max-t: its options' checks are the one place of truth.
+_MAXT = MULTIPLICITY_REGISTRY["max-t"]
 
 
 # ---------------------------------------------------------------------- rankings
@@ -321,7 +330,7 @@ def maxt_ranking_from_cov(
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)
     delta = check_nonnegative(delta, "delta")
-    draws = check_positive_int(draws, "draws")
+    draws = _MAXT.option("draws").check(draws)
     estimates = MeansCovariance(
         models=names,
         mean=mean,
@@ -409,9 +418,16 @@ def certify_maxt(
     """
     alpha = check_alpha(alpha)
     check_choice("coverage", coverage, COVERAGES)
-    check_choice("resampling", resampling, RESAMPLINGS)
     delta = check_nonnegative(delta, "delta")
-    draws = check_positive_int(draws, "draws")
+    resampling, draws, stepdown, small_sample = (
+        _MAXT.option(name).check(value)
+        for name, value in (
+            ("resampling", resampling),
+            ("draws", draws),
+            ("stepdown", stepdown),
+            ("small_sample", small_sample),
+        )
+    )
     estimates = units_covariance(units, groups, small_sample="cadjust" if small_sample else False)
     if small_sample and estimates.n_groups < FEW_UNITS:
         _warn_few_units(estimates)
@@ -443,5 +459,35 @@ def certify_maxt(
         stepdown=bool(stepdown),
         procedure=procedure,
         details=details,
+    )
+
+
+def certify_spec(
+    scores: Scores, spec: MethodSpec, rng: int | np.random.Generator | None = None
+) -> Certification:
+    """The certifier of ``multiplicity="max-t"`` in the registry: :func:`certify_maxt` on the
+    units of ``scores`` as ``spec`` says (``covariance="cluster"``: clustered over the cluster
+    column).
+
+    Examples
+    --------
+    >>> import rankci
+    >>> from rankci.method import MethodSpec
+    >>> spec = MethodSpec(multiplicity="max-t", multiplicity_options={"draws": 200})
+    >>> certify_spec(rankci.datasets.load_chembench(), spec, rng=0).procedure["draws"]
+    200
+    """
+    units = scores.units(spec.unit, spec.missing)
+    options = dict(spec.multiplicity_options)
+    covariance = options.pop("covariance", _MAXT.option("covariance").default)
+    groups = unit_clusters(scores, units) if covariance == "cluster" else None
+    return certify_maxt(
+        units,
+        groups=groups,
+        alpha=spec.alpha,
+        coverage=spec.coverage,
+        delta=spec.delta,
+        rng=rng,
+        **options,
     )
 

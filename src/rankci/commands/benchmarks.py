@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import data_format, load_data
 from rankci.commands.output import emit, to_json
+from rankci.commands.rank import add_option_arguments, command_record, given_options
 from rankci.commands.tables import display_frame, markdown_table, summary_lines, text_table
 from rankci.formats import LOG_FORMATS
 from rankci.method import TESTS, UNITS
+from rankci.registry import TEST_REGISTRY
 
 if TYPE_CHECKING:
     from rankci.analyses.multibench import BenchmarkRankings
@@ -65,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="seed for the bootstrap and permutation tests (default 0; recorded in the output)",
     )
+    add_option_arguments(method, TEST_REGISTRY, "--test")
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -112,8 +115,10 @@ def load_benchmarks(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from rankci.analyses.multibench import rank_benchmarks
 
+    options = given_options(args, TEST_REGISTRY, args.test, "--test")  # before the data
     data, benchmark = load_benchmarks(args)
-    options = {"reps": 9999} if args.test in ("bootstrap", "permutation") else {}
+    if TEST_REGISTRY[args.test].random and "reps" not in options:
+        options["reps"] = TEST_REGISTRY[args.test].option("reps").default
     result = rank_benchmarks(
         data,
         benchmark=benchmark,
@@ -142,7 +147,7 @@ def render(
     from rankci.analyses.multibench import OVERALL
 
     if fmt == "json":
-        return to_json(result.to_dict(k), args)
+        return to_json(command_record(result.to_dict(k), args))
     if fmt == "csv":
         return result.to_frame(k).to_csv(index=False)
     table = markdown_table if fmt == "markdown" else text_table

@@ -15,8 +15,10 @@ from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_ou
 from rankci.commands.loading import load_data
 from rankci.commands.messages import early_stopping_note
 from rankci.commands.output import emit, to_json
+from rankci.commands.rank import add_option_arguments, command_record, given_options
 from rankci.commands.tables import markdown_table
 from rankci.formats import LOG_FORMATS
+from rankci.registry import TEST_REGISTRY
 
 if TYPE_CHECKING:
     from rankci.analyses.claims import ClaimCheck
@@ -30,6 +32,8 @@ HELP = (
 OUTPUT_FORMATS = ("text", "markdown", "junit", "json")
 #: the labels the two runs' models get in --baseline mode
 SIDES = ("new", "baseline")
+#: the tests of a check (one-sided paired tests with margins of either sign), from the registry
+TESTS = {name: TEST_REGISTRY[name] for name in ("t", "z")}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,8 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="unit of analysis (default: item); --baseline tests the items within each task",
     )
     method.add_argument(
-        "--test", default="t", choices=("t", "z"), help="one-sided paired test (default: t)"
+        "--test", default="t", choices=tuple(TESTS), help="one-sided paired test (default: t)"
     )
+    add_option_arguments(method, TESTS, "--test")
     method.add_argument(
         "--missing",
         default="complete",
@@ -80,9 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rankci.analyses.claims import ClaimGroup, decide_claims, parse_claim
+    from rankci.analyses.claims import ClaimGroup, claims_spec, decide_claims, parse_claim
 
     claims = tuple(parse_claim(text) for text in args.claim or ())  # a bad claim fails first
+    keywords = dict(alpha=args.alpha, unit=args.unit, test=args.test, missing=args.missing)
+    keywords.update(given_options(args, TESTS, args.test, "--test"))  # --exact-bound-n
+    spec = claims_spec(None, keywords, "check")
     if args.margin < 0:
         raise ValueError(f"--margin must be >= 0 (a non-inferiority margin), got {args.margin:g}")
     groups, shared = [], None
@@ -101,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if claims:
         groups.append(ClaimGroup(scores.units(args.unit, args.missing), claims))
-    check = decide_claims(groups, args.alpha, args.test)
+    check = decide_claims(groups, spec=spec)
     stopped = scores.notes.get("early_stopped")
     emit(render(check, args.format, shared, args, early_stopped=stopped), args)
     return 0 if check.all_supported else 1
@@ -325,7 +333,7 @@ def render(
             from rankci._base import jsonable
 
             payload["early_stopped"] = jsonable(early_stopped)
-        return to_json(payload, args)
+        return to_json(command_record(payload, args))
     if fmt == "junit":
         return junit_xml(check, shared, note)
     missing = _not_shared_lines(shared)

@@ -10,6 +10,7 @@ from rankci._base import jsonable
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.output import emit, to_json
+from rankci.commands.rank import command_record
 from rankci.commands.tables import text_table
 
 if TYPE_CHECKING:
@@ -85,8 +86,7 @@ def run(args: argparse.Namespace) -> int:
     scores = load_data(args)
     pilot = plan(
         scores,
-        # the library's keyword is covariance= once helper A's rename of plan(method=) lands
-        method="cluster" if args.covariance == "cluster" else "item",
+        covariance=args.covariance,
         alpha=args.alpha,
         power=args.power,
         multiplicity=args.multiplicity,
@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     )
     sizes = args.items or sorted({max(2, round(pilot.n_pilot * f)) for f in (0.5, 1, 2, 4)})
     payload = _payload(pilot, sizes, args)
-    emit(to_json(payload, args) if args.format == "json" else _text(pilot, payload), args)
+    text = to_json(command_record(payload, args)) if args.format == "json" else None
+    emit(text or _text(pilot, payload), args)
     return 0
 
 

@@ -6,9 +6,10 @@ import argparse
 
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.output import emit
+from rankci.commands.output import command_spec, emit
 from rankci.commands.tables import render_clusters, render_ranking
-from rankci.method import COVARIANCES, COVERAGES, MULTIPLICITIES, RESAMPLINGS, TESTS, UNITS
+from rankci.method import COVERAGES, MULTIPLICITIES, TESTS, UNITS
+from rankci.registry import MULTIPLICITY_REGISTRY, TEST_REGISTRY
 
 NAME = "rank"
 HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
@@ -95,63 +96,80 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._Argumen
         help="seed for the bootstrap and permutation tests and the max-t draws (default 0; "
         "recorded in the output)",
     )
-    group.add_argument(
-        "--reps",
-        type=int,
-        help="resamples (bootstrap, permutation); default 9999, or more where the board needs "
-        "them to reach Holm's first threshold",
-    )
-    group.add_argument("--trim", type=float, default=0.2, help="trimming proportion for yuen")
-    group.add_argument(
-        "--exact-bound-n",
-        type=int,
-        default=30,
-        metavar="N",
-        help="t and z with scores in [0, 1]: a pair with at most N units is never given a "
-        "p-value below Hoeffding's exact bound, which holds for every score distribution "
-        "(default 30; 0 gives the plain asymptotic tests)",
-    )
+    add_option_arguments(group, TEST_REGISTRY, "--test")
     maxt = parser.add_argument_group("max-t (with --multiplicity max-t)")
-    maxt.add_argument(
-        "--draws", type=int, default=1000, help="draws for the max-t critical values (default 1000)"
-    )
-    maxt.add_argument(
-        "--resampling",
-        default="gaussian",
-        choices=RESAMPLINGS,
-        help="gaussian: N(0, Sigma) multiplier draws (default); bootstrap: resample "
-        "items (or clusters)",
-    )
-    maxt.add_argument(
-        "--covariance",
-        default="independent",
-        choices=COVARIANCES,
-        help="covariance of the model means: independent units (default) or "
-        "cluster-robust over the cluster column",
-    )
-    maxt.add_argument(
-        "--single-step",
-        action="store_true",
-        help="one critical value for all pairs instead of the step-down",
-    )
+    add_option_arguments(maxt, MULTIPLICITY_REGISTRY, "--multiplicity")
     return group
 
 
+def add_option_arguments(group: argparse._ArgumentGroup, registry, choice_flag: str) -> None:
+    """One flag per option of the registry's entries (:mod:`rankci.registry`).
+
+    Every flag defaults to None (not given), so that only the options given reach the method
+    specification; a bool option is a flag without a value that sets ``flag_sets``.
+    """
+    seen: set[str] = set()
+    for entry in registry.values():
+        for option in entry.options:
+            if option.name in seen:
+                continue
+            seen.add(option.name)
+            users = [e.name for e in registry.values() if option.name in e.option_names]
+            where = f"{choice_flag} {', '.join(users)}"
+            if option.kind == "bool":
+                group.add_argument(
+                    option.cli_flag,
+                    dest=option.name,
+                    action="store_const",
+                    const=option.flag_sets,
+                    default=None,
+                    help=f"{option.flag_help or option.help} ({where})",
+                )
+                continue
+            group.add_argument(
+                option.cli_flag,
+                dest=option.name,
+                type={"int": int, "float": float}.get(option.kind, str),
+                choices=option.choices or None,
+                default=None,
+                metavar=None if option.choices else (option.metavar or option.name.upper()),
+                help=f"{option.help} ({where}; default {option.default})",
+            )
+
+
+def given_options(args: argparse.Namespace, registry, chosen: str, choice_flag: str) -> dict:
+    """The options of entry ``chosen`` given on the command line, each checked (errors name
+    the flag: ``--trim must be in [0, 0.5), got 0.9``).
+
+    A flag of another entry of the registry is an error too: it would have no effect.
+    """
+    entry = registry[chosen]
+    given = {}
+    for other in registry.values():
+        for option in other.options:
+            value = getattr(args, option.name, None)
+            if value is None or option.name in given:
+                continue
+            value = option.check(value, name=option.cli_flag)
+            if option.name not in entry.option_names:
+                users = [e.name for e in registry.values() if option.name in e.option_names]
+                raise ValueError(
+                    f"{option.cli_flag} is an option of {choice_flag} {' or '.join(users)}; this "
+                    f"run uses {choice_flag} {entry.name}"
+                )
+            given[option.name] = value
+    return given
+
+
 def test_options(args: argparse.Namespace) -> dict:
-    if args.multiplicity == "max-t":
-        return {
-            "draws": args.draws,
-            "resampling": args.resampling,
-            "covariance": args.covariance,
-            "stepdown": not args.single_step,
-        }
-    if args.test in ("bootstrap", "permutation"):
-        return {} if args.reps is None else {"reps": args.reps}
-    if args.test == "yuen":
-        return {"trim": args.trim}
-    if args.test in ("t", "z") and args.exact_bound_n != 30:
-        return {"exact_bound_n": args.exact_bound_n}
-    return {}
+    """The options of the test and of the multiplicity procedure given on the command line.
+
+    Read from the registries; a bad value is an error naming the flag (``--trim must be in
+    [0, 0.5), got 0.9``).
+    """
+    options = given_options(args, TEST_REGISTRY, args.test, "--test")
+    options.update(given_options(args, MULTIPLICITY_REGISTRY, args.multiplicity, "--multiplicity"))
+    return options
 
 
 def method_options(args: argparse.Namespace) -> dict:
@@ -169,11 +187,25 @@ def method_options(args: argparse.Namespace) -> dict:
     )
 
 
+def command_record(payload: dict, args: argparse.Namespace) -> dict:
+    """A result's JSON with ``"spec"`` recording the command's own options as well.
+
+    For the commands whose result carries a :class:`~rankci.method.MethodSpec` beside options of
+    their own (benchmarks, check, plan): ``"spec"`` is the command's options, as for the
+    commands without a MethodSpec, and its ``"method"`` is the result's MethodSpec
+    (``MethodSpec.from_dict(payload["spec"]["method"])`` reads it back).
+    """
+
+    method = payload.get("spec")
+    record = {"command": getattr(args, "command", None), **command_spec(args), "method": method}
+    return {**payload, "spec": record}
+
+
 def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank, rank_by_cluster
 
+    common = method_options(args)  # a bad option fails before the data are read
     scores = load_data(args)
-    common = method_options(args)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
         emit(render_clusters(result, args.format, args.top_k, pairs=args.pairs), args)

@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rankci.analyses.best import tau_best
 
+    options = test_options(args)  # a bad option fails before the data are read
     scores = load_data(args)
     result = tau_best(
         scores,
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         missing=args.missing,
         multiplicity=args.multiplicity,
         rng=args.seed,
-        **test_options(args),
+        **options,
     )
     emit(render_tau_best(result, args.format), args)
     return 0

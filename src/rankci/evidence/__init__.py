@@ -1,7 +1,11 @@
 """Pairwise evidence: the second stage of the flow (units -> evidence).
 
 * :mod:`rankci.evidence.pairwise`: one-sided paired tests for every ordered pair of models
-  (t, z, Wilcoxon, Yuen, sign, bootstrap, permutation) -> :class:`Pairwise`;
+  -> :class:`Pairwise`, dispatched through :data:`rankci.registry.TEST_REGISTRY` to one module
+  per test: :mod:`~rankci.evidence.ttest` (t, z), :mod:`~rankci.evidence.wilcoxon`,
+  :mod:`~rankci.evidence.yuen`, :mod:`~rankci.evidence.sign`, :mod:`~rankci.evidence.resampling`
+  (bootstrap, permutation), on the shared :mod:`~rankci.evidence.moments`;
+* :mod:`rankci.evidence.studentized_range`: the studentized range and Tukey-adjusted p-values;
 * :mod:`rankci.evidence.covariance`: the sandwich covariance of the model means (item or
   cluster-robust, with small-sample forms) -> :class:`MeansCovariance`;
 * :mod:`rankci.evidence.bootstrap`: the resampling engine (multiplicity matrices, bootstrap means

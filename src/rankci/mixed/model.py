@@ -49,12 +49,13 @@ import pandas as pd
 from scipy import sparse, special
 
 from rankci._base import check_alpha, check_choice, check_nonnegative, jsonable
-from rankci.analyses.posthoc import tukey_pvalues
 from rankci.certify.holm import PROCEDURES, adjust_pvalues, certify_holm
 from rankci.data import Scores
 from rankci.evidence.pairwise import Pairwise
+from rankci.evidence.studentized_range import tukey_pvalues
 from rankci.io import as_scores
-from rankci.method import COVERAGES
+from rankci.leaderboard import resolve_spec
+from rankci.method import MethodSpec
 from rankci.mixed import reml
 from rankci.mixed.satterthwaite import satterthwaite_df, type3_test
 from rankci.ranking import Ranking
@@ -286,8 +287,8 @@ def mixed_model(
     tukey : bool, default True
         Compute the (approximate) Tukey-adjusted p-values. Up to 1,000 pairs scipy's
         studentized range is evaluated pair by pair (7-30 ms each with finite df), beyond by
-        the vectorised :func:`rankci.analyses.posthoc.studentized_range_sf` (all pairs at once,
-        the same to 1e-10); ``False`` leaves ``p_tukey`` as NaN.
+        the vectorised :func:`rankci.evidence.studentized_range.studentized_range_sf` (all
+        pairs at once, the same to 1e-10); ``False`` leaves ``p_tukey`` as NaN.
     theta : array_like, optional
         Skip the optimisation and evaluate everything at these relative standard deviations
         (order: item, cluster, prompt, as in ``MixedModel.theta`` and lme4's ``getME(fit,
@@ -529,6 +530,7 @@ def mixed_ranking(
     coverage: str = "simultaneous",
     multiplicity: str = "holm",
     delta: float = 0.0,
+    spec: MethodSpec | None = None,
     **fit_options,
 ) -> Ranking:
     """Rank intervals from the mixed model's contrasts (cluster and question effects included).
@@ -549,13 +551,18 @@ def mixed_ranking(
     multiplicity : {"holm", "bonferroni"}
     delta : float, default 0
         Indifference margin on the score scale.
+    spec : MethodSpec, optional
+        The method at once (alpha, coverage, multiplicity, delta), for example
+        ``ranking.spec``; then pass none of those keywords. Its test is ``"t"`` (the contrasts'
+        t tests); the model's own settings stay in ``**fit_options``.
     **fit_options
         Passed to :func:`mixed_model` when ``data`` is not already a fitted model.
 
     Returns
     -------
     Ranking
-        Rank intervals with the mixed model's contrasts as the evidence.
+        Rank intervals with the mixed model's contrasts as the evidence; ``ranking.spec`` is
+        the validated :class:`~rankci.method.MethodSpec`.
 
     References
     ----------
@@ -574,9 +581,15 @@ def mixed_ranking(
     >>> bool((frame["rank_lower"] <= frame["rank_upper"]).all())
     True
     """
-    alpha = check_alpha(alpha)
-    check_choice("coverage", coverage, COVERAGES)
-    check_choice("multiplicity", multiplicity, PROCEDURES)
+    keywords = dict(alpha=alpha, coverage=coverage, multiplicity=multiplicity, delta=delta)
+    spec, _ = resolve_spec(spec, None, keywords, {}, "mixed_ranking", accepted=_KEYWORDS)
+    check_choice("multiplicity", spec.multiplicity, PROCEDURES)
+    if spec.test != "t":
+        raise ValueError(
+            f"mixed_ranking tests the mixed model's contrasts by t tests: the spec's test must be "
+            f"'t', got {spec.test!r}"
+        )
+    alpha, coverage, multiplicity, delta = spec.alpha, spec.coverage, spec.multiplicity, spec.delta
     model = data if isinstance(data, MixedModel) else mixed_model(data, **fit_options)
     pairwise = model.pairwise(delta)
     ranking = certify_holm(pairwise, alpha, coverage, multiplicity).ranking()
@@ -604,4 +617,8 @@ def mixed_ranking(
     procedure = dict(ranking.procedure)
     procedure["model"] = model.formula
     procedure["df"] = model.df_method
-    return replace(ranking, guarantee=words, procedure=procedure)
+    return replace(ranking, guarantee=words, procedure=procedure, spec=spec)
+
+
+#: the keywords of mixed_ranking, for the message on an unknown one
+_KEYWORDS = "data, alpha, coverage, multiplicity, delta, spec, and mixed_model's"

@@ -1,0 +1,166 @@
+"""What every paired test shares: paired moments, the studentized statistic, the exact bound.
+
+* :class:`TestArrays`: what a test of the registry (:data:`rankci.registry.TEST_REGISTRY`)
+  returns, M x M arrays, row j, column l, for ``H_jl: theta_j - theta_l <= delta``;
+* :func:`paired_moments`: n, mean, variance and scale of the differences of every pair, from one
+  covariance (or masked cross-products when cells are missing);
+* :func:`studentize`, :func:`bounded_pvalue` (Hoeffding's exact bound for scores in [0, 1]).
+
+References
+----------
+Hoeffding, W. (1963). Probability inequalities for sums of bounded random variables. Journal of
+the American Statistical Association 58(301), 13-30.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "TestArrays",
+    "bounded_pvalue",
+    "is_bounded",
+    "largest_n",
+    "paired_moments",
+    "studentize",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class TestArrays:
+    """The M x M arrays one paired test gives (row j, column l: ``H_jl``).
+
+    Attributes
+    ----------
+    estimate, statistic, pvalue : ndarray (M, M)
+    n : ndarray (M, M) of int
+        Units used for the pair.
+    se, df : ndarray (M, M) or None
+        Where the test has them.
+    smallest_pvalue : float
+        The smallest p-value the test can give on these units (see
+        :attr:`rankci.evidence.pairwise.Pairwise.smallest_pvalue`).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    estimate: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    n: np.ndarray
+    se: np.ndarray | None = None
+    df: np.ndarray | None = None
+    smallest_pvalue: float = 0.0
+
+
+def largest_n(n: np.ndarray) -> int:
+    """The most units any pair has (0 for an empty board)."""
+    return int(np.max(n, initial=0))
+
+
+def paired_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For every pair, over the units both models have: n, mean of d, variance of d, scale.
+
+    Complete data use one covariance matrix: ``var(d_jl) = S_jj + S_ll - 2 S_jl``. With missing
+    cells, masked cross-products of the column-centred matrix give the same quantities on each
+    pair's common units. ``scale`` (mean square of the centred scores) lets callers recognise a
+    variance that is zero up to rounding.
+    """
+    finite = np.isfinite(x)
+    if finite.all():
+        n_units = x.shape[0]
+        mu = x.mean(axis=0)
+        centred = x - mu
+        cov = centred.T @ centred / max(n_units - 1, 1)
+        var_j = np.diag(cov)
+        var = var_j[:, None] + var_j[None, :] - 2.0 * cov
+        mean = mu[:, None] - mu[None, :]
+        n = np.full(cov.shape, n_units, dtype=np.int64)
+        scale = var_j[:, None] + var_j[None, :]
+        return n, mean, np.maximum(var, 0.0), scale
+    weight = finite.astype(float)
+    centre = _nanmean(x)
+    centred = np.where(finite, x - centre, 0.0)
+    n = weight.T @ weight
+    sums = centred.T @ weight  # sums[j, l] = sum over units shared by j and l of centred x_j
+    squares = (centred**2).T @ weight
+    cross = centred.T @ centred
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_c = (sums - sums.T) / n
+        ss = squares + squares.T - 2.0 * cross
+        var = (ss - n * mean_c**2) / (n - 1)
+        scale = (squares + squares.T) / n
+    mean = mean_c + (centre[:, None] - centre[None, :])
+    return n.round().astype(np.int64), mean, np.maximum(var, 0.0), scale
+
+
+def _nanmean(x: np.ndarray) -> np.ndarray:
+    counts = np.isfinite(x).sum(axis=0)
+    return np.where(counts > 0, np.nansum(x, axis=0) / np.maximum(counts, 1), 0.0)
+
+
+def studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """(estimate - delta) / se, with a zero standard error giving +-inf (or 0 when equal)."""
+    shift = estimate - delta
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = shift / se
+    infinite = np.where(shift > 0, np.inf, np.where(shift < 0, -np.inf, 0.0))
+    return np.where(zero, infinite, stat)
+
+
+
+def bounded_pvalue(mean: np.ndarray, delta: float, n: np.ndarray) -> np.ndarray:
+    """Exact p-value for ``H: E[d] <= delta`` from the mean of n i.i.d. differences in [-1, 1].
+
+    With ``u = (d + 1) / 2`` in [0, 1], ``ubar = (dbar + 1) / 2`` and ``u0 = (1 + delta) / 2``,
+
+    ``p = exp(-n KL(ubar || u0))`` when ``ubar > u0``, else 1,
+
+    where ``KL(a || b) = a log(a / b) + (1 - a) log((1 - a) / (1 - b))``. Hoeffding's (1963,
+    Theorem 1) bound ``P(ubar >= u0 + s) <= exp(-n KL(u0 + s || u0))`` holds for any law on
+    [0, 1] with mean ``u0``, and the right side only grows as the mean moves below ``u0``; p is
+    decreasing in ``ubar``, so ``P(p <= a) <= a`` under H: a valid p-value for every n, with no
+    variance estimate. Its smallest value, at ``dbar = 1``, is ``u0^n``.
+
+    Parameters
+    ----------
+    mean : array_like
+        Mean differences ``dbar`` (any shape).
+    delta : float
+        The margin of the null hypothesis, ``0 <= delta < 1``.
+    n : array_like of int
+        Number of differences behind each mean (broadcast against ``mean``).
+
+    Returns
+    -------
+    ndarray
+        The p-values, the shape of ``mean``.
+
+    References
+    ----------
+    Hoeffding, W. (1963). Probability inequalities for sums of bounded random variables.
+    Journal of the American Statistical Association 58(301), 13-30.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(bounded_pvalue(np.array(1.0), 0.0, np.array(2)))  # two wins out of two: 1/4
+    0.25
+    >>> float(bounded_pvalue(np.array(-0.2), 0.0, np.array(50)))
+    1.0
+    """
+    u = (np.asarray(mean, dtype=float) + 1.0) / 2.0
+    u0 = (1.0 + float(delta)) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kl = special.xlogy(u, u / u0) + special.xlogy(1.0 - u, (1.0 - u) / (1.0 - u0))
+        p = np.exp(-np.asarray(n, dtype=float) * kl)
+    return np.where(u > u0, np.minimum(p, 1.0), 1.0)
+
+
+def is_bounded(x: np.ndarray) -> bool:
+    """Whether every finite score lies in [0, 1] (the premise of :func:`bounded_pvalue`)."""
+    finite = x[np.isfinite(x)]
+    return bool(finite.size and finite.min() >= 0.0 and finite.max() <= 1.0)
