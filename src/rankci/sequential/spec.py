@@ -272,6 +272,30 @@ class MonitorSpec:
 
     # ------------------------------------------------------------------ building
     @classmethod
+    def check_setting(cls, name: str, value: Any) -> Any:
+        """One setting checked on its own (the others at their defaults), normalised.
+
+        What a request body's field validator calls, so that an error is reported at the field;
+        the checks between settings (``retire="topk"`` needs ``k``) are made when the whole spec
+        is built.
+
+        Examples
+        --------
+        >>> MonitorSpec.check_setting("look_every", " 5% ")
+        '5%'
+        >>> MonitorSpec.check_setting("alpha", float("nan"))
+        Traceback (most recent call last):
+        ...
+        ValueError: alpha must be a number strictly between 0 and 1, got nan
+        """
+        if name not in SETTINGS:
+            raise ValueError(f"MonitorSpec has no setting {name!r}")
+        values = {**_defaults(), name: value}
+        if name == "retire" and value in TOPK_RULES:
+            values["k"] = 1  # the rule's own value is checked here; k with the whole spec
+        return _validated(values, _PYTHON)[name]
+
+    @classmethod
     def from_flags(cls, values: Mapping[str, Any]) -> MonitorSpec:
         """The spec of command-line values (field -> value); errors name the CLI flags.
 

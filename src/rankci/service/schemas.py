@@ -18,7 +18,9 @@ from pydantic import (
     Field,
     StrictFloat,
     StrictInt,
+    ValidationInfo,
     create_model,
+    field_validator,
     model_validator,
 )
 
@@ -97,12 +99,22 @@ def _field(setting: dataclasses.Field) -> tuple[Any, Any]:
 _HINTS = typing.get_type_hints(MonitorSpec)
 _HINTS["grid"] = tuple[float, ...]
 
+def _check_setting(value: Any, info: ValidationInfo) -> Any:
+    """A setting checked on its own by the spec, so that an error is reported at its field (the
+    value itself is left out of the message: never echoed)."""
+    try:
+        return MonitorSpec.check_setting(info.field_name, value)
+    except (TypeError, ValueError) as error:
+        raise ValueError(str(error).split(", got ")[0]) from None
+
+
 #: A new board: models, items and the monitor's settings, all fixed from now on.
 BoardCreate = create_model(
     "BoardCreate",
     __base__=BoardFields,
     __module__=__name__,
     __doc__="A new board: models, items and the monitor's settings, all fixed from now on.",
+    __validators__={"_each_setting": field_validator(*BOARD_SETTINGS)(_check_setting)},
     **{f.name: _field(f) for f in dataclasses.fields(MonitorSpec) if f.name in BOARD_SETTINGS},
 )
 
