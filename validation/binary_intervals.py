@@ -100,8 +100,10 @@ def check_against_rankci(quick: bool) -> list[str]:
     n, reps = 25, 20_000 if quick else 200_000
     ours, theirs = bootstrap_bounds(n), rankci_bounds(n, "bootstrap", reps=reps, rng=1)
     same = int(sum(np.isclose(a, b, atol=1e-12).sum() for a, b in zip(ours, theirs)))
-    notes.append(f"bootstrap: rankci.score_intervals(method='bootstrap', reps={reps}) at n = {n} "
-                 f"equals the infinite-resample bounds in {same} of {2 * (n + 1)} bounds")  # fmt: skip
+    notes.append(
+        f"bootstrap: rankci.score_intervals(method='bootstrap', reps={reps}) at n = {n} "
+        f"equals the infinite-resample bounds in {same} of {2 * (n + 1)} bounds"
+    )
     return notes
 
 
