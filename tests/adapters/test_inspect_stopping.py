@@ -70,7 +70,7 @@ def plan():
 @pytest.fixture(scope="module")
 def run(plan, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("stopping")
-    stopper = RankEarlyStopping(MODELS, k=K, retire="topk", seed=2026, max_lead=MAX_LEAD)
+    stopper = RankEarlyStopping(MODELS, k=K, retire="topk", order_seed=2026, max_lead=MAX_LEAD)
     data = dataset(N_ITEMS)
     stopper.shuffle(data)
     order = [int(sample.id[1:]) for sample in data]
@@ -94,7 +94,7 @@ def test_models_are_stopped_and_inspect_records_it(run):
         assert early.manager == "rankci"
         assert early.metadata["models"][name]["evaluations_saved"] == len(early.early_stops)
         assert early.metadata["certified"]  # the statements certified when the task ended
-        assert early.metadata["order"] == "RankEarlyStopping.shuffle(seed=2026)"
+        assert early.metadata["order"] == "RankEarlyStopping.shuffle(order_seed=2026)"
         scored = sum(1 for s in log.samples if s.scores)
         assert scored + len(early.early_stops) == N_ITEMS
     # the weak models' top-2 status is settled: they are certified out and were retired
@@ -161,7 +161,7 @@ def test_unshuffled_data_is_refused(tmp_path, plan):
 
 
 def test_a_model_with_another_order_is_refused(tmp_path, plan):
-    stopper = RankEarlyStopping(MODELS[:2], k=1, seed=1)
+    stopper = RankEarlyStopping(MODELS[:2], k=1, order_seed=1)
     first, second = dataset(20), dataset(20)
     stopper.shuffle(first)
     second.shuffle(seed=99)
@@ -191,7 +191,7 @@ def test_an_unknown_model_and_bad_options_are_refused(tmp_path, plan):
 
 
 def test_a_failed_sample_holds_items_back_until_its_task_ends(tmp_path, plan):
-    stopper = RankEarlyStopping(MODELS[:3], k=1, retire="none", seed=5)
+    stopper = RankEarlyStopping(MODELS[:3], k=1, retire="none", order_seed=5)
     data = dataset(30)
     stopper.shuffle(data)
     first_item = int(next(iter(data)).id[1:])

@@ -54,7 +54,7 @@ class RankEarlyStopping:
         The monitor's retirement rule (``"topk"``, ``"topk-safe"``, ``"resolved"``,
         ``"stop-at-goal"``, ``"width"``; see :class:`rankci.sequential.Monitor`).
     alpha : float, default 0.05
-    seed : int, default 0
+    order_seed : int, default 0
         Seed of :meth:`shuffle`.
     scorer : str, optional
         The scorer whose value is the score (default: the first one in each sample's scores).
@@ -91,7 +91,7 @@ class RankEarlyStopping:
         k: int | None = None,
         retire: str = "topk",
         alpha: float = 0.05,
-        seed: int = 0,
+        order_seed: int = 0,
         scorer: str | None = None,
         score_key: str | None = None,
         look_every: int = 1,
@@ -109,9 +109,9 @@ class RankEarlyStopping:
                 "the manager evaluates a fixed dataset in a shuffled order: sampling is 'finite' "
                 "and n_items is the number of samples"
             )
-        if not isinstance(seed, Integral) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        self.seed = int(seed)
+        if not isinstance(order_seed, Integral) or isinstance(order_seed, bool):
+            raise ValueError(f"order_seed must be an integer, got {order_seed!r}")
+        self.order_seed = int(order_seed)
         self.k = k
         self.retire = retire
         self.alpha = check_alpha(alpha)
@@ -164,7 +164,7 @@ class RankEarlyStopping:
         Uses the dataset's own ``shuffle(seed)`` (a uniformly random permutation). Every model's
         task must then present exactly this order.
         """
-        dataset.shuffle(seed=self.seed)
+        dataset.shuffle(seed=self.order_seed)
         self._prepared = [str(sample.id) for sample in dataset]
         if any(i == "None" for i in self._prepared) or len(set(self._prepared)) != len(dataset):
             raise ValueError("every sample needs a distinct id for early stopping")
@@ -332,7 +332,7 @@ class RankEarlyStopping:
 
     def _check_shuffled(self, task, order: list[str]) -> None:
         if self._prepared is not None and order == self._prepared:
-            self._shuffle_source = f"RankEarlyStopping.shuffle(seed={self.seed})"
+            self._shuffle_source = f"RankEarlyStopping.shuffle(order_seed={self.order_seed})"
             return
         seed = getattr(task.config, "sample_shuffle", None)
         if isinstance(seed, int) and not isinstance(seed, bool):

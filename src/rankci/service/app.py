@@ -62,7 +62,6 @@ def create_app(
     max_cells: int = DEFAULT_MAX_CELLS,
     max_boards: int = DEFAULT_MAX_BOARDS,
     auth_failures: int = 20,
-    create_token: str | None = None,
 ) -> FastAPI:
     """The application serving the boards stored in ``db`` (a SQLite path or PostgreSQL URL).
 
@@ -89,8 +88,6 @@ def create_app(
         Quotas: models x items per board, and boards per server.
     auth_failures : int, default 20
         Failed authentications per client address per minute before 429.
-    create_token : str, optional
-        The old name of ``admin_token``.
 
     Returns
     -------
@@ -117,7 +114,7 @@ def create_app(
     storage = db if isinstance(db, Storage) else open_storage(db)
     service = Service(
         storage,
-        admin_token or create_token,
+        admin_token,
         open_boards=open_boards,
         max_cells=max_cells,
         max_boards=max_boards,
