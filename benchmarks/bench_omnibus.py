@@ -81,7 +81,7 @@ def _mixed_case(kind: str, repeat: int, queue) -> None:
         seconds, model = _best(lambda: rankci.mixed_model(scores, tukey=False), repeat)
         extra = {}
     elif kind == "fit_model_by_cluster":
-        seconds, model = _best(lambda: rankci.mixed_model(scores, model_by_cluster=True), repeat)
+        seconds, model = _best(lambda: rankci.mixed_model(scores, random="model:cluster"), repeat)
         extra = {
             "variance_components": model.variance_components,
             "optimizer": model.notes["optimizer"],

@@ -19,7 +19,7 @@ C. binary scores from a logistic model with cluster and question effects (like L
    20 clusters x 20 questions, k = 5 (the oracle ``small`` design).
 D. as C plus a model x cluster interaction (sd 0.3 on the logit scale): models are equal on
    average over clusters, but not within the observed clusters. C and D also fit the mixed
-   model with ``(1|model:cluster)`` (``model_by_cluster=True``).
+   model with ``(1|model:cluster)`` (``random="model:cluster"``).
 E. Gaussian linear mixed model, 20 clusters x 10 questions, unbalanced (15 % of cells missing),
    true means (0, 0, 0.3, 0.3, 0.6) with ties: coverage of the mixed-model rank intervals.
 """
@@ -165,7 +165,7 @@ def mixed_scenario(rng, reps: int, make) -> dict:
             counts[f"{kind}_fwer"] += bool(table[f"significant_{kind}"].any())
         ranking = rankci.mixed_ranking(model)
         counts["rank_interval_noncoverage"] += bool(ranking.dominance.any())  # all ranks are 1
-        wide = rankci.mixed_model(scores, tukey=False, model_by_cluster=True)
+        wide = rankci.mixed_model(scores, tukey=False, random="model:cluster")
         counts["mixed_F_model_by_cluster"] += wide.model_test["p"] <= ALPHA
         counts["holm_fwer_model_by_cluster"] += wide.contrasts.p_holm.min() <= ALPHA
         counts["rank_interval_noncoverage_model_by_cluster"] += bool(

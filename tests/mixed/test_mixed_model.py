@@ -298,7 +298,7 @@ def test_structured_reml_equals_dense_reml(prompts, interaction):
     # every variance estimate is inside (0, inf) for these data
     frame, scores = tiny_data(2, prompts, 0.6 if interaction else 0.0)
     y, x, vs = dense_pieces(frame, prompts, interaction)
-    own = mixed_model(scores, model_by_cluster=interaction)
+    own = mixed_model(scores, random="model:cluster" if interaction else "cluster")
     assert own.formula.endswith("(1|prompt)") == prompts
     assert ("(1|model:cluster)" in own.formula) == interaction
     # the criterion at an arbitrary point
@@ -414,7 +414,7 @@ def test_prompt_term_and_json_contract():
     assert "MixedModel(" in repr(model)
     for table in ("emmeans", "contrasts", "fixed_effects", "variance_components"):
         assert len(model.to_frame(table)) > 0
-    no_prompt = mixed_model(scores, prompt=False, cluster=False)
+    no_prompt = mixed_model(scores, prompt=False, random="item")
     assert no_prompt.formula == "score ~ model + (1|item)"
 
 
@@ -456,3 +456,15 @@ def test_simultaneous_coverage_under_the_model():
     assert covered >= reps - 8  # binomial(60, 0.95): expected misses 3
     assert null_rejections <= 9
     assert stats.binom.cdf(null_rejections, reps, 0.05) > 0.001
+
+
+def test_random_names_the_one_choice_of_random_effects_and_refuses_others():
+    scores = tiny_data(2, False, 0.0)[1]
+    assert "(1|cluster)" in mixed_model(scores, random="cluster").formula
+    only_items = mixed_model(scores, random="item").formula
+    assert "(1|item)" in only_items and "cluster" not in only_items
+    assert "(1|model:cluster)" in mixed_model(scores, random="model:cluster").formula
+    with pytest.raises(ValueError, match="random"):
+        mixed_model(scores, random="bogus")
+    with pytest.raises(TypeError):  # the two booleans it replaced, before the first release
+        mixed_model(scores, cluster=False)

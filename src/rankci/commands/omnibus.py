@@ -50,10 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--posthoc", action="store_true", help="anova: Tukey HSD; friedman: Nemenyi (all pairs)"
     )
     group.add_argument(
-        "--model-by-cluster",
-        action="store_true",
-        help="mixed: add (1|model:cluster), so that contrasts generalise to new "
-        "clusters even when a model's advantage varies between clusters",
+        "--random",
+        choices=("cluster", "item", "model:cluster"),
+        default="cluster",
+        help="mixed: the random effects of items and clusters: cluster (default: "
+        "(1|cluster) + (1|cluster:item)), item ((1|item) only) or model:cluster (also "
+        "(1|model:cluster), so that contrasts generalise to new clusters even when a model's "
+        "advantage varies between clusters)",
     )
     group.add_argument(
         "--df",
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         model = mixed_model(
-            scores, df=args.df, alpha=args.alpha, model_by_cluster=args.model_by_cluster
+            scores, df=args.df, alpha=args.alpha, random=args.random
         )
         ranking = mixed_ranking(
             model,

@@ -61,8 +61,11 @@ from rankci.mixed.satterthwaite import satterthwaite_df, type3_test
 from rankci.ranking import Ranking
 
 DF_METHODS = ("satterthwaite", "asymptotic")
+#: the random effects of items and clusters (``mixed_model(random=)``): items only, items nested
+#: in random clusters, and a random model-by-cluster effect besides
+RANDOM_TERMS = ("cluster", "item", "model:cluster")
 
-__all__ = ["DF_METHODS", "MixedModel", "mixed_model", "mixed_ranking"]
+__all__ = ["DF_METHODS", "RANDOM_TERMS", "MixedModel", "mixed_model", "mixed_ranking"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -253,9 +256,8 @@ class MixedModel:
 def mixed_model(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
-    cluster: bool = True,
+    random: str = "cluster",
     prompt: bool = True,
-    model_by_cluster: bool = False,
     df: str = "satterthwaite",
     alpha: float = 0.05,
     tukey: bool = True,
@@ -268,18 +270,18 @@ def mixed_model(
     data : Scores, DataFrame or path
         Long per-item scores; every row is used (designs may be unbalanced, models may miss
         items). Scores need not lie in [0, 1] for this method when given as Scores.
-    cluster : bool, default True
-        Include ``(1|cluster)`` when the data have a cluster column with at least two clusters;
-        items are then nested in clusters (``(1|cluster:item)``). Without clusters the model is
-        ``score ~ model + (1|item)``.
+    random : {"cluster", "item", "model:cluster"}, default "cluster"
+        The random effects of items and clusters (:data:`RANDOM_TERMS`). ``"cluster"``:
+        ``(1|cluster) + (1|cluster:item)``, items nested in clusters, when the data have a cluster
+        column with at least two clusters (else ``(1|item)``, with a note). ``"item"``:
+        ``(1|item)`` only, clusters ignored. ``"model:cluster"``: also ``(1|model:cluster)``, each
+        model's advantage may differ from cluster to cluster. Random cluster and question
+        intercepts are shared by every model and cancel in contrasts, so without this term the
+        contrasts' standard errors ignore how consistently a model wins across clusters; with it,
+        they generalise to new clusters (see ``validation/README.md``, scenario D, and
+        ``docs/omnibus.md``).
     prompt : bool, default True
         Include ``(1|prompt)`` when the data have a prompt column with at least two variants.
-    model_by_cluster : bool, default False
-        Also include ``(1|model:cluster)``: each model's advantage may differ from cluster to
-        cluster. Random cluster and question intercepts are shared by every model and cancel in
-        contrasts, so without this term the contrasts' standard errors ignore how consistently a
-        model wins across clusters; with it, they generalise to new clusters (see
-        ``validation/README.md``, scenario D, and ``docs/omnibus.md``).
     df : {"satterthwaite", "asymptotic"}
         Degrees of freedom of t and F tests: Satterthwaite's (lmerTest's default) or infinite.
     alpha : float, default 0.05
@@ -315,6 +317,7 @@ def mixed_model(
     ['cluster', 'item', 'residual']
     """
     scores = as_scores(data)
+    check_choice("random", random, RANDOM_TERMS)
     check_choice("df", df, DF_METHODS)
     alpha = check_alpha(alpha)
     notes: dict = {}
@@ -322,7 +325,8 @@ def mixed_model(
     if np.ptp(y) == 0:
         raise ValueError("every score is the same, so there is no variance to decompose")
 
-    use_cluster = bool(cluster) and scores.clusters is not None
+    cluster = random != "item"
+    use_cluster = cluster and scores.clusters is not None
     if use_cluster and len(scores.clusters) < 2:
         use_cluster = False
         notes["cluster"] = "left out: only one cluster"
@@ -341,7 +345,7 @@ def mixed_model(
         scores.prompt_code if use_prompt else None,
         scores.n_models,
         len(scores.prompts) if use_prompt else 0,
-        model_by_cluster=bool(model_by_cluster) and use_cluster,
+        model_by_cluster=random == "model:cluster" and use_cluster,
     )
     if design.n_obs - design.n_fixed < 1:
         raise ValueError(
