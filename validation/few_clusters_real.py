@@ -25,9 +25,11 @@ pairs' one-sided tests, a pair certified "j > l" when Holm rejects "theta_j <= t
   "cluster")`` (``small_sample="auto"``: CR2 below 50 clusters; its clustered paired verdict).
   ``score_intervals`` is slow for thousands of draws (building ``Scores``), so the study computes
   the same formulas from the cluster sums and *checks them against score_intervals* on the first
-  ``--check`` draws of every cell and on every draw whose clusters are all one pool cluster
-  (where rankci's zero-variance rule matters); on those draws rankci's own result is used. The
-  mismatches are counted in the results (``rankci_check``) and must be 0.
+  40 draws of every cell; it also calls score_intervals on every draw where some pair's
+  difference is the same in every drawn cluster (always when one pool cluster is drawn G
+  times), because there the paired variance is rounding noise on which today's zero-variance
+  rule decides, and uses rankci's own result on all these draws. The mismatches on the other
+  checked draws are counted in the results (``rankci_check``) and must be 0.
 * ``CR2, absolute zero rule`` (verdict only): the same tests, but a pair whose difference is
   the same in every cluster (residual sums zero up to rounding on an absolute scale) gets
   p = 1, instead of today's ``var <= 1e-12 (S_jj + S_ll)`` (issue 25, item 1).
@@ -186,6 +188,11 @@ def analytic(sums: np.ndarray, sizes: np.ndarray) -> dict:
             pz = np.where(zero, 1.0, p)
             np.fill_diagonal(pz, np.nan)
             out[name]["pvalue_" + zero_name] = pz
+        # pairs whose difference is the same in every drawn cluster and not 0: their variance is
+        # rounding noise, on which today's relative rule decides
+        noisy = absolute_zero & (np.abs(estimate) > 0)
+        np.fill_diagonal(noisy, False)
+        out[name]["rounding_pairs"] = noisy
     return out
 
 
@@ -229,6 +236,7 @@ def run_cell(pool: dict, dataset: str, n_clusters: int, settings: dict, seed: in
     gstar = np.zeros(draws)
     gstar0 = np.zeros(draws)
     single = np.zeros(draws, bool)
+    rounding = np.zeros(draws, bool)
     checked = mismatch_interval = mismatch_verdict = single_differs = 0
     for r in range(draws):
         picks = rng.integers(n_pool, size=n_clusters)
@@ -240,6 +248,7 @@ def run_cell(pool: dict, dataset: str, n_clusters: int, settings: dict, seed: in
         single[r] = np.unique(picks).size == 1
         ref = analytic(sums, sizes)
         ref5 = analytic(sums[:, board], sizes)
+        rounding[r] = bool(ref["CR2"]["rounding_pairs"].any())
         intervals = {
             METHODS[0]: (ref["CR2"]["lower"], ref["CR2"]["upper"]),
             METHODS[2]: (ref["CR1"]["lower"], ref["CR1"]["upper"]),
@@ -249,7 +258,7 @@ def run_cell(pool: dict, dataset: str, n_clusters: int, settings: dict, seed: in
             out[METHODS[0]] = holm(res["CR2"]["pvalue_relative"], ALPHA)
             out[METHODS[1]] = holm(res["CR2"]["pvalue_absolute"], ALPHA)
             out[METHODS[2]] = holm(res["CR1"]["pvalue_absolute"], ALPHA)
-        if r < check or single[r]:
+        if r < check or rounding[r]:
             real = rankci_default(pool, picks)
             real5 = rankci_default(pool, picks, board)
             checked += 1
@@ -262,10 +271,11 @@ def run_cell(pool: dict, dataset: str, n_clusters: int, settings: dict, seed: in
             agree = np.array_equal(
                 closure(verdicts[METHODS[0]]), real["separated"]
             ) and np.array_equal(closure(verdicts5[METHODS[0]]), real5["separated"])
-            # with one pool cluster drawn G times the paired variances are rounding noise and
-            # today's relative rule (issue 25, item 1) decides on that noise: the formulas
-            # cannot reproduce it bit for bit, so rankci's own verdict is used there
-            if single[r]:
+            # when a pair's difference is the same in every drawn cluster (always so when one
+            # pool cluster is drawn G times) its variance is rounding noise and today's relative
+            # rule (issue 25, item 1) decides on that noise: the formulas cannot reproduce it bit
+            # for bit, so rankci's own verdict is used on every such draw
+            if rounding[r]:
                 single_differs += not agree
             else:
                 mismatch_verdict += not agree
@@ -313,7 +323,8 @@ def run_cell(pool: dict, dataset: str, n_clusters: int, settings: dict, seed: in
             "draws_checked": checked,
             "interval_mismatches": mismatch_interval,
             "verdict_mismatches": mismatch_verdict,
-            "one_pool_cluster_draws_where_rounding_differs": single_differs,
+            "rounding_draws": int(rounding.sum()),
+            "rounding_draws_where_the_formulas_differ": single_differs,
         },
         "coverage": {},
         "verdict": {},
