@@ -23,9 +23,11 @@ pairs' one-sided tests, a pair certified "j > l" when Holm rejects "theta_j <= t
 
 * ``CR2 + Satterthwaite (default)``: rankci's default, ``rankci.score_intervals(scores,
   "cluster")`` (``small_sample="auto"``: CR2 below 50 clusters; its clustered paired verdict).
-  ``score_intervals`` is slow for thousands of draws (building ``Scores``), so the study computes
-  the same formulas from the cluster sums and *checks them against score_intervals* on the first
-  40 draws of every cell; it also calls score_intervals on every draw where some pair's
+  From G = 50 clusters "auto" means no correction (HC0 with the normal quantile), and so does
+  this column. ``score_intervals`` is slow for thousands of draws (building ``Scores``), so the
+  study computes the same formulas from the cluster sums and *checks them against
+  score_intervals* on the first 40 draws of every cell; it also calls score_intervals on every
+  draw where some pair's
   difference is the same in every drawn cluster (always when one pool cluster is drawn G
   times), because there the paired variance is rounding noise on which today's zero-variance
   rule decides, and uses rankci's own result on all these draws. The mismatches on the other
@@ -59,6 +61,8 @@ Run:  nice -n 19 python validation/few_clusters_real.py     (1,000 draws per cel
       on one core; results/few_clusters_real.json)
       python validation/few_clusters_real.py --quick        (12 draws per cell, 199 bootstrap
       draws: seconds; results to a temporary folder, never over the recorded file)
+      python validation/few_clusters_real.py --clusters 20 30 50 --draws 500 --check 5 \
+          --out validation/results/few_clusters_real_large_g.json   (more clusters, same design)
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ METHODS = (
 INTERVAL_METHODS = tuple(m for m in METHODS if m != "CR2, absolute zero rule")
 ANALYTIC = METHODS[:3]
 BOARD = 5  # models of the sub-board verdict, drawn at random in every draw
+FEW_CLUSTERS = 50  # small_sample="auto" uses CR2 below this many clusters, plain HC0 (z) above
 GSTAR_BINS = (0.0, 2.0, 3.0, 5.0, np.inf)
 FULL = dict(draws=1000, reps=999, pair_reps=1999, check=40)
 QUICK = dict(draws=12, reps=199, pair_reps=399, check=1)
@@ -164,10 +169,11 @@ def analytic(sums: np.ndarray, sizes: np.ndarray) -> dict:
     mean = sums.sum(axis=0) / n
     resid = sums - sizes[:, None] * mean
     cr2 = (keep[:, None] * resid).T @ resid / n**2  # M x M CR2 covariance of the means
-    cr1 = g / (g - 1.0) * (resid.T @ resid) / n**2
+    hc0 = (resid.T @ resid) / n**2
+    cr1 = g / (g - 1.0) * hc0
     df2 = satterthwaite_df(sizes.astype(float))
     out = {}
-    for name, cov, df in (("CR2", cr2, df2), ("CR1", cr1, g - 1.0)):
+    for name, cov, df in (("CR2", cr2, df2), ("CR1", cr1, g - 1.0), ("HC0", hc0, np.inf)):
         se = np.sqrt(np.diag(cov))
         crit = special.stdtrit(df, 1 - ALPHA / 2)
         lower, upper = mean - crit * se, mean + crit * se
@@ -248,6 +254,8 @@ def run_cell(pool: dict, dataset: str, n_clusters: int, settings: dict, seed: in
         single[r] = np.unique(picks).size == 1
         ref = analytic(sums, sizes)
         ref5 = analytic(sums[:, board], sizes)
+        if n_clusters >= FEW_CLUSTERS:  # rankci's "auto": no small-sample correction from 50
+            ref["CR2"], ref5["CR2"] = ref["HC0"], ref5["HC0"]
         rounding[r] = bool(ref["CR2"]["rounding_pairs"].any())
         intervals = {
             METHODS[0]: (ref["CR2"]["lower"], ref["CR2"]["upper"]),
@@ -500,18 +508,31 @@ def main(argv=None) -> int:
                         help=f"{QUICK['draws']} draws per cell, {QUICK['reps']} bootstrap draws")
     parser.add_argument("--draws", type=int, help=f"draws per cell (default {FULL['draws']})")
     parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument("--clusters", type=int, nargs="+", default=list(CLUSTERS), metavar="G",
+                        help="numbers of clusters drawn (default %(default)s); a cell's seed "
+                        "depends only on the data set and G")
+    parser.add_argument("--check", type=int,
+                        help=f"draws per cell checked against score_intervals (default "
+                        f"{FULL['check']})")
     parser.add_argument("--out", help=f"JSON of the results (default {RESULTS}; with --quick a "
                         "temporary file)")
     args = parser.parse_args(argv)
+    if sorted(args.clusters) != list(CLUSTERS) and args.out is None and not args.quick:
+        parser.error("--clusters other than the default needs --out (the default file holds "
+                     "the full study)")
+    if min(args.clusters) < 2:
+        parser.error("--clusters: every G must be at least 2")
     settings = dict(QUICK if args.quick else FULL)
     if args.draws:
         settings["draws"] = args.draws
+    if args.check is not None:
+        settings["check"] = args.check
     start = time.perf_counter()
     pools = load_pools()
     cells, pooled = [], {}
     for d, (dataset, pool) in enumerate(pools.items()):
         raws = []
-        for n_clusters in CLUSTERS:
+        for n_clusters in sorted(args.clusters):
             cell, raw = run_cell(pool, dataset, n_clusters, settings,
                                  args.seed + 1000 * d + n_clusters)
             cells.append(cell)
