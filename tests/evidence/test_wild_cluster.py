@@ -1,0 +1,352 @@
+"""The wild cluster bootstrap-t (rankci.evidence.wild_cluster) against direct implementations.
+
+Oracles, none of them the code under test:
+
+* a loop-based WCR written from the textbook definition (Cameron, Gelbach and Miller 2008): for
+  every sign vector, the bootstrap sample item by item, the OLS fit on a constant, the residuals,
+  the cluster-robust variance by a loop over clusters, t*; on small cases (G = 4-8, every sign
+  vector enumerated) the p-values must agree to 1e-12;
+* statsmodels' OLS cluster-robust standard error (CR1) and a dense-matrix CR2
+  ``(I - H_gg)^{-1/2}`` computed by an eigendecomposition;
+* Carter, Schnepel and Steigerwald's G* computed from the regression matrices (as the R package
+  effClust does), for the mean;
+* validity: under a simulated null with exchangeable clusters the p-values are about uniform and
+  the intervals cover (Monte-Carlo tolerances, fixed seed).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+
+from rankci.evidence.wild_cluster import (
+    cluster_totals,
+    effective_clusters,
+    wild_cluster_means,
+    wild_cluster_pairs,
+    wild_weights,
+)
+
+WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
+
+
+# ---------------------------------------------------------------- the direct implementation
+
+
+def ols_constant_t(y, cluster, mu, se_type):
+    """t of ``mean(y) = mu`` with a cluster-robust SE, computed item by item and cluster by
+    cluster (X a column of ones)."""
+    n = len(y)
+    beta = sum(y) / n
+    resid = [yi - beta for yi in y]
+    labels = sorted(set(cluster))
+    g = len(labels)
+    meat = 0.0
+    for label in labels:
+        members = [i for i in range(n) if cluster[i] == label]
+        total = sum(resid[i] for i in members)
+        if se_type == "CR1":
+            meat += total**2
+        else:  # CR2: 1'(I - H_gg)^{-1/2} e_g with H_gg = J/n
+            meat += total**2 / (1.0 - len(members) / n)
+    factor = g / (g - 1.0) if se_type == "CR1" else 1.0
+    se = np.sqrt(factor * meat) / n
+    return (beta - mu) / se
+
+
+def reference_pvalue(y, cluster, mu, weights_list, se_type, side="two", enumerated=True):
+    """WCR p-value of ``theta = mu`` by the definition, looping over draws and items (over
+    random draws the observed statistic counts as one more draw)."""
+    labels = sorted(set(cluster))
+    t = ols_constant_t(y, cluster, mu, se_type)
+    count = 0
+    for w in weights_list:
+        weight = {label: w[i] for i, label in enumerate(labels)}
+        ystar = [mu + weight[c] * (yi - mu) for yi, c in zip(y, cluster)]
+        tstar = ols_constant_t(ystar, cluster, mu, se_type)
+        if side == "two":
+            count += abs(tstar) >= abs(t) * (1 - 1e-9)
+        else:
+            count += tstar >= t - 1e-9 * abs(t)
+    if enumerated:
+        return count / len(weights_list)
+    return (1 + count) / (len(weights_list) + 1)
+
+
+def design(seed, n_clusters, n_models=3):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 9, size=n_clusters)
+    cluster = np.repeat(np.arange(n_clusters), sizes)
+    effect = rng.normal(0, 0.15, size=(n_clusters, n_models))[cluster]
+    base = np.linspace(0.7, 0.4, n_models)
+    x = (rng.random((cluster.size, n_models)) < base + effect).astype(float)
+    return x, cluster
+
+
+# ---------------------------------------------------------------------------- the weights
+
+
+def test_rademacher_enumeration_lists_every_sign_vector_once():
+    w, enumerated = wild_weights(5, reps=999)
+    assert enumerated and w.shape == (32, 5)
+    assert len({tuple(row) for row in w.tolist()}) == 32
+    w, enumerated = wild_weights(10, reps=999, rng=1)
+    assert not enumerated and w.shape == (999, 10)
+    assert set(np.unique(w)) == {-1.0, 1.0}
+
+
+def test_webb_weights_have_mean_zero_variance_one_and_enumerate_when_few():
+    assert WEBB.mean() == pytest.approx(0.0, abs=1e-15)
+    assert (WEBB**2).mean() == pytest.approx(1.0, abs=1e-15)
+    w, enumerated = wild_weights(3, reps=999, weights="webb")
+    assert enumerated and w.shape == (216, 3)
+    w, enumerated = wild_weights(4, reps=999, weights="webb", rng=0)
+    assert not enumerated and np.isin(w, WEBB).all()
+
+
+# -------------------------------------------------------------------- against the loop code
+
+
+@pytest.mark.parametrize("n_clusters", [4, 5, 6, 8])
+@pytest.mark.parametrize("se_type", ["CR1", "CR2"])
+def test_mean_pvalues_equal_the_loop_based_wcr(n_clusters, se_type):
+    x, cluster = design(n_clusters, n_clusters)
+    sums, sizes = cluster_totals(x, cluster)
+    signs = list(itertools.product([-1.0, 1.0], repeat=n_clusters))
+    for mu in (0.45, 0.6):
+        res = wild_cluster_means(sums, sizes, null=mu, se=se_type)
+        assert res.enumerated and res.reps == 2**n_clusters
+        for m in range(x.shape[1]):
+            y, labels = x[:, m].tolist(), cluster.tolist()
+            expected = reference_pvalue(y, labels, mu, signs, se_type)
+            assert abs(res.pvalue[m] - expected) <= 1e-12
+            t = ols_constant_t(y, labels, mu, se_type)
+            assert res.statistic[m] == pytest.approx(t, rel=1e-12)
+
+
+def test_webb_pvalues_equal_the_loop_based_wcr_with_the_same_draws():
+    x, cluster = design(11, 4)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes, null=0.5, weights="webb", reps=300, rng=7)
+    w, enumerated = wild_weights(4, reps=300, weights="webb", rng=7)  # the same draws
+    assert not enumerated
+    for m in range(x.shape[1]):
+        expected = reference_pvalue(
+            x[:, m].tolist(), cluster.tolist(), 0.5, w, "CR1", enumerated=False
+        )
+        assert abs(res.pvalue[m] - expected) <= 1e-12
+
+
+@pytest.mark.parametrize("n_clusters", [4, 6, 7])
+@pytest.mark.parametrize("se_type", ["CR1", "CR2"])
+def test_pair_pvalues_equal_the_loop_based_wcr(n_clusters, se_type):
+    x, cluster = design(100 + n_clusters, n_clusters, n_models=4)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_pairs(sums, sizes, se=se_type)
+    signs = list(itertools.product([-1.0, 1.0], repeat=n_clusters))
+    for j, l in itertools.permutations(range(4), 2):
+        diff = (x[:, j] - x[:, l]).tolist()
+        expected = reference_pvalue(diff, cluster.tolist(), 0.0, signs, se_type, side="one")
+        assert abs(res.pvalue[j, l] - expected) <= 1e-12, (j, l)
+        t = ols_constant_t(diff, cluster.tolist(), 0.0, se_type)
+        assert res.statistic[j, l] == pytest.approx(t, rel=1e-12)
+    assert np.isnan(np.diag(res.pvalue)).all()
+
+
+def test_interval_bounds_are_where_the_loop_based_pvalue_crosses_alpha():
+    x, cluster = design(5, 8)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes, alpha=0.1, se="CR2")
+    signs = list(itertools.product([-1.0, 1.0], repeat=8))
+    for m in range(x.shape[1]):
+        y, labels = x[:, m].tolist(), cluster.tolist()
+        eps = 1e-7 * res.se[m]
+        for bound, outward in ((res.lower[m], -1.0), (res.upper[m], 1.0)):
+            assert np.isfinite(bound)
+            assert reference_pvalue(y, labels, bound + outward * eps, signs, "CR2") <= 0.1
+            assert reference_pvalue(y, labels, bound - outward * eps, signs, "CR2") > 0.1
+
+
+def test_sum_statistic_is_the_sign_flip_randomisation_test():
+    x, cluster = design(9, 6)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes, null=0.55, statistic="sum")
+    restricted = sums - sizes[:, None] * 0.55
+    signs = np.array(list(itertools.product([-1.0, 1.0], repeat=6)))
+    flipped = np.abs(signs @ restricted)
+    expected = (flipped >= np.abs(restricted.sum(axis=0)) * (1 - 1e-9)).mean(axis=0)
+    np.testing.assert_allclose(res.pvalue, expected, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------- the standard errors
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cr1_standard_error_matches_statsmodels(seed):
+    x, cluster = design(seed, 7)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes, reps=64)
+    pairs = wild_cluster_pairs(sums, sizes, reps=64)
+    ones = np.ones((x.shape[0], 1))
+    for m in range(x.shape[1]):
+        fit = sm.OLS(x[:, m], ones).fit(cov_type="cluster", cov_kwds={"groups": cluster})
+        assert res.se[m] == pytest.approx(float(fit.bse[0]), rel=1e-12)
+    for j, l in [(0, 1), (0, 2), (1, 2)]:
+        fit = sm.OLS(x[:, j] - x[:, l], ones).fit(cov_type="cluster", cov_kwds={"groups": cluster})
+        assert pairs.se[j, l] == pytest.approx(float(fit.bse[0]), rel=1e-12)
+
+
+def test_cr2_standard_error_matches_the_dense_bell_mccaffrey_formula():
+    x, cluster = design(4, 6)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes, se="CR2", reps=64)
+    n = x.shape[0]
+    for m in range(x.shape[1]):
+        e = x[:, m] - x[:, m].mean()
+        meat = 0.0
+        for g in np.unique(cluster):
+            idx = cluster == g
+            h = np.full((idx.sum(), idx.sum()), 1.0 / n)  # X_g (X'X)^-1 X_g'
+            vals, vecs = np.linalg.eigh(np.eye(idx.sum()) - h)
+            adj = vecs @ np.diag(vals**-0.5) @ vecs.T
+            meat += (np.ones(idx.sum()) @ adj @ e[idx]) ** 2
+        assert res.se[m] == pytest.approx(np.sqrt(meat) / n, rel=1e-12)
+
+
+# ---------------------------------------------------------------- effective clusters (CSS)
+
+
+def css_gstar(cluster, rho):
+    """G* from the regression matrices, as effClust computes it (X a column of ones)."""
+    x = np.ones((len(cluster), 1))
+    xtx_inv = np.linalg.inv(x.T @ x)
+    gammas = []
+    for g in np.unique(cluster):
+        xg = x[cluster == g]
+        independent = (xtx_inv @ xg.T @ xg @ xtx_inv)[0, 0]
+        u = np.ones((1, xg.shape[0])) @ xg
+        correlated = (xtx_inv @ u.T @ u @ xtx_inv)[0, 0]
+        gammas.append(rho * correlated + (1 - rho) * independent)
+    gammas = np.array(gammas)
+    big_gamma = ((len(gammas) - 1) / len(gammas)) * gammas.var(ddof=1) / gammas.mean() ** 2
+    return len(gammas) / (1 + big_gamma)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.3, 0.999, 1.0])
+def test_effective_clusters_matches_the_regression_definition(rho):
+    rng = np.random.default_rng(5)
+    cluster = np.repeat(np.arange(9), rng.integers(1, 60, size=9))
+    assert effective_clusters(cluster=cluster, rho=rho) == pytest.approx(
+        css_gstar(cluster, rho), rel=1e-12
+    )
+    sizes = np.bincount(cluster)
+    assert effective_clusters(sizes, rho=rho) == pytest.approx(css_gstar(cluster, rho), rel=1e-12)
+
+
+def test_effective_clusters_closed_forms_and_limits():
+    sizes = np.array([152, 1001, 149, 92, 84, 430, 165, 40, 675], float)
+    assert effective_clusters(sizes) == pytest.approx((sizes**2).sum() ** 2 / (sizes**4).sum())
+    assert effective_clusters(sizes, rho=0) == pytest.approx(sizes.sum() ** 2 / (sizes**2).sum())
+    assert effective_clusters([7, 7, 7, 7]) == pytest.approx(4.0)
+    assert effective_clusters([1000, 1, 1]) < 1.01
+    rows = effective_clusters(np.array([[5, 5], [1, 9]]))
+    assert rows.shape == (2,) and rows[0] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="rho"):
+        effective_clusters(sizes, rho=1.5)
+    with pytest.raises(ValueError, match="exactly one"):
+        effective_clusters()
+
+
+# ----------------------------------------------------------------- symmetry and refusals
+
+
+def test_reflection_and_translation_equivariance():
+    x, cluster = design(21, 7)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes, se="CR2")
+    flipped = wild_cluster_means(-sums, sizes, se="CR2")
+    np.testing.assert_allclose(flipped.lower, -res.upper, rtol=1e-9)
+    np.testing.assert_allclose(flipped.upper, -res.lower, rtol=1e-9)
+    shifted = wild_cluster_means(sums + 0.25 * sizes[:, None], sizes, se="CR2")
+    np.testing.assert_allclose(shifted.lower, res.lower + 0.25, atol=1e-9)
+    pairs = wild_cluster_pairs(sums, sizes)
+    swapped = wild_cluster_pairs(sums[:, ::-1], sizes)
+    np.testing.assert_array_equal(swapped.pvalue, pairs.pvalue[::-1, ::-1])
+
+
+def test_few_clusters_say_they_cannot():
+    x, cluster = design(2, 5)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_means(sums, sizes)
+    assert not res.bounded.any()
+    assert np.isneginf(res.lower).all() and np.isposinf(res.upper).all()
+    pairs = wild_cluster_pairs(sums, sizes)
+    off = ~np.eye(3, dtype=bool)
+    assert (pairs.pvalue[off] >= 1 / 32).all()  # one-sided: the all-ones vector reaches t
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        wild_cluster_means(sums[:1], sizes[:1])
+
+
+def test_identical_clusters_are_refused_not_certified():
+    # two copies of one cluster in which A scores 21/40 and B 20/40 (issue 25, item 1)
+    sums = np.array([[21.0, 20.0], [21.0, 20.0]])
+    sizes = np.array([40, 40])
+    res = wild_cluster_means(sums, sizes, null=0.5)
+    assert res.refused.all() and np.isnan(res.lower).all() and np.isnan(res.pvalue).all()
+    pairs = wild_cluster_pairs(sums, sizes, weights="webb")
+    assert pairs.refused[0, 1] and pairs.pvalue[0, 1] == 1.0 and pairs.pvalue[1, 0] == 1.0
+
+
+# --------------------------------------------------------------------------------- validity
+
+
+def test_null_pvalues_are_about_uniform_with_exchangeable_clusters():
+    """G = 8 exchangeable clusters (equal sizes, normal cluster and item effects): the WCR
+    p-values of the true mean are about uniform and the 90 % intervals cover about 90 %."""
+    rng = np.random.default_rng(20261202)
+    reps, g, size = 400, 8, 10
+    p_mean, p_pair, covered = [], [], []
+    for _ in range(reps):
+        cluster = np.repeat(np.arange(g), size)
+        x = rng.normal(0, 1, (g, 2))[cluster] + rng.normal(0, 1, (g * size, 2))
+        sums, sizes = cluster_totals(x, cluster)
+        res = wild_cluster_means(sums, sizes, null=0.0, alpha=0.1)
+        p_mean.append(res.pvalue[0])
+        covered.append((res.lower[0] <= 0.0) & (0.0 <= res.upper[0]))
+        p_pair.append(wild_cluster_pairs(sums, sizes).pvalue[0, 1])
+    p_mean, p_pair = np.array(p_mean), np.array(p_pair)
+    se = np.sqrt(0.1 * 0.9 / reps)  # 0.015
+    for p in (p_mean, p_pair):
+        for level in (0.1, 0.25, 0.5):
+            assert abs((p <= level).mean() - level) < 4 * np.sqrt(level * (1 - level) / reps)
+    assert abs(np.mean(covered) - 0.9) < 4 * se
+
+
+def test_pair_pvalues_in_both_directions_add_up():
+    """p(j > l) + p(l > j) = 1 + the share of draws tied with t; every sign vector that differs
+    from all-ones only on clusters with a zero difference reproduces t, so at least 2^z tie."""
+    x, cluster = design(31, 6, n_models=3)
+    sums, sizes = cluster_totals(x, cluster)
+    res = wild_cluster_pairs(sums, sizes)
+    for j, l in itertools.combinations(range(3), 2):
+        zero = int((sums[:, j] == sums[:, l]).sum())
+        excess = (res.pvalue[j, l] + res.pvalue[l, j] - 1.0) * res.reps
+        assert excess >= 2**zero - 1e-9
+
+
+def test_random_draw_pvalues_count_the_observed_statistic():
+    """Over random draws no p-value is 0: the smallest is 1/(B + 1) (Davison and Hinkley)."""
+    rng = np.random.default_rng(8)
+    cluster = np.repeat(np.arange(12), 6)
+    x = np.column_stack([np.ones(72), (rng.random(72) < 0.2).astype(float)])
+    sums, sizes = cluster_totals(x, cluster)
+    pairs = wild_cluster_pairs(sums, sizes, reps=99, rng=1)
+    assert not pairs.enumerated
+    assert pairs.pvalue[0, 1] == pytest.approx(1 / 100)
+    w, _ = wild_weights(12, reps=99, rng=1)
+    diff = (x[:, 1] - x[:, 0]).tolist()  # "1 better than 0"
+    expected = reference_pvalue(diff, cluster.tolist(), 0.0, w, "CR1", "one", enumerated=False)
+    assert abs(pairs.pvalue[1, 0] - expected) <= 1e-12
