@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.messages import early_stopping_note
-from rankci.commands.output import emit, to_json
-from rankci.commands.rank import add_option_arguments, command_record, given_options
+from rankci.commands.method_flags import add_option_arguments, given_options
+from rankci.commands.output import command_record, emit, to_json
 from rankci.commands.tables import markdown_table
 from rankci.formats import LOG_FORMATS
 from rankci.registry import TEST_REGISTRY

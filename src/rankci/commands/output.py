@@ -11,6 +11,7 @@ import sys
 
 __all__ = [
     "check_output_paths",
+    "command_record",
     "command_spec",
     "emit",
     "ranking_json",
@@ -91,3 +92,17 @@ def ranking_json(payload: dict) -> str:
     marker = "@@rankci-dominance-pairs@@"
     text = to_json({**payload, "dominance": marker})
     return text.replace(json.dumps(marker), json.dumps(dominance, allow_nan=False), 1)
+
+
+def command_record(payload: dict, args: argparse.Namespace) -> dict:
+    """A result's JSON with ``"spec"`` recording the command's own options as well.
+
+    For the commands whose result carries a :class:`~rankci.method.MethodSpec` beside options of
+    their own (benchmarks, check, plan): ``"spec"`` is the command's options, as for the
+    commands without a MethodSpec, and its ``"method"`` is the result's MethodSpec
+    (``MethodSpec.from_dict(payload["spec"]["method"])`` reads it back).
+    """
+
+    method = payload.get("spec")
+    record = {"command": getattr(args, "command", None), **command_spec(args), "method": method}
+    return {**payload, "spec": record}

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 from rankci._base import jsonable
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.output import emit, to_json
-from rankci.commands.rank import command_record
+from rankci.commands.output import command_record, emit, to_json
 from rankci.commands.tables import text_table
 
 if TYPE_CHECKING:

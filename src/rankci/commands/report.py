@@ -7,7 +7,7 @@ import sys
 
 from rankci.commands.flags import add_data_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.rank import add_method_arguments, method_options
+from rankci.commands.method_flags import add_method_arguments, method_options
 
 NAME = "report"
 HELP = "write a self-contained HTML report: leaderboard, rank intervals, tiers, plots, method"

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from rankci.commands.flags import add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
+from rankci.commands.method_flags import add_evidence_arguments, test_options
 from rankci.commands.output import emit, to_json
-from rankci.commands.rank import add_evidence_arguments, test_options
 from rankci.commands.tables import markdown_table, summary_lines, text_table
 
 if TYPE_CHECKING:
