@@ -37,6 +37,7 @@ _NAMES = {
     "means_covariance": "rankci.evidence.covariance",
     "MeansCovariance": "rankci.evidence.covariance",
     "MethodSpec": "rankci.method",
+    "MonitorSpec": "rankci.sequential.spec",
     "mixed_model": "rankci.mixed.model",
     "mixed_ranking": "rankci.mixed.model",
     "MixedModel": "rankci.mixed.model",
@@ -110,3 +111,4 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from rankci.method import MethodSpec
     from rankci.mixed.model import MixedModel, mixed_model, mixed_ranking
     from rankci.ranking import DominanceCycleError, Ranking, ranking_from_dominance
+    from rankci.sequential.spec import MonitorSpec
