@@ -185,23 +185,27 @@ def _omnibus_note(test: str, null: str, p: float, alpha: float, single_step: str
     )
 
 
-def _paired_se(y: np.ndarray) -> np.ndarray:
-    """``sd(y_j - y_l) / sqrt(n)`` for every pair j < l (``np.triu_indices`` order), from the
-    covariance matrix: ``var(y_j - y_l) = S_jj + S_ll - 2 S_jl``."""
-    n, k = y.shape
+def _paired_se_range(y: np.ndarray) -> tuple[float, float]:
+    """Smallest and largest ``sd(y_j - y_l) / sqrt(n)`` over the pairs j != l, from the
+    covariance matrix (one matrix product): ``var(y_j - y_l) = S_jj + S_ll - 2 S_jl``."""
+    n = y.shape[0]
     centred = y - y.mean(axis=0)
-    cov = centred.T @ centred / (n - 1.0)
-    j, l = np.triu_indices(k, 1)
-    var = np.diag(cov)[j] + np.diag(cov)[l] - 2.0 * cov[j, l]
-    return np.sqrt(np.maximum(var, 0.0) / n)
+    cov = centred.T @ centred
+    diag = np.diag(cov).copy()
+    cov *= -2.0
+    cov += diag[:, None]
+    cov += diag[None, :]
+    np.fill_diagonal(cov, np.nan)
+    scale = 1.0 / ((n - 1.0) * n)
+    low, high = np.nanmin(cov), np.nanmax(cov)
+    return float(np.sqrt(max(low, 0.0) * scale)), float(np.sqrt(max(high, 0.0) * scale))
 
 
 def _tukey_premises(anova, y: np.ndarray, alpha: float) -> tuple[dict, dict]:
     """Tukey's premises (sphericity, balance, one pooled SE) and the notes of those that fail."""
     n = anova.n_items
     pooled = float(np.sqrt(2.0 * anova.ms_error / n))
-    paired = _paired_se(y)
-    low, high = float(paired.min()), float(paired.max())
+    low, high = _paired_se_range(y)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = float(max(high / pooled, pooled / low)) if pooled > 0 else np.inf
     tested = bool(np.isfinite(anova.mauchly_p))
