@@ -67,8 +67,18 @@ RENAMED = {
 ADDED = {"spec", "freeze", "test_options"}
 
 #: Keys added inside a nested object: the mixed model's ranking (``rankci omnibus --method
-#: mixed``) now carries the MethodSpec it was made with, as every other ranking does (issue 24).
-ADDED_INSIDE = {("ranking", "spec")}
+#: mixed``) now carries the MethodSpec it was made with, as every other ranking does (issue 24);
+#: the post-hoc result (``rankci omnibus --posthoc``) records the omnibus test it follows
+#: (``omnibus_p``, ``omnibus_rejected``), its premises (Tukey: Mauchly's sphericity test, balance,
+#: the pooled SE beside the range of the paired SEs) and a note per failed premise (issue 25,
+#: item 6: Tukey ran on ChemBench with Mauchly's p < 1e-300 without a word).
+ADDED_INSIDE = {
+    ("ranking", "spec"),
+    ("posthoc", "omnibus_p"),
+    ("posthoc", "omnibus_rejected"),
+    ("posthoc", "premises"),
+    ("posthoc", "notes"),
+}
 
 
 def _expanded(payload: dict) -> dict:

@@ -59,7 +59,10 @@ def test_scores_by_cluster_and_small_sample(capsys):
 def test_scores_table_shows_both_verdicts(capsys):
     assert main(["scores", SMALL, "--method", "normal"]) == 0
     out = capsys.readouterr().out
-    assert "overlapping intervals ('statistically indistinguishable', conservative)" in out
+    overlap = (
+        "overlapping intervals ('statistically indistinguishable'; per pair, not simultaneous)"
+    )
+    assert overlap in out
     assert "paired verdict (paired t + Holm, simultaneous)" in out
     assert "m05 > m01" in out
     assert out.splitlines()[2].split()[:6] == ["model", "score", "se", "lower", "upper", "n"]

@@ -43,13 +43,17 @@ from rankci._base import jsonable
 from rankci.data import Scores, UnitScores
 from rankci.io import as_scores
 
-__all__ = ["Data", "Friedman", "RMAnova", "friedman", "rm_anova"]
+__all__ = ["Data", "Friedman", "RMAnova", "complete_units", "friedman", "rm_anova"]
 
 Data = Scores | UnitScores | pd.DataFrame | str | os.PathLike
 
 
-def _complete_units(data: Data) -> UnitScores:
-    """Items x models matrix of complete cases (item-level units)."""
+def complete_units(data: Data) -> UnitScores:
+    """Items x models matrix of complete cases (item-level units), as the omnibus tests use it.
+
+    The items not scored by every model are left out and counted in ``excluded``; a
+    :class:`UnitScores` is used as given (it must have no missing value).
+    """
     if isinstance(data, UnitScores):
         if np.isnan(data.values).any():
             raise ValueError(
@@ -279,7 +283,7 @@ def rm_anova(data: Data) -> RMAnova:
     >>> round(rm_anova(Scores.from_matrix(y)).F, 4)
     1.5556
     """
-    units = _complete_units(data)
+    units = complete_units(data)
     y = units.values
     n, k = y.shape
     grand = float(y.mean())
@@ -534,7 +538,7 @@ def friedman(data: Data) -> Friedman:
     >>> round(friedman(Scores.from_matrix(y)).chi2, 4)
     2.8
     """
-    units = _complete_units(data)
+    units = complete_units(data)
     y = units.values
     n, k = y.shape
     ranks, ties = _row_ranks(y)

@@ -247,7 +247,35 @@ def _posthoc_text(p, full: bool = False) -> str:
         "smallest adjusted p-value first",
         full,
     )
-    return "\n".join([f"{name} (alpha = {p.alpha:g})", *body, p.guarantee])
+    return "\n".join([f"{name} (alpha = {p.alpha:g})", *_premise_lines(p), *body, p.guarantee])
+
+
+def _premise_lines(p) -> list[str]:
+    """The omnibus result and the premises of a post-hoc procedure, with a note per failure."""
+    from rankci.analyses.posthoc import INSTEAD
+
+    omnibus = p.notes.get("omnibus")
+    lines = [f"{omnibus[0].upper()}{omnibus[1:]}."] if omnibus else []
+    pre = p.premises
+    if p.procedure == "tukey":
+        sph = pre["sphericity"]
+        mauchly = (
+            f"Mauchly W = {sph['W']:.4g}, p {_p(sph['p'])}"
+            if sph["holds"] is not None
+            else "Mauchly's test not defined"
+        )
+        lines.append(
+            f"Premises: sphericity ({mauchly}); balance ({pre['balance']}); pooled SE of a "
+            f"difference {pre['pooled_se']:.4g}, paired SEs {pre['paired_se_min']:.4g} to "
+            f"{pre['paired_se_max']:.4g}"
+        )
+    elif "exchangeability" in pre:
+        lines.append(f"Premises: exchangeable ranks ({pre['exchangeability']})")
+    failed = [text for key, text in p.notes.items() if key != "omnibus"]
+    lines += [f"Note: {text}." for text in failed]
+    if failed:
+        lines.append(f"Note: {INSTEAD}.")
+    return lines
 
 
 def _mixed_text(model, ranking, full: bool = False) -> str:

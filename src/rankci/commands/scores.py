@@ -197,7 +197,8 @@ def _block(result: ScoreIntervals, title: str | None) -> str:
     n_pairs = result.n_models * (result.n_models - 1) // 2
     overlapping = result.indistinguishable()
     lines.append(
-        f"overlapping intervals ('statistically indistinguishable', conservative): "
+        f"overlapping intervals ('statistically indistinguishable'; per pair, not "
+        f"simultaneous): "
         f"{len(overlapping)} of {n_pairs} pairs"
     )
     if result.n_models <= LIST_LIMIT:
