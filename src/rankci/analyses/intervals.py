@@ -255,7 +255,7 @@ def degenerate_reasons(
             advice = (
                 "use method='clopper-pearson'"
                 if value in (0.0, 1.0)
-                else "their spread is no evidence of it; more units are needed"
+                else "more units are needed"
             )
             reasons[j] = f"all {column.size} scores are {value:g}: {claim}; {advice}"
         else:
@@ -688,8 +688,13 @@ def build_intervals(
     verdict: bool,
     cluster: np.ndarray | None,
     small_sample: bool | str,
+    warn: bool = True,
 ) -> ScoreIntervals:
-    """Wrap interval arrays (and optionally the paired verdict) into a :class:`ScoreIntervals`."""
+    """Wrap interval arrays (and optionally the paired verdict) into a :class:`ScoreIntervals`.
+
+    ``warn=False`` leaves the warning on zero-width intervals to the caller (subscores gives
+    one for all clusters).
+    """
     pairwise, separated, summary = None, None, {}
     if verdict:
         pairwise, separated, summary = paired_verdict(units, alpha, cluster, small_sample)
@@ -699,8 +704,9 @@ def build_intervals(
     degenerate = {
         model: str(reason) for model, reason in zip(units.models, reasons, strict=True) if reason
     }
-    if degenerate:
-        _warn_degenerate(degenerate, method, units.cluster)
+    if degenerate and warn:
+        which = [(model, units.cluster) for model in degenerate]
+        warn_degenerate(which, method, next(iter(degenerate.values())))
     return ScoreIntervals(
         models=units.models,
         score=arrays["score"],
@@ -723,13 +729,15 @@ def build_intervals(
     )
 
 
-def _warn_degenerate(degenerate: dict, method: str, cluster: str | None) -> None:
-    where = f" in cluster {cluster!r}" if cluster is not None else ""
-    names = ", ".join(list(degenerate)[:5]) + (", ..." if len(degenerate) > 5 else "")
-    first = next(iter(degenerate.values()))
+def warn_degenerate(
+    which: list[tuple[str, str | None]], method: str, reason: str, stacklevel: int = 4
+) -> None:
+    """One :class:`RankciWarning` for the zero-width intervals ``which`` ((model, cluster or
+    None) pairs), with the first one's ``reason``."""
+    names = [m if c is None else f"{m} in cluster {c!r}" for m, c in which]
+    listed = ", ".join(names[:5]) + (f", ... ({len(names) - 5} more)" if len(names) > 5 else "")
     warnings.warn(
-        f"{len(degenerate)} model(s){where} have a zero-width {method} interval ({names}); "
-        f"{first}",
+        f"{len(names)} zero-width {method} interval(s) ({listed}); the first: {reason}",
         RankciWarning,
-        stacklevel=4,
+        stacklevel=stacklevel,
     )

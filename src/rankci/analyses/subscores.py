@@ -32,6 +32,7 @@ from rankci.analyses.intervals import (
     interval_arrays,
     resampling_options,
     resolve_method,
+    warn_degenerate,
 )
 from rankci.data import MISSING, Scores, UnitScores
 from rankci.evidence.covariance import unit_clusters
@@ -158,9 +159,11 @@ def subscores(
     Examples
     --------
     >>> import rankci
-    >>> sub = subscores(rankci.datasets.load_chembench(), "normal", verdict=False)
+    >>> sub = subscores(rankci.datasets.load_chembench(), verdict=False)
     >>> sub.to_frame().columns.tolist()
     ['cluster', 'model', 'score', 'se', 'lower', 'upper', 'n']
+    >>> sub.within_method                   # ChemBench's scores are 0/1
+    'clopper-pearson'
     """
     scores = as_scores(data)
     check_choice("method", method, METHODS)
@@ -199,8 +202,12 @@ def subscores(
         )
         arrays = interval_arrays(values, within, alpha, reps=reps, generator=generator, unit=unit)
         results[scores.clusters[code]] = build_intervals(
-            part, arrays, within, alpha, dict(options), verdict, None, False
+            part, arrays, within, alpha, dict(options), verdict, None, False, warn=False
         )
+    flat = [(m, c) for c, part in results.items() for m in part.degenerate]
+    if flat:
+        first = results[flat[0][1]].degenerate[flat[0][0]]
+        warn_degenerate(flat, within, first, stacklevel=3)
     return SubScores(
         intervals=results,
         method=method,
