@@ -47,6 +47,7 @@ def test_zero_of_25_is_flagged_degenerate_in_the_result(method):
     assert result.degenerate["none"].startswith("all 25 scores are 0: ")
     assert result.degenerate["all"].startswith("all 25 scores are 1: ")
     assert "use method='clopper-pearson'" in result.degenerate["none"]
+    assert "2 interval(s) have zero width" in result.guarantee
     assert result.to_dict()["degenerate"] == {
         "all": result.degenerate["all"],
         "none": result.degenerate["none"],
@@ -87,6 +88,7 @@ def test_intervals_with_width_are_not_flagged():
         for method in ("normal", "bootstrap", "bca", "wilson", "clopper-pearson"):
             result = score_intervals(rankci.Scores.from_matrix(x), method, rng=1, verdict=False)
             assert result.degenerate == {} and result.to_dict()["degenerate"] == {}
+            assert "zero width" not in result.guarantee
 
 
 # ---------------------------------------------------------------------- the oracle

@@ -472,7 +472,10 @@ class ScoreIntervals:
             f"ScoreIntervals({self.n_models} models, method={self.method!r}, "
             f"alpha={self.alpha:g}, n_units={self.n_units})"
         )
-        return head + "\n" + self.to_frame().head(10).to_string(index=False)
+        text = head + "\n" + self.to_frame().head(10).to_string(index=False)
+        if self.degenerate:
+            text += "\ndegenerate (zero-width): " + ", ".join(self._degenerate_in_order())
+        return text
 
     def _repr_html_(self) -> str:
         """Jupyter: the table and the guarantee in one sentence."""
@@ -487,7 +490,14 @@ class ScoreIntervals:
 
 
 # ---------------------------------------------------------------------- the public function
-def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, options: dict) -> str:
+def _guarantee(
+    method: str,
+    alpha: float,
+    unit: str,
+    verdict: dict | None,
+    options: dict,
+    n_degenerate: int = 0,
+) -> str:
     how = {
         "normal": "normal approximation with independent units",
         "cluster": "normal approximation with a cluster-robust standard error (clusters "
@@ -532,6 +542,11 @@ def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, optio
             f" The method is {method} ({options['method_rule']}): "
             + ("every score is 0 or 1." if method in BINOMIAL_METHODS else
                "the scores are not all 0 or 1.")
+        )
+    if n_degenerate:
+        text += (
+            f" {n_degenerate} interval(s) have zero width (listed in degenerate): they claim a "
+            "certainty the data do not support and do not hold this coverage."
         )
     if verdict is not None:
         text += (
@@ -721,7 +736,9 @@ def build_intervals(
         n_units=units.n_units,
         options=options,
         excluded=dict(units.excluded),
-        guarantee=_guarantee(method, alpha, units.unit, summary if verdict else None, options),
+        guarantee=_guarantee(
+            method, alpha, units.unit, summary if verdict else None, options, len(degenerate)
+        ),
         verdict=pairwise,
         separated=separated,
         verdict_procedure=summary,
