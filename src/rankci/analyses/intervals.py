@@ -164,13 +164,11 @@ def interval_arrays(
     z = special.ndtri(1.0 - alpha / 2.0)
     if method in BINOMIAL_METHODS:
         check_binary(values, method, unit)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            se = np.sqrt((residuals**2).sum(axis=0) / (n * (n - 1.0)))
+        se = _mean_se(residuals, n)  # reported as for normal; the interval is not mean +- z se
         k = np.where(np.isfinite(values), values, 0.0).sum(axis=0)
         lower, upper = binomial_interval(np.where(n > 0, k, 0.0), np.maximum(n, 1), method, alpha)
     elif method == "normal":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            se = np.sqrt((residuals**2).sum(axis=0) / (n * (n - 1.0)))
+        se = _mean_se(residuals, n)
         lower, upper = mean - z * se, mean + z * se
     elif method == "cluster":
         grouped = grouped_residuals(values, cluster, small_sample)
@@ -221,6 +219,12 @@ def interval_arrays(
         "n": n.astype(np.int64),
         "degenerate": degenerate_reasons(values, lower, upper, method),
     }
+
+
+def _mean_se(residuals: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``sqrt(sum_i e_ij^2 / (n_j (n_j - 1)))``: the standard error of each column's mean."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt((residuals**2).sum(axis=0) / (n * (n - 1.0)))
 
 
 def degenerate_reasons(
