@@ -35,8 +35,11 @@ COMMANDS = {
                                              "wilcoxon"],
     # `rankci scores` defaulted to --missing pairwise before; the default is now the one rule of
     # every command (complete), so the old default is given explicitly
+    # ... and its method defaulted to the percentile bootstrap, which gives 0/n and n/n correct
+    # a zero-width interval; the default is now "auto" (Clopper-Pearson on 0/1 scores such as
+    # ChemBench's, issue 25), so the old default method is given explicitly too
     "scores_chembench.json": ["scores", "chembench.parquet", "--seed", "1", "--missing",
-                              "pairwise"],
+                              "pairwise", "--method", "bootstrap"],
     # ... and applied no small-sample correction to clustered intervals (now CR2 below 50
     # clusters), so that old default is given explicitly too
     "scores_mmlu_pro_cluster.json": ["scores", "mmlu_pro.parquet", "--method", "cluster",
@@ -63,8 +66,10 @@ RENAMED = {
 #: monitor's record of whether settled pairs were frozen (issue 18; with the shortcut
 #: certifier on ChemBench every look is the same as before, which this test checks), and the
 #: options of the t test (issue 16: ``exact_bound_n``, the exact floor for few units; every
-#: result records the options it used).
-ADDED = {"spec", "freeze", "test_options"}
+#: result records the options it used), and the models whose score interval has zero width
+#: (``rankci scores``' ``degenerate``, issue 25: such an interval claims a certainty the data do
+#: not support, so every result says which, {} when none).
+ADDED = {"spec", "freeze", "test_options", "degenerate"}
 
 #: Keys added inside a nested object: the mixed model's ranking (``rankci omnibus --method
 #: mixed``) now carries the MethodSpec it was made with, as every other ranking does (issue 24);

@@ -40,7 +40,7 @@ from rankci._base import (
 )
 from rankci.analyses.intervals import (
     CLUSTER_METHODS,
-    METHODS,
+    SPREAD_METHODS,
     ScoreIntervals,
     build_intervals,
     interval_arrays,
@@ -274,7 +274,10 @@ def composite_scores(
         Column names (found by alias when not given, as :func:`rankci.read_scores`).
     method, alpha, reps, rng, small_sample, missing, verdict
         As :func:`rankci.analyses.intervals.score_intervals`. Items are resampled jointly across
-        models and dimensions; the cluster methods need a cluster column.
+        models and dimensions; the cluster methods need a cluster column. The method is one of
+        ``"bootstrap"`` (default), ``"bca"``, ``"normal"``, ``"cluster"``, ``"cluster-bootstrap"``:
+        a weighted composite is no count of 0/1 successes, so the binomial methods (and
+        ``"auto"``) are not offered.
     bounds : (float, float) or None, default None
         Allowed range of every dimension's scores (None: any finite score).
 
@@ -298,7 +301,7 @@ def composite_scores(
     >>> result.composite.to_frame()[["model", "score"]].round(3).values.tolist()
     [['a', 0.75], ['b', 0.7]]
     """
-    check_choice("method", method, METHODS)
+    check_choice("method", method, SPREAD_METHODS)
     alpha = check_alpha(alpha)
     check_choice("missing", missing, MISSING)
     reps = check_positive_int(reps, "reps", minimum=2)

@@ -1,4 +1,5 @@
-"""Per-model score intervals: normal, clustered (Miller), bootstrap (percentile, BCa, cluster).
+"""Per-model score intervals: normal, clustered (Miller), bootstrap (percentile, BCa, cluster),
+and the binomial intervals of 0/1 scores (Wilson, Clopper-Pearson).
 
 A model's leaderboard score is its mean over units (items by default); its interval says where the
 mean over the population of such items lies. Methods (``x_ij`` = unit i's score for model j,
@@ -18,7 +19,21 @@ bootstrap          percentile interval of the means of ``reps`` resamples of the
                    (default; 1,000 resamples, as in the source)
 bca                bias-corrected and accelerated interval from the same resamples
 cluster-bootstrap  percentile interval from resampling whole clusters
+wilson             0/1 scores only: the Wilson score interval of ``k_j`` successes in ``n_j``
+                   (:func:`rankci.analyses.binomial.wilson_interval`)
+clopper-pearson    0/1 scores only: the Clopper-Pearson ("exact") interval
+                   (:func:`rankci.analyses.binomial.clopper_pearson_interval`); coverage
+                   >= 1 - alpha at every p and n
+auto               (default) ``clopper-pearson`` when every unit score is 0 or 1, ``bootstrap``
+                   otherwise; the method used is ``ScoreIntervals.method``
 =================  ===========================================================================
+
+An interval of zero width (normal, bootstrap or BCa when a model's scores are all equal, 0/n
+or n/n correct for 0/1 scores) claims a certainty the data do not support: such a model is
+named in ``ScoreIntervals.degenerate`` with the reason, and a :class:`RankciWarning` says so.
+The binomial intervals never have zero width (validation/binary_intervals.py: Clopper-Pearson
+covers >= 0.95 at every n = 10..100 and every p, the normal and bootstrap intervals fall to 0
+at the boundary).
 
 Every interval is marginal (each model on its own at level ``1 - alpha``). Beside them,
 :class:`ScoreIntervals` carries two verdicts on pairs: the source's "statistically
@@ -56,6 +71,7 @@ from rankci._base import (
     jsonable,
     seeded_generator,
 )
+from rankci.analyses.binomial import BINOMIAL_METHODS, binomial_interval
 from rankci.analyses.verdicts import paired_verdict
 from rankci.data import MISSING, UNITS, Scores, UnitScores
 from rankci.evidence import bootstrap as boot
@@ -72,16 +88,57 @@ from rankci.evidence.covariance import (
 from rankci.evidence.pairwise import Pairwise
 from rankci.io import as_scores
 
-METHODS = ("normal", "cluster", "bootstrap", "bca", "cluster-bootstrap")
+#: the methods computed from the spread of the scores (any bounded scores)
+SPREAD_METHODS = ("normal", "cluster", "bootstrap", "bca", "cluster-bootstrap")
+#: every method of :func:`score_intervals` ("auto" first: the default)
+METHODS = ("auto", *SPREAD_METHODS, *BINOMIAL_METHODS)
 CLUSTER_METHODS = ("cluster", "cluster-bootstrap")
+#: what method="auto" stands for, recorded in ``options["method_rule"]``
+AUTO_RULE = "auto: clopper-pearson when every score is 0 or 1, bootstrap otherwise"
 
 __all__ = [
+    "AUTO_RULE",
     "METHODS",
     "MeansCovariance",
     "ScoreIntervals",
     "means_covariance",
+    "resolve_method",
     "score_intervals",
 ]
+
+
+def resolve_method(method: str, binary: bool) -> str:
+    """The method ``method`` stands for: ``"auto"`` is ``"clopper-pearson"`` on 0/1 scores
+    (valid at the boundary, validation/binary_intervals.py) and ``"bootstrap"`` otherwise.
+
+    Examples
+    --------
+    >>> resolve_method("auto", True), resolve_method("auto", False), resolve_method("bca", True)
+    ('clopper-pearson', 'bootstrap', 'bca')
+    """
+    check_choice("method", method, METHODS)
+    if method != "auto":
+        return method
+    return "clopper-pearson" if binary else "bootstrap"
+
+
+def check_binary(values: np.ndarray, method: str, unit: str | None = None) -> None:
+    """Refuse scores other than 0 and 1 for a binomial ``method``, saying what to use instead."""
+    finite = values[np.isfinite(values)]
+    other = finite[(finite != 0) & (finite != 1)]
+    if other.size == 0:
+        return
+    units = f"{unit} " if unit else ""
+    hint = (
+        f"; {unit} units are means of their items: unit='item' keeps them 0/1"
+        if unit in ("cluster", "prompt")
+        else ""
+    )
+    raise ValueError(
+        f"method={method!r} is an interval for 0/1 scores (k of n correct), but {other.size} "
+        f"{units}scores are not 0 or 1 (e.g. {float(other[0]):g}): use method='normal' or "
+        f"'bootstrap' for these scores{hint}"
+    )
 
 
 # ---------------------------------------------------------------------- interval arithmetic
@@ -94,17 +151,24 @@ def interval_arrays(
     generator: np.random.Generator | None = None,
     cluster: np.ndarray | None = None,
     small_sample: bool | str = False,
+    unit: str | None = None,
 ) -> dict:
-    """score, se, lower, upper and n of every column of a units x columns matrix.
+    """score, se, lower, upper, n and degenerate of every column of a units x columns matrix.
 
     The engine behind :func:`score_intervals`, :func:`subscores` and the composite scores:
-    ``cluster`` holds each row's cluster code for the cluster methods.
+    ``cluster`` holds each row's cluster code for the cluster methods; ``unit`` names the units
+    in messages. ``degenerate`` holds, per column, the reason its interval has zero width
+    ("" when it has not; :func:`degenerate_reasons`).
     """
     mean, residuals, n = centred(values)
     z = special.ndtri(1.0 - alpha / 2.0)
-    if method == "normal":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            se = np.sqrt((residuals**2).sum(axis=0) / (n * (n - 1.0)))
+    if method in BINOMIAL_METHODS:
+        check_binary(values, method, unit)
+        se = _mean_se(residuals, n)  # reported as for normal; the interval is not mean +- z se
+        k = np.where(np.isfinite(values), values, 0.0).sum(axis=0)
+        lower, upper = binomial_interval(np.where(n > 0, k, 0.0), np.maximum(n, 1), method, alpha)
+    elif method == "normal":
+        se = _mean_se(residuals, n)
         lower, upper = mean - z * se, mean + z * se
     elif method == "cluster":
         grouped = grouped_residuals(values, cluster, small_sample)
@@ -143,13 +207,67 @@ def interval_arrays(
                 stacklevel=3,
             )
             few = few | flat
+    # one 0/1 score is a binomial trial: its interval exists (and is wide)
+    no_interval = (n < 1) if method in BINOMIAL_METHODS else few
+    lower = np.where(no_interval, np.nan, lower)
+    upper = np.where(no_interval, np.nan, upper)
     return {
         "score": mean,
         "se": np.where(few, np.nan, se),
-        "lower": np.where(few, np.nan, lower),
-        "upper": np.where(few, np.nan, upper),
+        "lower": lower,
+        "upper": upper,
         "n": n.astype(np.int64),
+        "degenerate": degenerate_reasons(values, lower, upper, method),
     }
+
+
+def _mean_se(residuals: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``sqrt(sum_i e_ij^2 / (n_j (n_j - 1)))``: the standard error of each column's mean."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt((residuals**2).sum(axis=0) / (n * (n - 1.0)))
+
+
+def degenerate_reasons(
+    values: np.ndarray, lower: np.ndarray, upper: np.ndarray, method: str
+) -> np.ndarray:
+    """Per column, why its interval has zero width ("" when it has width or is not given).
+
+    Zero width is ``upper - lower <= 1e-12 * max(1, max |score|)`` (the rounding of a mean of
+    equal scores, not a spread). It happens to the normal, bootstrap and BCa intervals when a
+    column's scores are all equal (0/n or n/n correct for 0/1 scores), and to a bootstrap with
+    too few resamples; the reason says which, and what to use instead.
+
+    Examples
+    --------
+    >>> x = np.array([[0.0, 1.0], [0.0, 0.0], [0.0, 1.0]])
+    >>> degenerate_reasons(x, np.array([0.0, 0.1]), np.array([0.0, 0.9]), "normal").tolist()[1]
+    ''
+    >>> reason = degenerate_reasons(x, np.zeros(2), np.array([0.0, 0.9]), "normal")[0]
+    >>> reason.split(": ")[0], reason.endswith("use method='clopper-pearson'")
+    ('all 3 scores are 0', True)
+    """
+    finite = np.isfinite(values)
+    scale = max(1.0, float(np.nanmax(np.abs(values), initial=0.0, where=finite)))
+    with np.errstate(invalid="ignore"):
+        flat = np.isfinite(lower) & np.isfinite(upper) & (upper - lower <= 1e-12 * scale)
+    reasons = np.full(values.shape[1], "", dtype=object)
+    claim = "a zero-width interval claims certainty the data do not support"
+    for j in np.flatnonzero(flat):
+        column = values[finite[:, j], j]
+        if column.size and np.all(column == column[0]):
+            value = float(column[0])
+            advice = (
+                "use method='clopper-pearson'"
+                if value in (0.0, 1.0)
+                else "more units are needed"
+            )
+            reasons[j] = f"all {column.size} scores are {value:g}: {claim}; {advice}"
+        else:
+            reasons[j] = (
+                f"the {method} interval has zero width although the {column.size} scores vary: "
+                f"{claim}; use more resamples (reps) or method='normal'"
+            )
+    return reasons
 
 
 def _check_cluster_bootstrap(n_clusters: int) -> None:
@@ -183,7 +301,8 @@ class ScoreIntervals:
     n : ndarray (M,) of int
         Units behind each model's score.
     method : str
-        One of :data:`METHODS`.
+        The method used: one of :data:`METHODS` other than ``"auto"`` (which becomes
+        ``"clopper-pearson"`` or ``"bootstrap"``, with ``options["method_rule"]``).
     alpha : float
         Each interval has nominal coverage ``1 - alpha`` (marginal, one model at a time).
     unit, missing : str
@@ -200,6 +319,9 @@ class ScoreIntervals:
         ordered pairs (transitively closed).
     verdict_procedure : dict
         How the paired verdict was made (``test``, ``multiplicity``, ``description``, ...).
+    degenerate : dict
+        Model -> why its interval has zero width (empty when none has): such an interval
+        claims a certainty the data do not support.
     """
 
     models: tuple[str, ...]
@@ -219,6 +341,7 @@ class ScoreIntervals:
     verdict: Pairwise | None = None
     separated: np.ndarray | None = None
     verdict_procedure: dict = field(default_factory=dict)
+    degenerate: dict = field(default_factory=dict)
 
     @property
     def n_models(self) -> int:
@@ -313,6 +436,14 @@ class ScoreIntervals:
             )
         return frame
 
+    def _degenerate_in_order(self) -> dict:
+        """:attr:`degenerate`, best score first."""
+        return {
+            self.models[j]: self.degenerate[self.models[j]]
+            for j in self.order()
+            if self.models[j] in self.degenerate
+        }
+
     def to_dict(self) -> dict:
         """JSON-safe; the schema of ``rankci scores --format json``."""
         rows = [
@@ -328,6 +459,7 @@ class ScoreIntervals:
             "options": jsonable(self.options),
             "models": rows,
             "indistinguishable": [list(p) for p in self.indistinguishable()],
+            "degenerate": self._degenerate_in_order(),
         }
         if self.separated is not None:
             out["paired"] = {
@@ -344,7 +476,10 @@ class ScoreIntervals:
             f"ScoreIntervals({self.n_models} models, method={self.method!r}, "
             f"alpha={self.alpha:g}, n_units={self.n_units})"
         )
-        return head + "\n" + self.to_frame().head(10).to_string(index=False)
+        text = head + "\n" + self.to_frame().head(10).to_string(index=False)
+        if self.degenerate:
+            text += "\ndegenerate (zero-width): " + ", ".join(self._degenerate_in_order())
+        return text
 
     def _repr_html_(self) -> str:
         """Jupyter: the table and the guarantee in one sentence."""
@@ -359,7 +494,14 @@ class ScoreIntervals:
 
 
 # ---------------------------------------------------------------------- the public function
-def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, options: dict) -> str:
+def _guarantee(
+    method: str,
+    alpha: float,
+    unit: str,
+    verdict: dict | None,
+    options: dict,
+    n_degenerate: int = 0,
+) -> str:
     how = {
         "normal": "normal approximation with independent units",
         "cluster": "normal approximation with a cluster-robust standard error (clusters "
@@ -367,14 +509,18 @@ def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, optio
         "bootstrap": "bootstrap percentile interval, units resampled independently",
         "bca": "bootstrap BCa interval, units resampled independently",
         "cluster-bootstrap": "percentile interval from resampling whole clusters",
+        "wilson": "Wilson score interval of k of n 0/1 scores, units independent",
+        "clopper-pearson": "Clopper-Pearson exact binomial interval of k of n 0/1 scores, "
+        "units independent",
     }[method]
+    level = "at least" if method == "clopper-pearson" else "about"
     scope = (
         "new questions from new clusters"
         if method in CLUSTER_METHODS
         else (f"new {unit}s like these" if unit != "observation" else "the observed evaluation set")
     )
     text = (
-        f"Each interval covers its model's mean score over {scope} with probability about "
+        f"Each interval covers its model's mean score over {scope} with probability {level} "
         f"{1 - alpha:.0%} ({how}); the intervals are marginal, one model at a time. Overlapping "
         "intervals ('indistinguishable') are a conservative screen, not a test."
     )
@@ -395,6 +541,17 @@ def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, optio
             f" With only {options['n_clusters']} clusters the percentile cluster bootstrap "
             "tends to under-cover; method='cluster' with small_sample='cr2' is safer."
         )
+    if options.get("method_rule"):
+        text += (
+            f" The method is {method} ({options['method_rule']}): "
+            + ("every score is 0 or 1." if method in BINOMIAL_METHODS else
+               "the scores are not all 0 or 1.")
+        )
+    if n_degenerate:
+        text += (
+            f" {n_degenerate} interval(s) have zero width (listed in degenerate): they claim a "
+            "certainty the data do not support and do not hold this coverage."
+        )
     if verdict is not None:
         text += (
             f" Paired verdict: with probability at least {1 - alpha:.0%}, every separated pair "
@@ -406,7 +563,7 @@ def _guarantee(method: str, alpha: float, unit: str, verdict: dict | None, optio
 
 def score_intervals(
     data: Scores | pd.DataFrame | str | os.PathLike,
-    method: str = "bootstrap",
+    method: str = "auto",
     *,
     alpha: float = 0.05,
     reps: int = 1000,
@@ -421,8 +578,13 @@ def score_intervals(
     Parameters
     ----------
     data : Scores, DataFrame or path
-    method : {"bootstrap", "bca", "normal", "cluster", "cluster-bootstrap"}
-        See the module docstring; ``"bootstrap"`` is the percentile bootstrap (default).
+    method : {"auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", "wilson", \
+"clopper-pearson"}
+        See the module docstring. ``"auto"`` (default): ``"clopper-pearson"`` when every unit
+        score is 0 or 1 (the only one of these whose coverage stays >= 1 - alpha at 0/n and n/n,
+        validation/binary_intervals.py), ``"bootstrap"`` (the percentile bootstrap) otherwise.
+        ``"wilson"`` and ``"clopper-pearson"`` refuse scores other than 0 and 1; as binomial
+        intervals of independent units they have no clustered form.
     alpha : float, default 0.05
         Each interval has nominal coverage ``1 - alpha``; the paired verdict controls the
         family-wise error over all ordered pairs at ``alpha``.
@@ -440,7 +602,8 @@ def score_intervals(
         clustered paired verdict of both cluster methods uses the same correction. One cluster
         is refused by both cluster methods.
     unit : {"item", "observation", "cluster", "prompt"}
-        Units of analysis; the cluster methods need item or observation units.
+        Units of analysis; the cluster methods need item or observation units, the binomial
+        methods 0/1 unit scores (item or observation units of 0/1 data).
     missing : {"complete", "pairwise"}, default "complete"
         ``"complete"``: only units scored by every model (the default everywhere in rankci, as
         in :func:`rankci.rank`, so every interval is about the same items as the ranking).
@@ -452,11 +615,15 @@ def score_intervals(
     Returns
     -------
     ScoreIntervals
+        Its ``degenerate`` names every model whose interval has zero width, with the reason
+        (a :class:`RankciWarning` too).
 
     References
     ----------
     Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
     evaluations. arXiv:2411.00640.
+    Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or fiducial limits
+    illustrated in the case of the binomial. Biometrika 26(4), 404-413.
     Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall,
     New York.
     Cameron, A. C. and Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
@@ -469,6 +636,20 @@ def score_intervals(
     >>> result = score_intervals(scores, "normal")
     >>> result.to_frame().columns.tolist()
     ['model', 'score', 'se', 'lower', 'upper', 'n']
+    >>> import numpy as np
+    >>> x = np.column_stack([np.zeros(25), np.r_[np.ones(12), np.zeros(13)]])
+    >>> two = rankci.Scores.from_matrix(x, models=["none", "half"])
+    >>> auto = score_intervals(two, verdict=False)
+    >>> auto.method, auto.options["method_rule"].split(":")[0], auto.degenerate
+    ('clopper-pearson', 'auto', {})
+    >>> auto.to_frame().round(4).values.tolist()[1][3:5]      # 0/25: [0, 1 - 0.025^(1/25)]
+    [0.0, 0.1372]
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     normal = score_intervals(two, "normal", verdict=False)
+    >>> print(normal.degenerate["none"].split(":")[0])
+    all 25 scores are 0
     """
     scores = as_scores(data)
     check_choice("method", method, METHODS)
@@ -479,6 +660,8 @@ def score_intervals(
     small_sample = small_sample_mode(small_sample)
     seed, generator = seeded_generator(rng)
     units = scores.units(unit, missing)
+    rule = AUTO_RULE if method == "auto" else None
+    method = resolve_method(method, units.binary)
     clustered = method in CLUSTER_METHODS
     cluster = unit_clusters(scores, units) if clustered else None
     arrays = interval_arrays(
@@ -489,8 +672,11 @@ def score_intervals(
         generator=generator,
         cluster=cluster,
         small_sample=small_sample,
+        unit=unit,
     )
     options = _options(method, reps, seed, small_sample, cluster)
+    if rule:
+        options["method_rule"] = rule
     return build_intervals(units, arrays, method, alpha, options, verdict, cluster, small_sample)
 
 
@@ -521,11 +707,25 @@ def build_intervals(
     verdict: bool,
     cluster: np.ndarray | None,
     small_sample: bool | str,
+    warn: bool = True,
 ) -> ScoreIntervals:
-    """Wrap interval arrays (and optionally the paired verdict) into a :class:`ScoreIntervals`."""
+    """Wrap interval arrays (and optionally the paired verdict) into a :class:`ScoreIntervals`.
+
+    ``warn=False`` leaves the warning on zero-width intervals to the caller (subscores gives
+    one for all clusters).
+    """
     pairwise, separated, summary = None, None, {}
     if verdict:
         pairwise, separated, summary = paired_verdict(units, alpha, cluster, small_sample)
+    reasons = arrays.get("degenerate")
+    if reasons is None:
+        reasons = [""] * len(units.models)
+    degenerate = {
+        model: str(reason) for model, reason in zip(units.models, reasons, strict=True) if reason
+    }
+    if degenerate and warn:
+        which = [(model, units.cluster) for model in degenerate]
+        warn_degenerate(which, method, next(iter(degenerate.values())))
     return ScoreIntervals(
         models=units.models,
         score=arrays["score"],
@@ -540,8 +740,25 @@ def build_intervals(
         n_units=units.n_units,
         options=options,
         excluded=dict(units.excluded),
-        guarantee=_guarantee(method, alpha, units.unit, summary if verdict else None, options),
+        guarantee=_guarantee(
+            method, alpha, units.unit, summary if verdict else None, options, len(degenerate)
+        ),
         verdict=pairwise,
         separated=separated,
         verdict_procedure=summary,
+        degenerate=degenerate,
+    )
+
+
+def warn_degenerate(
+    which: list[tuple[str, str | None]], method: str, reason: str, stacklevel: int = 4
+) -> None:
+    """One :class:`RankciWarning` for the zero-width intervals ``which`` ((model, cluster or
+    None) pairs), with the first one's ``reason``."""
+    names = [m if c is None else f"{m} in cluster {c!r}" for m, c in which]
+    listed = ", ".join(names[:5]) + (f", ... ({len(names) - 5} more)" if len(names) > 5 else "")
+    warnings.warn(
+        f"{len(names)} zero-width {method} interval(s) ({listed}); the first: {reason}",
+        RankciWarning,
+        stacklevel=stacklevel,
     )

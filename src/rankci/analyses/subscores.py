@@ -3,7 +3,8 @@
 The source's advice for models that the overall leaderboard cannot separate: "use the per-task-
 category subscores to see if one model has a specific strength in your task family". Within a
 cluster the units (items) are the independent draws, so the cluster methods fall back to their
-item-level counterparts (``cluster`` -> ``normal``, ``cluster-bootstrap`` -> ``bootstrap``); the
+item-level counterparts (``cluster`` -> ``normal``, ``cluster-bootstrap`` -> ``bootstrap``), and
+``auto`` is the method it stands for on the whole data (``clopper-pearson`` on 0/1 scores); the
 result records the method actually used. Each cluster's intervals, overlap flags and paired verdict
 hold at level alpha for that cluster on its own (no correction across clusters).
 """
@@ -24,11 +25,14 @@ from rankci._base import (
     seeded_generator,
 )
 from rankci.analyses.intervals import (
+    AUTO_RULE,
     METHODS,
     ScoreIntervals,
     build_intervals,
     interval_arrays,
     resampling_options,
+    resolve_method,
+    warn_degenerate,
 )
 from rankci.data import MISSING, Scores, UnitScores
 from rankci.evidence.covariance import unit_clusters
@@ -40,6 +44,8 @@ WITHIN_CLUSTER = {
     "bootstrap": "bootstrap",
     "bca": "bca",
     "cluster-bootstrap": "bootstrap",
+    "wilson": "wilson",
+    "clopper-pearson": "clopper-pearson",
 }
 SUBSCORE_UNITS = ("item", "observation")
 
@@ -102,7 +108,7 @@ class SubScores:
 
 def subscores(
     data: Scores | pd.DataFrame | str | os.PathLike,
-    method: str = "bootstrap",
+    method: str = "auto",
     *,
     alpha: float = 0.05,
     reps: int = 1000,
@@ -121,9 +127,11 @@ def subscores(
     ----------
     data : Scores, DataFrame or path
         Scores with a cluster column.
-    method : {"bootstrap", "bca", "normal", "cluster", "cluster-bootstrap"}
+    method : {"auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", "wilson", \
+"clopper-pearson"}
         As in :func:`score_intervals`; within a cluster ``cluster`` falls back to ``normal`` and
-        ``cluster-bootstrap`` to ``bootstrap``.
+        ``cluster-bootstrap`` to ``bootstrap``; ``"auto"`` (default) is ``"clopper-pearson"``
+        when every score is 0 or 1 and ``"bootstrap"`` otherwise.
     alpha : float, default 0.05
         Each interval (and each cluster's paired verdict) holds at level ``alpha`` for its cluster.
     reps : int, default 1000
@@ -151,9 +159,11 @@ def subscores(
     Examples
     --------
     >>> import rankci
-    >>> sub = subscores(rankci.datasets.load_chembench(), "normal", verdict=False)
+    >>> sub = subscores(rankci.datasets.load_chembench(), verdict=False)
     >>> sub.to_frame().columns.tolist()
     ['cluster', 'model', 'score', 'se', 'lower', 'upper', 'n']
+    >>> sub.within_method                   # ChemBench's scores are 0/1
+    'clopper-pearson'
     """
     scores = as_scores(data)
     check_choice("method", method, METHODS)
@@ -166,13 +176,15 @@ def subscores(
             "per-cluster subscores need a cluster column (subject, category, task, ...)"
         )
     seed, generator = seeded_generator(rng)
-    within = WITHIN_CLUSTER[method]
     units = scores.units(unit, missing)
+    within = WITHIN_CLUSTER[resolve_method(method, units.binary)]
     codes = unit_clusters(scores, units)
     labels = np.asarray(units.labels, dtype=object)
     options: dict = {}
     if within in ("bootstrap", "bca"):
         options = resampling_options(reps, seed)
+    if method == "auto":
+        options["method_rule"] = AUTO_RULE
     results: dict[str, ScoreIntervals] = {}
     for code in np.unique(codes):
         rows = codes == code
@@ -188,10 +200,14 @@ def subscores(
             binary=bool(np.all((finite == 0) | (finite == 1))),
             cluster=scores.clusters[code],
         )
-        arrays = interval_arrays(values, within, alpha, reps=reps, generator=generator)
+        arrays = interval_arrays(values, within, alpha, reps=reps, generator=generator, unit=unit)
         results[scores.clusters[code]] = build_intervals(
-            part, arrays, within, alpha, dict(options), verdict, None, False
+            part, arrays, within, alpha, dict(options), verdict, None, False, warn=False
         )
+    flat = [(m, c) for c, part in results.items() for m in part.degenerate]
+    if flat:
+        first = results[flat[0][1]].degenerate[flat[0][0]]
+        warn_degenerate(flat, within, first, stacklevel=3)
     return SubScores(
         intervals=results,
         method=method,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.messages import early_stopping_note
+from rankci.commands.messages import cli_message, early_stopping_note
 from rankci.commands.output import emit, to_json
 from rankci.commands.tables import text_table
 from rankci.method import UNITS
@@ -23,7 +23,8 @@ HELP = "each model's score with a confidence interval, overlap flags and the pai
 OUTPUT_FORMATS = ("table", "json", "csv")
 #: the interval methods (rankci.analyses.intervals.METHODS; tests/commands/test_startup.py
 #: checks that the two agree)
-METHODS = ("normal", "cluster", "bootstrap", "bca", "cluster-bootstrap")
+METHODS = ("auto", "normal", "cluster", "bootstrap", "bca", "cluster-bootstrap", "wilson",
+           "clopper-pearson")  # fmt: skip
 LIST_LIMIT = 12  # list the flagged pairs by name up to this many models
 
 _METHOD_WORDS = {
@@ -32,6 +33,8 @@ _METHOD_WORDS = {
     "bootstrap": "bootstrap percentile interval",
     "bca": "bootstrap BCa interval",
     "cluster-bootstrap": "cluster bootstrap percentile interval",
+    "wilson": "Wilson score interval",
+    "clopper-pearson": "Clopper-Pearson exact binomial interval",
 }
 
 
@@ -40,9 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("method")
     group.add_argument(
         "--method",
-        default="bootstrap",
+        default="auto",
         choices=METHODS,
-        help="interval method (default: bootstrap, the percentile bootstrap)",
+        help="interval method (default: auto, clopper-pearson when every score is 0 or 1, the "
+        "percentile bootstrap otherwise; wilson and clopper-pearson need 0/1 scores)",
     )
     group.add_argument("--reps", type=int, default=1000, help="bootstrap resamples (default 1000)")
     group.add_argument(
@@ -114,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     )
     small_sample = args.small_sample
     result = score_intervals(scores, args.method, small_sample=small_sample, **common)
-    by_cluster = subscores(scores, args.method, **common) if args.by_cluster else None
+    # the method auto chose for the whole data holds within every cluster too
+    by_cluster = subscores(scores, result.method, **common) if args.by_cluster else None
     stopped = scores.notes.get("early_stopped")
     emit(render(result, by_cluster, args.format, args, early_stopped=stopped), args)
     return 0
@@ -161,6 +166,11 @@ def render(
 def _summary(result: ScoreIntervals) -> str:
     words = _METHOD_WORDS[result.method]
     options = result.options
+    if options.get("method_rule"):
+        words += " (--method auto: " + (
+            "every score is 0 or 1)" if result.method == "clopper-pearson"
+            else "the scores are not all 0 or 1)"
+        )
     if "reps" in options:
         seed = f", seed {options['seed']}" if options.get("seed") is not None else ""
         words += f" ({options['reps']} resamples{seed})"
@@ -211,4 +221,16 @@ def _block(result: ScoreIntervals, title: str | None) -> str:
         )
         if result.n_models <= LIST_LIMIT:
             lines.append("  " + _pair_words(separated, ">"))
+    lines += _degenerate_lines(result)
     return "\n".join(lines)
+
+
+def _degenerate_lines(result: ScoreIntervals) -> list[str]:
+    """One line per model whose interval has zero width, with the reason in flag words."""
+    degenerate = result.degenerate
+    if not degenerate:
+        return []
+    lines = [f"degenerate (zero-width) intervals: {len(degenerate)} of {result.n_models} models"]
+    names = [result.models[j] for j in result.order() if result.models[j] in degenerate]
+    lines += [f"  {model}: {cli_message(degenerate[model])}" for model in names]
+    return lines

@@ -377,6 +377,20 @@ def monitor_section(run) -> Section:
 _NOT_COMPUTABLE = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
+def _degenerate_note(degenerate: dict | None) -> str:
+    """A note naming the models whose score interval has zero width, with the reason."""
+    if not degenerate:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(model)}: {html.escape(reason)}</li>"
+        for model, reason in degenerate.items()
+    )
+    return (
+        f'<p class="note">{len(degenerate)} degenerate (zero-width) interval(s):</p>'
+        f'<ul class="note">{items}</ul>'
+    )
+
+
 def _not_computed(title: str, anchor: str, error: BaseException) -> Section:
     """A section that could not be computed: one line saying why."""
     reason = " ".join(str(error).split()) or type(error).__name__
@@ -439,7 +453,7 @@ def build_report(
     title: str = "Leaderboard with rank intervals",
     k: int | None = None,
     by_cluster: bool = True,
-    score_intervals="bootstrap",
+    score_intervals="auto",
     omnibus: bool = True,
     monitor=None,
     sections: Sequence[Section] = (),
@@ -457,9 +471,11 @@ def build_report(
         Report top-k status.
     by_cluster : bool, default True
         Add per-cluster rank intervals when the data have clusters.
-    score_intervals : str, ScoreIntervals or None, default "bootstrap"
-        A method of :func:`rankci.score_intervals` (computed with ``rng``), a result with
+    score_intervals : str, ScoreIntervals or None, default "auto"
+        A method of :func:`rankci.score_intervals` (computed with ``rng``; ``"auto"`` is
+        Clopper-Pearson on 0/1 scores, the percentile bootstrap otherwise), a result with
         ``to_frame()`` (model, score, lower, upper), or None to leave score intervals out.
+        Zero-width (degenerate) intervals are named under the plot.
     omnibus : bool, default True
         Add the repeated-measures ANOVA, Friedman test and mixed-model variance components.
     monitor : MonitorRun, dict or None
@@ -522,7 +538,8 @@ def build_report(
                 "Score intervals",
                 figure_html(
                     plots.plot_score_intervals(score_intervals.to_frame()), "score intervals"
-                ),
+                )
+                + _degenerate_note(getattr(score_intervals, "degenerate", None)),
                 "score-intervals",
             )
         )
