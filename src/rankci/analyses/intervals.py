@@ -37,9 +37,10 @@ at the boundary).
 
 Every interval is marginal (each model on its own at level ``1 - alpha``). Beside them,
 :class:`ScoreIntervals` carries two verdicts on pairs: the source's "statistically
-indistinguishable" flag (the two intervals overlap; a conservative heuristic, see docs/scores.md)
-and the paired verdict: one-sided paired tests of every ordered pair with Holm's procedure at
-``alpha`` (paired t from :func:`rankci.pairwise_tests`; for the cluster methods, Miller's
+indistinguishable" flag (the two intervals overlap; conservative for one pair at a time, but not a
+simultaneous statement: non-overlap can separate pairs that the paired verdict does not certify,
+see docs/scores.md) and the paired verdict: one-sided paired tests of every ordered pair with
+Holm's procedure at ``alpha`` (paired t from :func:`rankci.pairwise_tests`; for the cluster methods, Miller's
 clustered paired z, ``var(mean_j - mean_l) = S_jj + S_ll - 2 S_jl`` from the cluster-robust
 covariance), whose separated pairs hold simultaneously with probability >= 1 - alpha.
 
@@ -381,7 +382,7 @@ class ScoreIntervals:
         return self._listed(mask & (position[:, None] < position[None, :]))
 
     def indistinguishable(self) -> list[tuple[str, str]]:
-        """Pairs whose intervals overlap, higher score first (the source's flag; conservative)."""
+        """Pairs whose intervals overlap, higher score first (the source's per-pair flag)."""
         return self._pairs(self.overlap)
 
     def separated_pairs(self) -> list[tuple[str, str]]:
@@ -522,7 +523,8 @@ def _guarantee(
     text = (
         f"Each interval covers its model's mean score over {scope} with probability {level} "
         f"{1 - alpha:.0%} ({how}); the intervals are marginal, one model at a time. Overlapping "
-        "intervals ('indistinguishable') are a conservative screen, not a test."
+        "intervals ('indistinguishable') are a screen of one pair at a time, not a simultaneous "
+        "test: non-overlap can separate pairs that the paired verdict does not certify."
     )
     few = options.get("n_clusters", 10**9) < FEW_CLUSTERS
     if method == "cluster" and few and options.get("small_sample") == "none":
