@@ -119,9 +119,10 @@ def _pair_statistics(
 
     A zero variance is never evidence (:func:`rankci.evidence.moments.variance_is_zero` on
     ``s_jl**2`` against the scores' ``width``, by default that of the means): its null draws
-    are all 0, so any positive statistic would exceed the critical value. Such a pair's statistic is NaN (never rejected),
-    except where ``exact_ok`` (from the data: the pair's exact bound, Hoeffding's, is below the
-    Bonferroni threshold of the family) lets it stand at ``+-inf``.
+    are all 0, so any positive statistic would exceed the critical value. Such a pair's
+    statistic is NaN (never rejected), except where ``exact_ok`` (from the data: the pair's
+    exact bound, Hoeffding's, is below the Bonferroni threshold of the family) lets it stand at
+    ``+-inf``.
     """
     var_j = np.diag(cov)
     var = np.maximum(var_j[:, None] + var_j[None, :] - 2.0 * cov, 0.0)
