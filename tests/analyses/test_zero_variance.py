@@ -185,3 +185,17 @@ def test_max_t_with_two_clusters_certifies_nothing_and_says_so():
     with pytest.warns(RankciWarning, match="two clusters never certify anything"):
         certification = certify_maxt(units, groups=np.repeat([0, 1], 40))
     assert not certification.ranking().dominance.any()
+
+
+# ---------------------------------------------------------------------- the overall of benchmarks
+@pytest.mark.parametrize("test", ["t", "z"])
+def test_the_overall_table_takes_no_evidence_from_a_zero_variance(test):
+    """Two benchmarks of 3 clusters, A 21/40 and B 20/40 in every cluster, cluster units."""
+    data = {"b1": _scores(3), "b2": _scores(3, shift=3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        result = rankci.rank_benchmarks(data, unit="cluster", test=test, exact_bound_n=0)
+    overall = result.overall.pairwise
+    j, l = overall.models.index("A"), overall.models.index("B")
+    assert overall.pvalue[j, l] == 1.0  # a zero variance is no evidence
+    assert not result.overall.dominance.any()
