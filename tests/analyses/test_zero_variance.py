@@ -141,6 +141,13 @@ def test_t_and_z_use_the_absolute_rule(test):
     assert pairwise.pvalue[0, 1] > 0.5
 
 
+def test_yuen_uses_the_absolute_rule():
+    rng = np.random.default_rng(0)
+    x = np.array([0.5, 0.4]) + 1e-10 * rng.standard_normal((50, 2))
+    pairwise = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units(), "yuen")
+    assert pairwise.pvalue[0, 1] == 1.0  # was 7e-263: t ~ 1e9 from a spread of 1e-10
+
+
 def test_the_bootstrap_test_takes_no_evidence_from_a_zero_variance():
     units = _scores(3).units("cluster")  # three cluster means: 0.525 and 0.5 in each
     pairwise = rankci.pairwise_tests(units, "bootstrap", reps=999, rng=0)
