@@ -86,6 +86,7 @@ from rankci.evidence.covariance import (
     small_sample_mode,
     unit_clusters,
 )
+from rankci.evidence.moments import score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise
 from rankci.io import as_scores
 
@@ -196,8 +197,16 @@ def interval_arrays(
             lower, upper = boot.percentile_bounds(draws, alpha)
     few = n < 2
     if method in CLUSTER_METHODS:
-        # a zero spread across few clusters is no certainty (issue 16): no interval from it
-        flat = ~few & (np.asarray(upper) - np.asarray(lower) <= 1e-12)
+        # a zero spread across few clusters is no certainty (issue 16): no interval from it;
+        # zero is decided by the one absolute rule (moments.variance_is_zero), on the variance
+        # of the mean or on the interval's half-width
+        width = score_width(values)
+        half = (np.asarray(upper) - np.asarray(lower)) / 2.0
+        with np.errstate(invalid="ignore"):
+            flat = ~few & (
+                variance_is_zero(np.asarray(se, dtype=float) ** 2, width)
+                | variance_is_zero(half**2, width)
+            )
         if flat.any():
             warnings.warn(
                 f"{int(flat.sum())} model(s) have the same mean in every cluster sampled, so the "

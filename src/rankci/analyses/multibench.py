@@ -44,6 +44,7 @@ from scipy import special
 from rankci._base import check_choice, jsonable
 from rankci.certify.holm import PROCEDURES, reject
 from rankci.data import Scores
+from rankci.evidence.moments import score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
 from rankci.io import read_scores, read_table
 from rankci.leaderboard import resolve_spec
@@ -245,11 +246,11 @@ def rank_benchmarks(
         )
 
     pairwise: dict[str, Pairwise] = {}
-    spread: dict[str, np.ndarray] = {}
+    widths: dict[str, float] = {}
     for name, scores in parts.items():
         units = scores.units(unit, missing)
         pairwise[name] = pairwise_tests(units, test, delta=delta, rng=rng, **test_options)
-        spread[name] = _column_variance(units.values)
+        widths[name] = score_width(units.values)
 
     excluded: dict = {}
     weight_of: dict[str, float] = {}
@@ -257,7 +258,9 @@ def rank_benchmarks(
         if len(parts) < 2:
             raise ValueError("an overall table needs at least two benchmarks (or overall=False)")
         weight_of = _weights(weights, pairwise)
-        combined, left_out = _combine(pairwise, spread, weight_of, delta, test == "z")
+        combined, left_out = _combine(
+            pairwise, weight_of, delta, test == "z", widths=widths
+        )
         if left_out:
             excluded["models_not_in_every_benchmark"] = left_out
         pairwise[OVERALL] = combined
@@ -390,26 +393,24 @@ def _weights(weights, pairwise: dict[str, Pairwise]) -> dict[str, float]:
     return {n: float(w) for n, w in zip(names, raw)}
 
 
-def _column_variance(x: np.ndarray) -> np.ndarray:
-    """Each column's sample variance over its finite cells (0 with fewer than two)."""
-    finite = np.isfinite(x)
-    count = finite.sum(axis=0)
-    mean = np.where(count > 0, np.nansum(x, axis=0) / np.maximum(count, 1), 0.0)
-    squares = np.where(finite, (x - mean) ** 2, 0.0).sum(axis=0)
-    return np.where(count > 1, squares / np.maximum(count - 1, 1), 0.0)
-
-
 def _weights_text(weights: dict) -> str:
     return ", ".join(f"{name} {w:.3g}" for name, w in weights.items())
 
 
 # ---------------------------------------------------------------------- overall
-def _combine(pairwise: dict, spread: dict, weights: dict, delta: float, normal: bool):
+def _combine(
+    pairwise: dict,
+    weights: dict,
+    delta: float,
+    normal: bool,
+    widths: dict | None = None,
+):
     """The stratified overall test for every ordered pair of the models in every benchmark.
 
-    ``spread[b]`` is each model's unit-score variance in benchmark b: a pair whose combined
-    variance is below 1e-12 of ``sum_b w_b^2 (var_j + var_l) / n_b`` counts as having none, as in
-    :func:`rankci.pairwise_tests` (its statistic is then +-inf, or 0 at the margin).
+    A pair whose combined variance ``sum_b w_b^2 se_b^2`` is zero by the one absolute
+    rule (:func:`rankci.evidence.moments.variance_is_zero`, with ``R = sqrt(sum_b w_b^2 R_b^2)``
+    from the benchmarks' score widths ``widths[b]``, 1 where not given) has no evidence: its
+    statistic is +-inf (or 0 at the margin) and its p-value 1.
     """
     names = list(pairwise)
     first = pairwise[names[0]]
@@ -424,7 +425,6 @@ def _combine(pairwise: dict, spread: dict, weights: dict, delta: float, normal: 
     m = len(common)
     estimate = np.zeros((m, m))
     variance = np.zeros((m, m))
-    scale = np.zeros((m, m))
     satterthwaite = np.zeros((m, m))
     n = np.zeros((m, m), dtype=np.int64)
     score = np.zeros(m)
@@ -437,14 +437,14 @@ def _combine(pairwise: dict, spread: dict, weights: dict, delta: float, normal: 
             part = (w * pw.se[grid]) ** 2
             estimate += w * pw.estimate[grid]
             variance += part
-            v = spread[b][index]
-            scale += w**2 * (v[:, None] + v[None, :]) / pw.n[grid]
             if not normal:
                 satterthwaite += np.where(part > 0, part**2 / pw.df[grid], 0.0)
             n += pw.n[grid]
             score += w * pw.score[index]
     off = ~np.eye(m, dtype=bool)
-    zero = variance <= 1e-12 * scale
+    widths = widths or {}
+    width = float(np.sqrt(sum(weights[b] ** 2 * widths.get(b, 1.0) ** 2 for b in names)))
+    zero = variance_is_zero(variance, width)
     se = np.sqrt(variance)
     statistic = studentize(estimate, delta, se, zero)
     if normal:
@@ -453,8 +453,8 @@ def _combine(pairwise: dict, spread: dict, weights: dict, delta: float, normal: 
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             df = np.where(zero | (satterthwaite <= 0), np.nan, variance**2 / satterthwaite)
-        # with no variance the statistic is +-inf (or 0) and any df gives p = 0, 1 (or 1/2)
         pvalue = special.stdtr(np.where(np.isfinite(df), df, 1.0), -statistic)
+    pvalue = np.where(zero, 1.0, pvalue)  # a zero variance is no evidence
     for matrix in (estimate, statistic, pvalue):
         matrix[~off] = np.nan
     n_units = int(sum(pairwise[b].n_units for b in names))

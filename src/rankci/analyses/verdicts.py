@@ -9,12 +9,16 @@ at ``alpha`` over all M(M-1) ordered pairs certifies "j better than l"; with pro
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import special
 
-from rankci.certify.holm import reject
+from rankci._base import RankciWarning
+from rankci.certify.holm import certifiable_pvalues, reject
 from rankci.data import UnitScores
 from rankci.evidence.covariance import grouped_residuals
+from rankci.evidence.moments import MIN_CERTIFYING_UNITS, score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise, pairwise_tests
 from rankci.ranking import transitive_closure
 
@@ -31,6 +35,13 @@ def clustered_pairwise(
     small-sample correction S carries it (G/(G-1), or CR2) and the p-value comes from Student's t
     with G - 1 df (``"cadjust"``) or the smaller of the two models' Satterthwaite df (``"cr2"``;
     exact for the contrast when both models have the same items).
+
+    A zero variance is never evidence: where ``S_jj + S_ll - 2 S_jl`` is zero up to rounding
+    (:func:`rankci.evidence.moments.variance_is_zero`, an absolute rule on the scores' width,
+    not a comparison with ``S_jj + S_ll``, which vanish too when every cluster has the same
+    means) the pair gets p = 1. Two clusters never certify anything: with fewer than
+    :data:`rankci.evidence.moments.MIN_CERTIFYING_UNITS` (3) clusters every p-value is 1, with a
+    warning.
 
     Parameters
     ----------
@@ -79,8 +90,7 @@ def clustered_pairwise(
     diag = np.diag(cov)
     var = np.maximum(diag[:, None] + diag[None, :] - 2.0 * cov, 0.0)
     estimate = mean[:, None] - mean[None, :]
-    scale = diag[:, None] + diag[None, :]
-    zero = var <= 1e-12 * scale
+    zero = variance_is_zero(var, score_width(units.values))
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(var)
         stat = np.where(zero, np.sign(estimate) * np.inf, estimate / se)
@@ -91,6 +101,16 @@ def clustered_pairwise(
         finite_df, special.stdtr(np.where(finite_df, df, 1.0), -stat), special.ndtr(-stat)
     )
     pvalue = np.where(zero, 1.0, pvalue)  # a zero variance across clusters is no evidence
+    if grouped.n_groups < MIN_CERTIFYING_UNITS:
+        pvalue[:] = 1.0
+        warnings.warn(
+            f"the clustered paired verdict with only {int(grouped.n_groups)} cluster(s) certifies "
+            f"nothing: two clusters never certify anything, at least {MIN_CERTIFYING_UNITS} are "
+            "needed (or item units without clustering, for inference to new questions of these "
+            "clusters)",
+            RankciWarning,
+            stacklevel=2,
+        )
     finite = np.isfinite(units.values)
     if finite.all():
         shared = np.full(estimate.shape, units.n_units, dtype=np.int64)
@@ -184,7 +204,7 @@ def paired_verdict(
             f"{pairwise.options['n_clusters'] - 1} df)",
             "cr2": "clustered paired t (Miller, CR2, Satterthwaite df)",
         }[pairwise.options["small_sample"]]
-    certified = reject(pairwise.pvalue, alpha, "holm")
+    certified = reject(certifiable_pvalues(pairwise), alpha, "holm")  # 2 units never certify
     closed = transitive_closure(certified, units.models)
     summary = {"test": pairwise.test, "multiplicity": "holm", "alpha": alpha, "description": words}
     return pairwise, closed, summary

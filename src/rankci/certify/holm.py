@@ -18,6 +18,7 @@ import numpy as np
 
 from rankci._base import RankciWarning, check_alpha, check_choice
 from rankci.certify.certification import Certification
+from rankci.evidence.moments import MIN_CERTIFYING_UNITS
 from rankci.evidence.pairwise import SMALL_N, pairwise_tests
 from rankci.evidence.resampling import default_reps
 from rankci.method import COVERAGES, UNIT_SCOPE
@@ -34,6 +35,7 @@ PROCEDURES = ("holm", "bonferroni")
 __all__ = [
     "PROCEDURES",
     "adjust_pvalues",
+    "certifiable_pvalues",
     "certify_holm",
     "certify_tests",
     "reject",
@@ -233,6 +235,26 @@ def first_threshold(n_hypotheses: int, alpha: float, coverage: str = "simultaneo
     return alpha / max(n_hypotheses, 1)
 
 
+def certifiable_pvalues(pairwise: Pairwise) -> np.ndarray:
+    """The p-values Holm decides on: 1 for a pair with fewer than 3 units (NaN stays NaN).
+
+    Two units never certify anything (:data:`rankci.evidence.moments.MIN_CERTIFYING_UNITS`),
+    whatever the test and alpha: their p-values (at best 1/4 for the exact tests) are kept in
+    the evidence but not used to certify.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> units = rankci.Scores.from_matrix(np.array([[1.0, 0.0], [1.0, 0.0]])).units()
+    >>> pairwise = rankci.pairwise_tests(units, "t")
+    >>> float(pairwise.pvalue[0, 1]), float(certifiable_pvalues(pairwise)[0, 1])
+    (0.25, 1.0)
+    """
+    p = np.asarray(pairwise.pvalue, dtype=float)
+    few = np.asarray(pairwise.n) < MIN_CERTIFYING_UNITS
+    return np.where(few & ~np.isnan(p), 1.0, p)
+
+
 def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> None:
     """Warn when no p-value of this test can pass Holm's first threshold on this board.
 
@@ -249,6 +271,11 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
     extra = ""
     if n < 2:
         need = "at least 2 units scored by both models of a pair"
+    elif n < MIN_CERTIFYING_UNITS and smallest >= 1.0:
+        need = (
+            f"at least {MIN_CERTIFYING_UNITS} units scored by both models of a pair (two units "
+            "never certify anything)"
+        )
     else:  # sign and exact signed-rank: 2^-n; t and z below exact_bound_n: ((1 + delta) / 2)^n
         base = (1.0 + pairwise.delta) / 2.0 if pairwise.test in ("t", "z") else 0.5
         units = int(np.ceil(np.log(threshold) / np.log(base)))
@@ -353,14 +380,15 @@ def certify_holm(
         excluded=dict(pairwise.excluded),
         pairwise=pairwise,
     )
+    pvalue = certifiable_pvalues(pairwise)  # two units never certify anything
     if coverage == "simultaneous":
-        dominance = reject(pairwise.pvalue, alpha, multiplicity)
+        dominance = reject(pvalue, alpha, multiplicity)
         if not dominance.any():
             _explain_nothing_certified(pairwise, alpha, coverage)
         return Certification(dominance=dominance, lower=None, upper=None, **common)
     m = pairwise.n_models
-    better_than_j = rejections_per_row(pairwise.pvalue.T, alpha / 2, multiplicity)
-    worse_than_j = rejections_per_row(pairwise.pvalue, alpha / 2, multiplicity)
+    better_than_j = rejections_per_row(pvalue.T, alpha / 2, multiplicity)
+    worse_than_j = rejections_per_row(pvalue, alpha / 2, multiplicity)
     return Certification(
         dominance=None, lower=1 + better_than_j, upper=m - worse_than_j, **common
     )

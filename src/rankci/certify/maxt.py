@@ -70,6 +70,13 @@ from rankci.certify.stepdown import (
 )
 from rankci.data import UnitScores
 from rankci.evidence.covariance import MeansCovariance, unit_clusters, units_covariance
+from rankci.evidence.moments import (
+    MIN_CERTIFYING_UNITS,
+    bounded_pvalue,
+    is_bounded,
+    score_width,
+    variance_is_zero,
+)
 from rankci.method import COVARIANCES, COVERAGES, RESAMPLINGS, UNIT_SCOPE
 from rankci.ranking import Ranking
 from rankci.registry import MULTIPLICITY_REGISTRY
@@ -96,25 +103,59 @@ _MAXT = MULTIPLICITY_REGISTRY["max-t"]
 
 
 # ---------------------------------------------------------------------- rankings
-def _pair_statistics(mean: np.ndarray, cov: np.ndarray, delta: float, n_independent=None):
+def _pair_statistics(
+    mean: np.ndarray,
+    cov: np.ndarray,
+    delta: float,
+    n_independent=None,
+    *,
+    width: float | None = None,
+    exact_ok: np.ndarray | None = None,
+):
     """M x M studentized statistics ``T_jl`` and scales ``1 / s_jl`` (0 when s_jl = 0).
 
     With ``n_independent = G`` the statistics take the null-restricted (score) form
     ``T~ = T sqrt(G / (G - 1 + T^2))``, see :func:`restricted`.
+
+    A zero variance is never evidence (:func:`rankci.evidence.moments.variance_is_zero` on
+    ``s_jl**2`` against the scores' ``width``, by default that of the means): its null draws
+    are all 0, so any positive statistic would exceed the critical value. Such a pair's
+    statistic is NaN (never rejected), except where ``exact_ok`` (from the data: the pair's
+    exact bound, Hoeffding's, is below the Bonferroni threshold of the family) lets it stand at
+    ``+-inf``.
     """
     var_j = np.diag(cov)
     var = np.maximum(var_j[:, None] + var_j[None, :] - 2.0 * cov, 0.0)
-    zero = var <= 1e-12 * (var_j[:, None] + var_j[None, :])
+    zero = variance_is_zero(var, score_width(mean) if width is None else width)
     sd = np.sqrt(var)
     shift = mean[:, None] - mean[None, :] - delta
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = np.where(zero, np.sign(shift) * np.inf, shift / sd)
         scale = np.where(zero, 0.0, 1.0 / sd)
     stat[zero & (shift == 0)] = 0.0
+    unsupported = zero & (stat > 0)
+    if exact_ok is not None:
+        unsupported &= ~exact_ok
+    stat[unsupported] = np.nan
     if n_independent is not None:
         stat = restricted(stat, n_independent)
     np.fill_diagonal(stat, np.nan)
     return stat, scale
+
+
+def _exact_support(units: UnitScores, estimates: MeansCovariance, alpha: float, delta: float):
+    """Pairs whose exact bound (scores in [0, 1]) is at most alpha / M(M-1), or None.
+
+    Where the variance across the G units (or clusters) is zero, every unit has the same mean
+    difference, so the item mean difference is the mean of G equal differences in [-1, 1] and
+    :func:`rankci.evidence.moments.bounded_pvalue` with n = G is a valid p-value for it.
+    """
+    if not is_bounded(units.values) or abs(delta) >= 1:
+        return None
+    m = estimates.mean.size
+    diff = estimates.mean[:, None] - estimates.mean[None, :]
+    bound = bounded_pvalue(diff, delta, np.full(diff.shape, int(estimates.n_groups)))
+    return bound <= alpha / max(m * (m - 1), 1)
 
 
 def restricted(stat: np.ndarray, n_independent: int) -> np.ndarray:
@@ -191,9 +232,15 @@ def _certify(
     stepdown: bool,
     procedure: dict,
     details: dict,
+    width: float,
+    exact_ok: np.ndarray | None = None,
 ) -> Certification:
     n_independent = estimates.n_groups if estimates.small_sample != "none" else None
-    stat, scale = _pair_statistics(estimates.mean, estimates.cov, delta, n_independent)
+    stat, scale = _pair_statistics(
+        estimates.mean, estimates.cov, delta, n_independent, width=width, exact_ok=exact_ok
+    )
+    if 0 < estimates.n_groups < MIN_CERTIFYING_UNITS:  # two units never certify anything
+        stat[:] = np.nan
     name = "step-down" if stepdown else "single-step"
     where = f"{estimates.n_units} {estimates.unit} units" if estimates.unit else "the given means"
     scope = f"; inference extends to {UNIT_SCOPE[estimates.unit]}" if estimates.unit else ""
@@ -353,6 +400,7 @@ def maxt_ranking_from_cov(
         stepdown=bool(stepdown),
         procedure=procedure,
         details={"draws": draws},
+        width=score_width(mean),
     ).ranking()
 
 
@@ -429,7 +477,15 @@ def certify_maxt(
         )
     )
     estimates = units_covariance(units, groups, small_sample="cadjust" if small_sample else False)
-    if small_sample and estimates.n_groups < FEW_UNITS:
+    if estimates.n_groups < MIN_CERTIFYING_UNITS:
+        what = "clusters" if estimates.kind == "cluster" else "units"
+        warnings.warn(
+            f"max-t with only {estimates.n_groups} independent {what} certifies nothing: two "
+            f"{what} never certify anything, at least {MIN_CERTIFYING_UNITS} are needed",
+            RankciWarning,
+            stacklevel=2,
+        )
+    elif small_sample and estimates.n_groups < FEW_UNITS:
         _warn_few_units(estimates)
     details: dict = {"draws": draws}
     if estimates.kind == "cluster":
@@ -459,6 +515,8 @@ def certify_maxt(
         stepdown=bool(stepdown),
         procedure=procedure,
         details=details,
+        width=score_width(units.values),
+        exact_ok=_exact_support(units, estimates, alpha, delta),
     )
 
 

@@ -4,7 +4,10 @@
   returns, M x M arrays, row j, column l, for ``H_jl: theta_j - theta_l <= delta``;
 * :func:`paired_moments`: n, mean, variance and scale of the differences of every pair, from one
   covariance (or masked cross-products when cells are missing);
-* :func:`studentize`, :func:`bounded_pvalue` (Hoeffding's exact bound for scores in [0, 1]).
+* :func:`studentize`, :func:`bounded_pvalue` (Hoeffding's exact bound for scores in [0, 1]);
+* :func:`variance_is_zero`, :func:`score_width`: the one rule, on every path, for a variance that
+  is zero up to rounding (:data:`ZERO_VARIANCE_FACTOR`), and :data:`MIN_CERTIFYING_UNITS` (two
+  units never certify anything).
 
 References
 ----------
@@ -20,13 +23,93 @@ import numpy as np
 from scipy import special
 
 __all__ = [
+    "MIN_CERTIFYING_UNITS",
+    "ZERO_VARIANCE_FACTOR",
     "TestArrays",
     "bounded_pvalue",
     "is_bounded",
     "largest_n",
     "paired_moments",
+    "score_width",
     "studentize",
+    "variance_is_zero",
 ]
+
+#: The constant c of the zero-variance rule ``var <= c * eps * R**2`` (:func:`variance_is_zero`).
+ZERO_VARIANCE_FACTOR = 64.0
+
+#: The fewest independent units (or clusters) from which any pair can be certified: with two, a
+#: paired test has one degree of freedom and a clustered variance two cluster sums, so two units
+#: never certify anything, on any path.
+MIN_CERTIFYING_UNITS = 3
+
+
+def score_width(x: np.ndarray) -> float:
+    """R, the scale of the zero-variance rule: ``max(max - min, max |x|)`` of the finite scores.
+
+    The range bounds the centred scores; the largest magnitude bounds the rounding of their
+    centring. 1.0 when there is no finite score or all are 0 (for scores in [0, 1], R <= 1).
+
+    Examples
+    --------
+    >>> score_width(np.array([[0.0, 1.0], [np.nan, 0.5]]))
+    1.0
+    >>> score_width(np.array([[1000.0, 1001.0]]))
+    1001.0
+    """
+    x = np.asarray(x, dtype=float)
+    finite = x[np.isfinite(x)]
+    if finite.size == 0:
+        return 1.0
+    width = max(float(finite.max() - finite.min()), float(np.abs(finite).max()))
+    return width if width > 0 else 1.0
+
+
+def variance_is_zero(var: np.ndarray, width: float) -> np.ndarray:
+    """Whether the variance ``var`` of a mean (or of a difference of means) is zero up to rounding.
+
+    ``zero = var <= c * eps * R**2``, with ``eps = 2**-52`` (double precision), ``R =``
+    :func:`score_width` of the scores the variance was computed from and ``c =``
+    :data:`ZERO_VARIANCE_FACTOR` = 64.
+
+    Why this threshold: every variance here is a sum of products of centred scores, divided by
+    (about) the square of the number of units: ``S_jl = sum_i c_ij c_il / (n (n - 1))`` (or the
+    cluster sums of ``c``, divided by ``N**2``), with ``|c| <= R``. In floating point the mean
+    of n values is off by at most ``~ n eps R`` (recursive summation), so each centred value by
+    ``~ n eps R`` and each product by ``~ 2 n eps R**2``; the sum of n products carries ``~ 2 n**2
+    eps R**2 + n**2 eps R**2`` and after the division by ``n (n - 1)`` each entry ``S_jl`` is off
+    by at most ``~ 3 eps R**2``, whatever n. ``var(d_jl) = S_jj + S_ll - 2 S_jl`` then carries at
+    most ``~ 12 eps R**2``; ``c = 64`` leaves room for the small-sample factors (G / (G - 1) <= 2,
+    CR2's adjustment). Below it a computed variance cannot be told from 0. The rule is absolute:
+    it does not compare the variance with the models' own variances, which vanish too when every
+    unit (or cluster) gives the same means (a variance of 1e-33 against own variances of 1e-33
+    passed the old relative test and gave t = 1e15). For scores in [0, 1] the threshold is
+    1.4e-14, a standard error of 1.2e-7: a genuine difference of one item in 10,000 (a variance
+    of the mean difference of 1e-8) is far above it.
+
+    A zero variance is never evidence: the studentized statistic is undefined there, and each
+    path says what it does instead (the exact bound, p = 1, no interval).
+
+    Parameters
+    ----------
+    var : array_like
+        Variances of means (for the variance ``s**2`` of n unit differences pass ``s**2 / n``).
+        NaN is not zero.
+    width : float
+        R, :func:`score_width` of the scores.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> bool(variance_is_zero(1e-33, 1.0)), bool(variance_is_zero(1e-8, 1.0))
+    (True, False)
+    """
+    threshold = ZERO_VARIANCE_FACTOR * np.finfo(float).eps * float(width) ** 2
+    with np.errstate(invalid="ignore"):
+        return np.asarray(var, dtype=float) <= threshold
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,8 +149,9 @@ def paired_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
     Complete data use one covariance matrix: ``var(d_jl) = S_jj + S_ll - 2 S_jl``. With missing
     cells, masked cross-products of the column-centred matrix give the same quantities on each
-    pair's common units. ``scale`` (mean square of the centred scores) lets callers recognise a
-    variance that is zero up to rounding.
+    pair's common units. ``scale`` is the sum of the two models' own variances (mean squares of
+    the centred scores); a variance that is zero up to rounding is recognised by
+    :func:`variance_is_zero`, not against ``scale``.
     """
     finite = np.isfinite(x)
     if finite.all():

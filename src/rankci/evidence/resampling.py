@@ -20,7 +20,8 @@ from rankci._base import RankciWarning, as_generator
 from rankci._progress import Progress
 from rankci.data import UnitScores
 from rankci.evidence.bootstrap import resample_counts
-from rankci.evidence.moments import TestArrays, paired_moments
+from rankci.evidence.moments import TestArrays, paired_moments, score_width, variance_is_zero
+from rankci.evidence.ttest import exact_floor
 
 __all__ = ["DEFAULT_REPS", "bootstrap_test", "default_reps", "permutation_test"]
 
@@ -145,6 +146,12 @@ def _bootstrap(x: np.ndarray, delta: float, reps: int, generator: np.random.Gene
     Units are resampled jointly for all models (pairing kept); the bootstrap law of
     ``mean*(d) - mean(d)`` stands in for that of ``mean(d) - theta_d`` (Efron and Tibshirani 1993,
     Sec. 16.4).
+
+    A zero variance is never evidence: where the differences do not vary
+    (:func:`rankci.evidence.moments.variance_is_zero`), every resample gives the observed mean,
+    so p would be ``1 / (reps + 1)``; there, as for the t test, the p-value is the exact bound
+    (scores in [0, 1]) or 1 (:func:`rankci.evidence.ttest.exact_floor`), and so with fewer than
+    three units.
     """
     _warn_resolution(reps, x.shape[1])
     n_units = x.shape[0]
@@ -156,7 +163,12 @@ def _bootstrap(x: np.ndarray, delta: float, reps: int, generator: np.random.Gene
         offset=0.0,
         centred=True,
     )
-    return _resampling_result(mean, n, exceed, reps)
+    mean, stat, pvalue, n, se, df = _resampling_result(mean, n, exceed, reps)
+    _, _, var, _ = paired_moments(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zero = variance_is_zero(var / n, score_width(x))
+    pvalue = np.where(n >= 2, exact_floor(x, pvalue, mean, delta, n, zero, 0), 1.0)
+    return mean, stat, pvalue, n, se, df
 
 
 def _permutation(x: np.ndarray, delta: float, reps: int, generator: np.random.Generator):

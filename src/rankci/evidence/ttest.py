@@ -22,12 +22,15 @@ from scipy import special
 
 from rankci.data import UnitScores
 from rankci.evidence.moments import (
+    MIN_CERTIFYING_UNITS,
     TestArrays,
     bounded_pvalue,
     is_bounded,
     largest_n,
     paired_moments,
+    score_width,
     studentize,
+    variance_is_zero,
 )
 
 __all__ = [
@@ -73,6 +76,8 @@ def t_smallest_pvalue(n_max: int, exact_bound_n: int, delta: float, bounded: boo
     """The smallest p-value of the t (or z) test with at most ``n_max`` units per pair."""
     if n_max < 2:
         return 1.0
+    if n_max < MIN_CERTIFYING_UNITS:  # two units: at best the exact bound, else nothing
+        return ((1.0 + delta) / 2.0) ** n_max if bounded and abs(delta) < 1 else 1.0
     if bounded and n_max <= exact_bound_n and abs(delta) < 1:
         return ((1.0 + delta) / 2.0) ** n_max  # the exact bound at dbar = 1
     return 0.0
@@ -81,9 +86,9 @@ def t_smallest_pvalue(n_max: int, exact_bound_n: int, delta: float, bounded: boo
 def t_or_z(x: np.ndarray, delta: float, normal: bool, exact_bound_n: int = 0):
     if np.isfinite(x).all():
         return t_or_z_complete(x, delta, normal, exact_bound_n)
-    n, mean, var, scale = paired_moments(x)
-    zero = var <= 1e-12 * scale
+    n, mean, var, _ = paired_moments(x)
     with np.errstate(invalid="ignore", divide="ignore"):
+        zero = variance_is_zero(var / n, score_width(x))
         se = np.sqrt(var / n)
     stat = studentize(mean, delta, se, zero)
     df = (n - 1).astype(float)
@@ -123,6 +128,7 @@ def t_or_z_complete(x: np.ndarray, delta: float, normal: bool, exact_bound_n: in
     del centred
     var_j = np.diag(cov).copy()
     bounded = is_bounded(x)
+    width = score_width(x)
     enough = n_units >= 2
     mean = np.empty((m, m))
     stat = np.empty((m, m))
@@ -134,7 +140,7 @@ def t_or_z_complete(x: np.ndarray, delta: float, normal: bool, exact_bound_n: in
         scale = var_j[rows, None] + var_j[None, :]
         var = np.maximum(scale - 2.0 * cov[rows], 0.0)
         block_mean = mu[rows, None] - mu[None, :]
-        zero = var <= 1e-12 * scale
+        zero = variance_is_zero(var / n_units, width)
         with np.errstate(invalid="ignore", divide="ignore"):
             block_se = np.sqrt(var / n_units)
         mean[rows] = block_mean
@@ -161,6 +167,9 @@ def t_or_z_complete(x: np.ndarray, delta: float, normal: bool, exact_bound_n: in
             block[zero] = 1.0
     if bounded and n_units <= exact_bound_n and abs(delta) < 1:  # few units: the exact floor
         np.maximum(pvalue, bounded_pvalue(mean, delta, n_units), out=pvalue)
+    if n_units < MIN_CERTIFYING_UNITS:  # two units: at best the exact bound (or nothing)
+        no_zero = np.zeros(pvalue.shape, dtype=bool)
+        np.copyto(pvalue, exact_floor(x, pvalue, mean, delta, n_units, no_zero, 0))
     if not enough:
         pvalue[:] = 1.0
         stat[:] = np.nan
@@ -234,15 +243,26 @@ def exact_floor(x, pvalue, mean, delta, n, zero, exact_bound_n):
       exact bound (valid for any law of the differences on [-1, 1], at every n): two wins out of
       two give p = 1/4, never 0. Scores outside [0, 1] (``bounds=None``) have no exact bound: a
       zero variance then gives p = 1.
+    * Whether a variance is zero is decided by :func:`rankci.evidence.moments.variance_is_zero`
+      on the variance of the mean difference, ``var / n``, against the scores' width (one
+      absolute rule on every path).
+    * Two units never certify anything: a pair with fewer than
+      :data:`rankci.evidence.moments.MIN_CERTIFYING_UNITS` (3) units gets at best the exact bound
+      (at least 1/4), whatever ``exact_bound_n``, or p = 1 for unbounded scores (its t has one
+      degree of freedom); the certifiers do not certify such a pair at all
+      (:func:`rankci.certify.holm.certify_holm`).
     * Few units: a pair with at most ``exact_bound_n`` units gets ``max(p, bound)`` (scores in
       [0, 1] and ``|delta| < 1`` only, where the bound is defined).
 
     Elsewhere the test is used as it is. :func:`t_or_z_complete` applies the same rule to its
     blocks of rows.
     """
-    floored = zero | (n <= exact_bound_n) if exact_bound_n and abs(delta) < 1 else zero
+    few = np.asarray(n) < MIN_CERTIFYING_UNITS  # two units never certify anything
+    floored = zero | few
+    if exact_bound_n and abs(delta) < 1:
+        floored = floored | (n <= exact_bound_n)
     if not np.any(floored):
         return pvalue
     if is_bounded(x):
         return np.where(floored, np.maximum(pvalue, bounded_pvalue(mean, delta, n)), pvalue)
-    return np.where(zero, 1.0, pvalue)
+    return np.where(zero | few, 1.0, pvalue)

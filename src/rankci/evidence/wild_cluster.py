@@ -66,9 +66,10 @@ Limits that are facts, not defects:
   gives the unstudentised version (``t = theta_hat - mu``, ``t* = theta* - mu``: the
   Fisher-Pitman sign-flip test of the sums).
 
-Degenerate data: when every cluster has the same mean (residual sums zero up to rounding, an
-absolute rule: ``||e|| <= 1e-10 (sum_g |S_g| + N |theta_hat|)``) nothing about new clusters can
-be said; the interval is refused (NaN) and a pair gets p-value 1.
+Degenerate data: when every cluster has the same mean (residual sums zero up to rounding: the
+variance ``sum_g e_g^2 / N^2`` is zero by the one absolute rule of every path,
+:func:`rankci.evidence.moments.variance_is_zero`, with R the width of the cluster means) nothing
+about new clusters can be said; the interval is refused (NaN) and a pair gets p-value 1.
 
 References
 ----------
@@ -101,6 +102,7 @@ import numpy as np
 from scipy import special
 
 from rankci._base import as_generator, check_alpha, check_choice, check_positive_int
+from rankci.evidence.moments import score_width, variance_is_zero
 
 __all__ = [
     "SE_TYPES",
@@ -122,7 +124,6 @@ WEBB_POINTS = np.array(
     [-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)]
 )
 TIE = 1e-9  # relative tolerance: a bootstrap statistic this close to the observed one reaches it
-ZERO = 1e-10  # residual sums below this share of the sums' magnitude are zero (rounding)
 
 
 def effective_clusters(sizes=None, *, cluster=None, rho: float = 1.0):
@@ -497,8 +498,7 @@ def wild_cluster_means(
     c, k = _scale(n, se)
     estimate = s.sum(axis=0) / total
     resid = s - n[:, None] * estimate[None, :]
-    scale = np.abs(s).sum(axis=0) + total * np.abs(estimate)
-    refused = np.sqrt((resid**2).sum(axis=0)) <= ZERO * scale
+    refused = variance_is_zero((resid**2).sum(axis=0) / total**2, score_width(s / n[:, None]))
     std = np.sqrt(c * (k[:, None] * resid**2).sum(axis=0)) / total
     w, enumerated = wild_weights(g, reps, weights, rng)
     draws = _Draws(w, resid, n, c, k, statistic == "t", enumerated)
@@ -591,8 +591,7 @@ def wild_cluster_pairs(
     d = s[:, j] - s[:, l]  # G x P
     diff = d.sum(axis=0) / total
     resid = d - n[:, None] * diff[None, :]
-    scale = (np.abs(s[:, j]) + np.abs(s[:, l])).sum(axis=0) + total * np.abs(diff)
-    refused = np.sqrt((resid**2).sum(axis=0)) <= ZERO * scale
+    refused = variance_is_zero((resid**2).sum(axis=0) / total**2, score_width(s / n[:, None]))
     std = np.sqrt(c * (k[:, None] * resid**2).sum(axis=0)) / total
     safe = np.where(refused, 1.0, std)
     t = diff / safe if statistic == "t" else diff

@@ -14,7 +14,13 @@ import numpy as np
 from scipy import special
 
 from rankci.data import UnitScores
-from rankci.evidence.moments import TestArrays, largest_n, studentize
+from rankci.evidence.moments import (
+    TestArrays,
+    largest_n,
+    score_width,
+    studentize,
+    variance_is_zero,
+)
 
 __all__ = ["yuen_test"]
 
@@ -83,13 +89,11 @@ def _yuen(x: np.ndarray, delta: float, trim: float):
         n = np.full((n_models, n_models), n_units, dtype=np.int64)
         h = np.full((n_models, n_models), float(h[0]))
         estimate = trimmed[:, None] - trimmed[None, :]
-        scale = np.diag(cw)[:, None] + np.diag(cw)[None, :]
     else:
         n = np.zeros((n_models, n_models), dtype=np.int64)
         h = np.zeros((n_models, n_models))
         estimate = np.full((n_models, n_models), np.nan)
         var_d = np.full((n_models, n_models), np.nan)
-        scale = np.full((n_models, n_models), np.nan)
         for j in range(n_models):
             common = np.isfinite(x[:, [j]]) & np.isfinite(x)
             a = np.where(common, x[:, [j]], np.nan)
@@ -100,11 +104,10 @@ def _yuen(x: np.ndarray, delta: float, trim: float):
             h[j] = hj
             estimate[j] = ta - tb
             var_d[j] = _winsorized_difference_var(wa, wb)
-            scale[j] = np.nanvar(wa, axis=0) + np.nanvar(wb, axis=0)
     var_d = np.maximum(var_d, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt((n - 1) * var_d / (h * (h - 1)))
-    zero = var_d <= 1e-12 * scale
+    zero = variance_is_zero(se**2, score_width(x))  # the one absolute rule of every path
     stat = studentize(estimate, delta, se, zero)
     df = h - 1.0
     testable = h >= 2
