@@ -41,8 +41,8 @@ indistinguishable" flag (the two intervals overlap; conservative for one pair at
 simultaneous statement: non-overlap can separate pairs that the paired verdict does not certify,
 see docs/scores.md) and the paired verdict: one-sided paired tests of every ordered pair with
 Holm's procedure at ``alpha`` (paired t from :func:`rankci.pairwise_tests`; for the cluster
-methods, Miller's clustered paired z, ``var(mean_j - mean_l) = S_jj + S_ll - 2 S_jl`` from the cluster-robust
-covariance), whose separated pairs hold simultaneously with probability >= 1 - alpha.
+methods, Miller's clustered paired z, ``var(mean_j - mean_l) = S_jj + S_ll - 2 S_jl`` from the
+cluster-robust covariance), whose separated pairs hold simultaneously with probability >= 1 - alpha.
 
 References
 ----------
