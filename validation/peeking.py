@@ -50,6 +50,7 @@ from scipy import special
 
 import rankci
 from rankci.data import UnitScores
+from rankci.evidence.moments import MIN_CERTIFYING_UNITS, variance_is_zero
 from rankci.evidence.pairwise import bounded_pvalue, pairwise_tests
 from rankci.sequential import Monitor
 
@@ -113,13 +114,17 @@ def naive_pvalues(x, look_times):
     )  # P(Bin(plus + minus, 1/2) >= plus), the exact McNemar (sign) test
     mean = s1 / n
     var = np.maximum(s2 - n * mean**2, 0.0) / np.maximum(n - 1, 1)
-    scale = np.maximum(s2 / n, 1.0)  # rankci's zero test: var <= 1e-12 * scale
-    zero = var <= 1e-12 * scale
+    # rankci's rules: a zero variance (on the absolute scale of 0/1 scores, width 1) is no
+    # evidence, and two units never certify: both get at best the exact bound
+    zero = variance_is_zero(var / n, 1.0)
+    floored = zero | (n < MIN_CERTIFYING_UNITS)
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = np.where(zero, 0.0, mean / np.sqrt(var / n))
     bound = bounded_pvalue(mean, 0.0, n)
-    p_t = np.where(zero, bound, special.stdtr(np.maximum(n - 1, 1), -stat))
-    p_z = np.where(zero, bound, special.ndtr(-stat))
+    p_t = special.stdtr(np.maximum(n - 1, 1), -stat)
+    p_z = special.ndtr(-stat)
+    p_t = np.where(zero, bound, np.where(floored, np.maximum(bound, p_t), p_t))
+    p_z = np.where(zero, bound, np.where(floored, np.maximum(bound, p_z), p_z))
     few = n < 2
     return {
         "holm_mcnemar": p_sign,
