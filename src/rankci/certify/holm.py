@@ -19,7 +19,7 @@ import numpy as np
 from rankci._base import RankciWarning, check_alpha, check_choice
 from rankci.certify.certification import Certification
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS
-from rankci.evidence.pairwise import SMALL_N, pairwise_tests
+from rankci.evidence.pairwise import pairwise_tests
 from rankci.evidence.resampling import default_reps
 from rankci.method import COVERAGES, UNIT_SCOPE
 from rankci.registry import TEST_REGISTRY
@@ -38,6 +38,8 @@ __all__ = [
     "certifiable_pvalues",
     "certify_holm",
     "certify_tests",
+    "explain_nothing_certified",
+    "nothing_certified_message",
     "reject",
     "rejections_per_row",
 ]
@@ -300,24 +302,130 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
     )
 
 
-def _explain_nothing_certified(pairwise: Pairwise, alpha: float, coverage: str) -> None:
-    """On a small design that certified nothing, say why (the evidence, against the bar)."""
-    n = int(np.max(pairwise.n, initial=0))
-    p = pairwise.pvalue[np.isfinite(pairwise.pvalue)]
-    if n > SMALL_N or p.size == 0 or float(pairwise.smallest_pvalue) > first_threshold(
-        p.size, alpha, coverage
-    ):
-        return  # a large design, or already explained by _warn_if_unreachable
-    threshold = first_threshold(p.size, alpha, coverage)
-    if float(p.min()) > threshold:
-        warnings.warn(
-            f"nothing is certified: with {n} {pairwise.unit} units the smallest p-value of the "
-            f"{pairwise.test} tests is {float(p.min()):.3g}, above {threshold:.3g}, the first "
-            f"Holm threshold for {p.size} hypotheses at alpha = {alpha:g}; more units (or "
-            "larger differences) are needed",
-            RankciWarning,
-            stacklevel=3,
+def nothing_certified_message(
+    n_units: int,
+    unit: str,
+    evidence: str,
+    bar: str,
+    need: str,
+    *,
+    floor: int = 0,
+    floor_blocks: bool = False,
+    test: str = "t",
+    alpha: float | None = None,
+) -> str:
+    """The one sentence every certifier gives when it certifies nothing (library keywords).
+
+    ``evidence`` is the strongest evidence on the board (the smallest p-value, or the largest
+    |t|), ``bar`` what it had to pass, ``need`` what would be needed. When the exact floor for
+    few units (``exact_bound_n``) is what blocks certification, the sentence names it and its
+    cost; :func:`rankci.commands.messages.cli_message` turns the keywords into flags.
+
+    Examples
+    --------
+    >>> nothing_certified_message(14, "cluster", "p = 0.04", "0.008", "about 40 units")[:40]
+    'nothing is certified: with 14 cluster un'
+    """
+    text = (
+        f"nothing is certified: with {n_units} {unit} units the strongest evidence, {evidence}, "
+        f"does not pass {bar}; that needs {need}"
+        + (f", or a larger alpha (now alpha={alpha:g})" if alpha is not None else "")
+        + "."
+    )
+    if floor_blocks:
+        text += (
+            f" What blocks it is the exact floor for few units (exact_bound_n={floor}: pairs with "
+            f"at most {floor} units get Hoeffding's bound): exact_bound_n=0 (the plain {test} "
+            f"test) would certify here. The cost: the floor's guarantee holds for every law of "
+            f"bounded scores, while the plain {test} test's level is asymptotic (it rests on the "
+            "unit means being close to normal)."
         )
+    elif floor and n_units <= floor:
+        text += (
+            f" The exact floor for few units applies (exact_bound_n={floor}); exact_bound_n=0 "
+            f"gives the plain {test} test, whose level is asymptotic, not valid for every law."
+        )
+    return text
+
+
+def _plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
+    """The p-values of the plain t (or z) test, without the exact floor; None for other tests."""
+    if pairwise.test not in ("t", "z") or pairwise.statistic is None:
+        return None
+    from scipy import stats
+
+    stat = np.asarray(pairwise.statistic, dtype=float)
+    if pairwise.test == "z" or pairwise.df is None:
+        return stats.norm.sf(stat)
+    return stats.t.sf(stat, np.asarray(pairwise.df, dtype=float))
+
+
+def explain_nothing_certified(
+    pairwise: Pairwise, alpha: float, coverage: str, *, warn: bool = True
+) -> str | None:
+    """Why a board certified nothing: the evidence against Holm's first threshold, the need.
+
+    Returns the explanation (in library keywords), and warns it as a
+    :class:`~rankci.RankciWarning` unless ``warn=False``; None when the test cannot reach the
+    threshold at all (that warning comes from :func:`certify_holm` before testing) or when
+    there is nothing to test.
+    """
+    n = int(np.max(pairwise.n, initial=0))
+    p = certifiable_pvalues(pairwise)
+    finite = np.isfinite(p)
+    if not finite.any():
+        return None
+    threshold = first_threshold(int(finite.sum()), alpha, coverage)
+    if float(pairwise.smallest_pvalue) > threshold:
+        return None  # already explained by _warn_if_unreachable
+    smallest = float(p[finite].min())
+    floor = int(pairwise.options.get("exact_bound_n", 0)) if pairwise.test in ("t", "z") else 0
+    plain = _plain_pvalues(pairwise)
+    floor_blocks = False
+    if floor and n <= floor and plain is not None:
+        usable = finite & (np.asarray(pairwise.n) >= MIN_CERTIFYING_UNITS)
+        floor_blocks = bool(
+            usable.any() and np.nanmin(np.where(usable, plain, np.nan)) <= threshold
+        )
+    need = "more units or larger differences"
+    if floor_blocks:
+        need = (
+            f"more than {floor} {pairwise.unit} units (where the floor stops), or larger "
+            "differences"
+        )
+    elif plain is not None and n >= MIN_CERTIFYING_UNITS:
+        from scipy import stats
+
+        t_max = float(np.nanmax(np.where(finite, pairwise.statistic, np.nan)))
+        if t_max > 0:  # the statistic grows like sqrt(n) at fixed differences
+            units = int(np.ceil(n * (float(stats.norm.isf(threshold)) / t_max) ** 2)) + 1
+            if floor and n <= floor:
+                units = max(units, floor + 1)
+            if units > n:
+                need = (
+                    f"about {units} {pairwise.unit} units at these differences, or larger "
+                    "differences"
+                )
+    message = nothing_certified_message(
+        n,
+        pairwise.unit,
+        f"the smallest p-value of the {pairwise.test} tests, {smallest:.3g}",
+        f"{threshold:.3g}, the first Holm threshold for {int(finite.sum())} hypotheses at "
+        f"alpha = {alpha:g} ({coverage} coverage)",
+        need,
+        floor=floor,
+        floor_blocks=floor_blocks,
+        test=pairwise.test,
+    )
+    if warn:
+        warnings.warn(message, RankciWarning, stacklevel=3)
+    return message
+
+
+def _note_nothing_certified(common: dict, message: str | None) -> None:
+    """Record the explanation of an empty certification in the result's ``details``."""
+    if message is not None:
+        common["details"] = {"nothing_certified": message}
 
 
 def certify_holm(
@@ -384,11 +492,13 @@ def certify_holm(
     if coverage == "simultaneous":
         dominance = reject(pvalue, alpha, multiplicity)
         if not dominance.any():
-            _explain_nothing_certified(pairwise, alpha, coverage)
+            _note_nothing_certified(common, explain_nothing_certified(pairwise, alpha, coverage))
         return Certification(dominance=dominance, lower=None, upper=None, **common)
     m = pairwise.n_models
     better_than_j = rejections_per_row(pvalue.T, alpha / 2, multiplicity)
     worse_than_j = rejections_per_row(pvalue, alpha / 2, multiplicity)
+    if not better_than_j.any() and not worse_than_j.any():  # every interval is [1, M]
+        _note_nothing_certified(common, explain_nothing_certified(pairwise, alpha, coverage))
     return Certification(
         dominance=None, lower=1 + better_than_j, upper=m - worse_than_j, **common
     )
