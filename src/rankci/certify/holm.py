@@ -416,6 +416,7 @@ def explain_nothing_certified(
         floor=floor,
         floor_blocks=floor_blocks,
         test=pairwise.test,
+        alpha=alpha,
     )
     if warn:
         warnings.warn(message, RankciWarning, stacklevel=3)
