@@ -39,6 +39,8 @@ __all__ = [
     "certify_holm",
     "certify_tests",
     "explain_nothing_certified",
+    "explain_pvalues",
+    "plain_pvalues",
     "nothing_certified_message",
     "reject",
     "rejections_per_row",
@@ -348,8 +350,17 @@ def nothing_certified_message(
     return text
 
 
-def _plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
-    """The p-values of the plain t (or z) test, without the exact floor; None for other tests."""
+def plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
+    """The p-values of the plain t (or z) test, without the exact floor; None for other tests.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = np.array([[0.9, 0.5], [0.8, 0.5], [0.7, 0.6], [0.9, 0.4]])
+    >>> pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units())
+    >>> bool(plain_pvalues(pw)[0, 1] < pw.pvalue[0, 1])  # the floor raised it
+    True
+    """
     if pairwise.test not in ("t", "z") or pairwise.statistic is None:
         return None
     from scipy import stats
@@ -361,65 +372,117 @@ def _plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
 
 
 def explain_nothing_certified(
-    pairwise: Pairwise, alpha: float, coverage: str, *, warn: bool = True
+    pairwise: Pairwise,
+    alpha: float,
+    coverage: str,
+    *,
+    warn: bool = True,
+    n_hypotheses: int | None = None,
+    prefix: str = "",
 ) -> str | None:
     """Why a board certified nothing: the evidence against Holm's first threshold, the need.
 
     Returns the explanation (in library keywords), and warns it as a
     :class:`~rankci.RankciWarning` unless ``warn=False``; None when the test cannot reach the
     threshold at all (that warning comes from :func:`certify_holm` before testing) or when
-    there is nothing to test.
+    there is nothing to test. ``n_hypotheses`` is the size of the family when the board is part
+    of a larger one (several benchmarks in one family); ``prefix`` starts the message.
     """
-    n = int(np.max(pairwise.n, initial=0))
     p = certifiable_pvalues(pairwise)
     finite = np.isfinite(p)
     if not finite.any():
         return None
-    threshold = first_threshold(int(finite.sum()), alpha, coverage)
-    if float(pairwise.smallest_pvalue) > threshold:
+    k = int(finite.sum()) if n_hypotheses is None else int(n_hypotheses)
+    if float(pairwise.smallest_pvalue) > first_threshold(k, alpha, coverage):
         return None  # already explained by _warn_if_unreachable
-    smallest = float(p[finite].min())
-    floor = int(pairwise.options.get("exact_bound_n", 0)) if pairwise.test in ("t", "z") else 0
-    plain = _plain_pvalues(pairwise)
+    plain = plain_pvalues(pairwise)
+    return explain_pvalues(
+        p[finite],
+        np.asarray(pairwise.n)[finite],
+        unit=pairwise.unit,
+        test=pairwise.test,
+        alpha=alpha,
+        coverage=coverage,
+        n_hypotheses=k,
+        floor=int(pairwise.options.get("exact_bound_n", 0)),
+        plain=None if plain is None else plain[finite],
+        statistic=None if plain is None else np.asarray(pairwise.statistic)[finite],
+        warn=warn,
+        prefix=prefix,
+        stacklevel=4,
+    )
+
+
+def explain_pvalues(
+    pvalues: np.ndarray,
+    n: np.ndarray,
+    *,
+    unit: str,
+    test: str,
+    alpha: float,
+    coverage: str = "simultaneous",
+    n_hypotheses: int | None = None,
+    floor: int = 0,
+    plain: np.ndarray | None = None,
+    statistic: np.ndarray | None = None,
+    warn: bool = True,
+    prefix: str = "",
+    stacklevel: int = 3,
+) -> str:
+    """The explanation of a Holm family that rejected nothing, from its hypotheses' arrays.
+
+    ``pvalues`` (as certified, with the exact floor) and ``n`` (units per hypothesis) are flat;
+    ``plain`` and ``statistic`` are the t (or z) test's p-values without the floor and its
+    statistics, where the test has them (they size the need and decide whether the floor
+    ``exact_bound_n`` is what blocks). Used by :func:`explain_nothing_certified` and by the
+    certifiers whose families are not one board (``rankci.check_claims``).
+
+    Examples
+    --------
+    >>> explain_pvalues(np.array([0.2]), np.array([14]), unit="item", test="t", alpha=0.05,
+    ...                 warn=False)[:45]
+    'nothing is certified: with 14 item units the '
+    """
+    pvalues = np.asarray(pvalues, dtype=float)
+    n_arr = np.asarray(n)
+    k = pvalues.size if n_hypotheses is None else int(n_hypotheses)
+    threshold = first_threshold(k, alpha, coverage)
+    smallest = float(pvalues.min()) if pvalues.size else 1.0
+    m = int(n_arr.max(initial=0))
+    floor = floor if test in ("t", "z") else 0
     floor_blocks = False
-    if floor and n <= floor and plain is not None:
-        usable = finite & (np.asarray(pairwise.n) >= MIN_CERTIFYING_UNITS)
+    if floor and m <= floor and plain is not None:
+        usable = n_arr >= MIN_CERTIFYING_UNITS
         floor_blocks = bool(
             usable.any() and np.nanmin(np.where(usable, plain, np.nan)) <= threshold
         )
     need = "more units or larger differences"
     if floor_blocks:
-        need = (
-            f"more than {floor} {pairwise.unit} units (where the floor stops), or larger "
-            "differences"
-        )
-    elif plain is not None and n >= MIN_CERTIFYING_UNITS:
+        need = f"more than {floor} {unit} units (where the floor stops), or larger differences"
+    elif statistic is not None and m >= MIN_CERTIFYING_UNITS and np.isfinite(statistic).any():
         from scipy import stats
 
-        t_max = float(np.nanmax(np.where(finite, pairwise.statistic, np.nan)))
+        t_max = float(np.nanmax(statistic))
         if t_max > 0:  # the statistic grows like sqrt(n) at fixed differences
-            units = int(np.ceil(n * (float(stats.norm.isf(threshold)) / t_max) ** 2)) + 1
-            if floor and n <= floor:
+            units = int(np.ceil(m * (float(stats.norm.isf(threshold)) / t_max) ** 2)) + 1
+            if floor and m <= floor:
                 units = max(units, floor + 1)
-            if units > n:
-                need = (
-                    f"about {units} {pairwise.unit} units at these differences, or larger "
-                    "differences"
-                )
-    message = nothing_certified_message(
-        n,
-        pairwise.unit,
-        f"the smallest p-value of the {pairwise.test} tests, {smallest:.3g}",
-        f"{threshold:.3g}, the first Holm threshold for {int(finite.sum())} hypotheses at "
+            if units > m:
+                need = f"about {units} {unit} units at these differences, or larger differences"
+    message = prefix + nothing_certified_message(
+        m,
+        unit,
+        f"the smallest p-value of the {test} tests, {smallest:.3g}",
+        f"{threshold:.3g}, the first Holm threshold for {k} hypotheses at "
         f"alpha = {alpha:g} ({coverage} coverage)",
         need,
         floor=floor,
         floor_blocks=floor_blocks,
-        test=pairwise.test,
+        test=test,
         alpha=alpha,
     )
     if warn:
-        warnings.warn(message, RankciWarning, stacklevel=3)
+        warnings.warn(message, RankciWarning, stacklevel=stacklevel)
     return message
 
 
