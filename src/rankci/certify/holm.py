@@ -41,6 +41,7 @@ __all__ = [
     "explain_nothing_certified",
     "explain_pvalues",
     "plain_pvalues",
+    "units_needed",
     "nothing_certified_message",
     "reject",
     "rejections_per_row",
@@ -350,6 +351,21 @@ def nothing_certified_message(
     return text
 
 
+def units_needed(needed: int, have: int, what: str) -> str:
+    """What would be needed, in words: about ``needed`` units (``what``), or larger differences.
+
+    Beyond 100 times the units there are, the differences look like ties: larger differences.
+
+    Examples
+    --------
+    >>> units_needed(90, 30, "item units")
+    'about 90 item units at these differences, or larger differences'
+    """
+    if needed > 100 * max(have, 1):
+        return f"larger differences (these look like ties: more than 100 times the {what})"
+    return f"about {needed} {what} at these differences, or larger differences"
+
+
 def plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
     """The p-values of the plain t (or z) test, without the exact floor; None for other tests.
 
@@ -468,7 +484,7 @@ def explain_pvalues(
             if floor and m <= floor:
                 units = max(units, floor + 1)
             if units > m:
-                need = f"about {units} {unit} units at these differences, or larger differences"
+                need = units_needed(units, m, f"{unit} units")
     message = prefix + nothing_certified_message(
         m,
         unit,

@@ -61,7 +61,7 @@ from rankci._base import (
     check_nonnegative,
 )
 from rankci.certify.certification import Certification
-from rankci.certify.holm import nothing_certified_message
+from rankci.certify.holm import nothing_certified_message, units_needed
 from rankci.certify.stepdown import (
     bootstrap_draws,
     check_covariance,
@@ -295,7 +295,7 @@ def _explain_nothing_certified(estimates, stat, crits, alpha, details) -> None:
     if n and t_max > 0 and np.isfinite(crit):  # the statistic grows like sqrt(n)
         more = int(np.ceil(n * (crit / t_max) ** 2)) + 1
         if more > n:
-            need = f"about {more} {what} at these differences, or larger differences"
+            need = units_needed(more, n, what)
     message = nothing_certified_message(
         n,
         "cluster" if estimates.kind == "cluster" else (estimates.unit or "given"),
