@@ -169,3 +169,13 @@ def test_boards_that_certify_something_say_nothing():
         replay(rankci.Scores.from_matrix(x[:60]))
     assert not _explanations(record)
     assert not [w for w in record if "tau-best set is every model" in str(w.message)]
+
+
+def test_the_unreachable_warning_names_the_floor_when_more_units_than_it_are_needed():
+    # with a margin of 0.8 the floor's smallest p-value is 0.9^n: 14 units cannot reach
+    # 0.05 / 12, and the floor alone would need more than 30 units
+    units = _clustered(size=1).units()
+    with pytest.warns(RankciWarning, match="nothing can be certified") as record:
+        certify_holm(pairwise_tests(units, "t", delta=0.8), 0.05)
+    message = next(str(w.message) for w in record if "nothing can" in str(w.message))
+    assert "exact_bound_n=0" in message and "asymptotic" in message

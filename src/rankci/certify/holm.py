@@ -295,6 +295,12 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
                 f"{floor} units, or exact_bound_n=0 (the plain {pairwise.test} test, whose level "
                 "then rests on the unit means being close to normal)."
             )
+        elif pairwise.test in ("t", "z") and floor and n <= floor:
+            extra = (
+                f" What blocks it is the exact floor for few units (exact_bound_n={floor}); "
+                f"exact_bound_n=0 gives the plain {pairwise.test} test, whose level is asymptotic "
+                "(the floor's guarantee holds for every law of bounded scores)."
+            )
     warnings.warn(
         f"with {n} {pairwise.unit} units the smallest attainable p-value of the "
         f"{pairwise.test} test is {smallest:.3g}, above {threshold:.3g}, the first Holm "
