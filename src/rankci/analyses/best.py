@@ -21,12 +21,13 @@ Review of Economic Studies 91(1), 476-518.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from rankci._base import check_positive_int, jsonable
+from rankci._base import RankciWarning, check_positive_int, jsonable
 from rankci.leaderboard import rank
 from rankci.method import MethodSpec
 from rankci.ranking import Ranking
@@ -46,12 +47,15 @@ class TauBest:
     ranking : Ranking
         The simultaneous ranking the set was read from (``lower`` gives ``L_j``).
     guarantee : str
+    note : str or None
+        When the set is every model, why (what would be needed, and what changes it).
     """
 
     tau: int
     members: tuple[str, ...]
     ranking: Ranking
     guarantee: str
+    note: str | None = None
 
     @property
     def spec(self) -> MethodSpec | None:
@@ -84,6 +88,8 @@ class TauBest:
             ],
             "guarantee": self.guarantee,
         }
+        if self.note is not None:
+            out["note"] = self.note
         if self.ranking.spec is not None:
             out["spec"] = self.ranking.spec.to_dict()
         return out
@@ -138,14 +144,17 @@ def tau_best(
         if rank_options or spec is not None:
             raise ValueError("rank options are only used when data (not a Ranking) are given")
         ranking = ranking_or_data
+        warned = False
     elif spec is not None:
         if isinstance(spec, MethodSpec) and spec.coverage != "simultaneous":
             raise ValueError("tau-best sets need coverage='simultaneous'")
         ranking = rank(ranking_or_data, spec=spec, **rank_options)
+        warned = True  # the certifier explained an empty certification itself
     else:
         if rank_options.get("coverage", "simultaneous") != "simultaneous":
             raise ValueError("tau-best sets need coverage='simultaneous'")
         ranking = rank(ranking_or_data, **{**rank_options, "coverage": "simultaneous"})
+        warned = True
     if ranking.coverage not in ("simultaneous", "anytime"):
         raise ValueError(
             f"a tau-best set needs simultaneous rank intervals, but this ranking has "
@@ -172,4 +181,22 @@ def tau_best(
         f"outside it has at least {tau} models certified better (from simultaneous rank "
         f"intervals: {source})."
     )
-    return TauBest(tau=tau, members=members, ranking=ranking, guarantee=guarantee)
+    note = None
+    if len(members) == ranking.n_models > 1:
+        note = _every_model(ranking, tau, warn=not warned)
+    return TauBest(tau=tau, members=members, ranking=ranking, guarantee=guarantee, note=note)
+
+
+def _every_model(ranking: Ranking, tau: int, *, warn: bool) -> str:
+    """Why the tau-best set is every model: the certifier's explanation, or the missing ranks."""
+    reason = ranking.details.get("nothing_certified")
+    if reason is None:
+        reason = (
+            f"no model has {tau} models certified better; that needs more units or larger "
+            f"differences, or a larger alpha (now alpha={ranking.alpha:g})"
+        )
+        warn = True
+    note = f"the tau-best set is every model: {reason}"
+    if warn:
+        warnings.warn(note, RankciWarning, stacklevel=3)
+    return note

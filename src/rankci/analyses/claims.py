@@ -52,7 +52,7 @@ import pandas as pd
 from scipy import special
 
 from rankci._base import check_choice, jsonable
-from rankci.certify.holm import adjust_pvalues, reject
+from rankci.certify.holm import adjust_pvalues, explain_pvalues, plain_pvalues, reject
 from rankci.data import Scores, UnitScores
 from rankci.evidence.pairwise import (
     SIGNED_MARGIN_TESTS,
@@ -408,6 +408,7 @@ def decide_claims(
     keys: dict[tuple, int] = {}
     rows: list[dict] = []
     tests: dict[tuple, Pairwise] = {}
+    plain: dict[int, tuple[float, float]] = {}  # row -> the t's p without the floor, its t
 
     def evidence(g: int, margin: float) -> Pairwise:
         if (g, margin) not in tests:
@@ -426,6 +427,9 @@ def decide_claims(
             pw = evidence(g, margin)
             j, l = pw.models.index(first), pw.models.index(second)
             p = float(pw.pvalue[j, l])
+            plain_p = plain_pvalues(pw)
+            if plain_p is not None:
+                plain[len(rows)] = (float(plain_p[j, l]), float(pw.statistic[j, l]))
             rows.append(
                 {
                     "estimate": float(pw.estimate[j, l]),
@@ -458,6 +462,9 @@ def decide_claims(
     rejected = reject(pvalues, alpha) if rows else np.zeros(0, dtype=bool)
     adjusted = adjust_pvalues(pvalues) if rows else np.zeros(0)
     family = len(rows)
+    details = {}
+    if rows and not rejected.any():
+        details["nothing_certified"] = _explain_undecided(rows, plain, groups, test, alpha, spec)
     rankings = _rankings(groups, plans, rejected, alpha, test, family)
     results = []
     for g, claim, support, contra in plans:
@@ -494,7 +501,25 @@ def decide_claims(
         family_size=family,
         guarantee=guarantee,
         rankings={(groups[g].name or ""): r for g, r in rankings.items()},
+        details=details,
         spec=spec,
+    )
+
+
+def _explain_undecided(rows, plain, groups, test, alpha, spec) -> str:
+    """No claim decided: the family's evidence against Holm's first threshold (warned)."""
+    full = len(plain) == len(rows)
+    return explain_pvalues(
+        np.array([r["pvalue"] for r in rows]),
+        np.array([r["n"] for r in rows]),
+        unit=groups[0].units.unit,
+        test=test,
+        alpha=alpha,
+        floor=int(spec.test_options.get("exact_bound_n", 30)),
+        plain=np.array([plain[i][0] for i in range(len(rows))]) if full else None,
+        statistic=np.array([plain[i][1] for i in range(len(rows))]) if full else None,
+        prefix="no claim is decided: ",
+        stacklevel=4,
     )
 
 

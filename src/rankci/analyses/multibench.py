@@ -42,7 +42,7 @@ import pandas as pd
 from scipy import special
 
 from rankci._base import check_choice, jsonable
-from rankci.certify.holm import PROCEDURES, reject
+from rankci.certify.holm import PROCEDURES, explain_nothing_certified, reject
 from rankci.data import Scores
 from rankci.evidence.moments import score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
@@ -270,9 +270,21 @@ def rank_benchmarks(
     names = list(pairwise)
     table_alpha, decisions = _decide(names, pairwise, alpha, across, multiplicity)
     words = _family_words(across, multiplicity, alpha, len(names))
+    family = sum(int(np.isfinite(pairwise[name].pvalue).sum()) for name in names)
     rankings: dict[str, Ranking] = {}
     for name in names:
         pw = pairwise[name]
+        details = {"benchmark": name, "n_tables": len(names)}
+        if not decisions[name].any():
+            why = explain_nothing_certified(
+                pw,
+                table_alpha[name],
+                "simultaneous",
+                n_hypotheses=family if across == "joint" else None,
+                prefix=f"table {name!r}: ",
+            )
+            if why is not None:
+                details["nothing_certified"] = why
         scope = UNIT_SCOPE[unit]
         what = (
             f"a weighted mean of the benchmark scores (weights {_weights_text(weight_of)}); "
@@ -301,7 +313,7 @@ def rank_benchmarks(
             excluded=pw.excluded,
             guarantee=guarantee,
             pairwise=pw,
-            details={"benchmark": name, "n_tables": len(names)},
+            details=details,
         )
     overall_ranking = rankings.pop(OVERALL, None)
     return BenchmarkRankings(

@@ -19,7 +19,7 @@ import numpy as np
 from rankci._base import RankciWarning, check_alpha, check_choice
 from rankci.certify.certification import Certification
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS
-from rankci.evidence.pairwise import SMALL_N, pairwise_tests
+from rankci.evidence.pairwise import pairwise_tests
 from rankci.evidence.resampling import default_reps
 from rankci.method import COVERAGES, UNIT_SCOPE
 from rankci.registry import TEST_REGISTRY
@@ -38,6 +38,11 @@ __all__ = [
     "certifiable_pvalues",
     "certify_holm",
     "certify_tests",
+    "explain_nothing_certified",
+    "explain_pvalues",
+    "plain_pvalues",
+    "units_needed",
+    "nothing_certified_message",
     "reject",
     "rejections_per_row",
 ]
@@ -290,6 +295,12 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
                 f"{floor} units, or exact_bound_n=0 (the plain {pairwise.test} test, whose level "
                 "then rests on the unit means being close to normal)."
             )
+        elif pairwise.test in ("t", "z") and floor and n <= floor:
+            extra = (
+                f" What blocks it is the exact floor for few units (exact_bound_n={floor}); "
+                f"exact_bound_n=0 gives the plain {pairwise.test} test, whose level is asymptotic "
+                "(the floor's guarantee holds for every law of bounded scores)."
+            )
     warnings.warn(
         f"with {n} {pairwise.unit} units the smallest attainable p-value of the "
         f"{pairwise.test} test is {smallest:.3g}, above {threshold:.3g}, the first Holm "
@@ -300,24 +311,207 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
     )
 
 
-def _explain_nothing_certified(pairwise: Pairwise, alpha: float, coverage: str) -> None:
-    """On a small design that certified nothing, say why (the evidence, against the bar)."""
-    n = int(np.max(pairwise.n, initial=0))
-    p = pairwise.pvalue[np.isfinite(pairwise.pvalue)]
-    if n > SMALL_N or p.size == 0 or float(pairwise.smallest_pvalue) > first_threshold(
-        p.size, alpha, coverage
-    ):
-        return  # a large design, or already explained by _warn_if_unreachable
-    threshold = first_threshold(p.size, alpha, coverage)
-    if float(p.min()) > threshold:
-        warnings.warn(
-            f"nothing is certified: with {n} {pairwise.unit} units the smallest p-value of the "
-            f"{pairwise.test} tests is {float(p.min()):.3g}, above {threshold:.3g}, the first "
-            f"Holm threshold for {p.size} hypotheses at alpha = {alpha:g}; more units (or "
-            "larger differences) are needed",
-            RankciWarning,
-            stacklevel=3,
+def nothing_certified_message(
+    n_units: int,
+    unit: str,
+    evidence: str,
+    bar: str,
+    need: str,
+    *,
+    floor: int = 0,
+    floor_blocks: bool = False,
+    test: str = "t",
+    alpha: float | None = None,
+) -> str:
+    """The one sentence every certifier gives when it certifies nothing (library keywords).
+
+    ``evidence`` is the strongest evidence on the board (the smallest p-value, or the largest
+    |t|), ``bar`` what it had to pass, ``need`` what would be needed. When the exact floor for
+    few units (``exact_bound_n``) is what blocks certification, the sentence names it and its
+    cost; :func:`rankci.commands.messages.cli_message` turns the keywords into flags.
+
+    Examples
+    --------
+    >>> nothing_certified_message(14, "cluster", "p = 0.04", "0.008", "about 40 units")[:40]
+    'nothing is certified: with 14 cluster un'
+    """
+    text = (
+        f"nothing is certified: with {n_units} {unit} units the strongest evidence, {evidence}, "
+        f"does not pass {bar}; that needs {need}"
+        + (f", or a larger alpha (now alpha={alpha:g})" if alpha is not None else "")
+        + "."
+    )
+    if floor_blocks:
+        text += (
+            f" What blocks it is the exact floor for few units (exact_bound_n={floor}: pairs with "
+            f"at most {floor} units get Hoeffding's bound): exact_bound_n=0 (the plain {test} "
+            f"test) would certify here. The cost: the floor's guarantee holds for every law of "
+            f"bounded scores, while the plain {test} test's level is asymptotic (it rests on the "
+            "unit means being close to normal)."
         )
+    elif floor and n_units <= floor:
+        text += (
+            f" The exact floor for few units applies (exact_bound_n={floor}); exact_bound_n=0 "
+            f"gives the plain {test} test, whose level is asymptotic, not valid for every law."
+        )
+    return text
+
+
+def units_needed(needed: int, have: int, what: str) -> str:
+    """What would be needed, in words: about ``needed`` units (``what``), or larger differences.
+
+    Beyond 100 times the units there are, the differences look like ties: larger differences.
+
+    Examples
+    --------
+    >>> units_needed(90, 30, "item units")
+    'about 90 item units at these differences, or larger differences'
+    """
+    if needed > 100 * max(have, 1):
+        return f"larger differences (these look like ties: more than 100 times the {what})"
+    return f"about {needed} {what} at these differences, or larger differences"
+
+
+def plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
+    """The p-values of the plain t (or z) test, without the exact floor; None for other tests.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = np.array([[0.9, 0.5], [0.8, 0.5], [0.7, 0.6], [0.9, 0.4]])
+    >>> pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units())
+    >>> bool(plain_pvalues(pw)[0, 1] < pw.pvalue[0, 1])  # the floor raised it
+    True
+    """
+    if pairwise.test not in ("t", "z") or pairwise.statistic is None:
+        return None
+    from scipy import stats
+
+    stat = np.asarray(pairwise.statistic, dtype=float)
+    if pairwise.test == "z" or pairwise.df is None:
+        return stats.norm.sf(stat)
+    return stats.t.sf(stat, np.asarray(pairwise.df, dtype=float))
+
+
+def explain_nothing_certified(
+    pairwise: Pairwise,
+    alpha: float,
+    coverage: str,
+    *,
+    warn: bool = True,
+    n_hypotheses: int | None = None,
+    prefix: str = "",
+) -> str | None:
+    """Why a board certified nothing: the evidence against Holm's first threshold, the need.
+
+    Returns the explanation (in library keywords), and warns it as a
+    :class:`~rankci.RankciWarning` unless ``warn=False``; None when the test cannot reach the
+    threshold at all (that warning comes from :func:`certify_holm` before testing) or when
+    there is nothing to test. ``n_hypotheses`` is the size of the family when the board is part
+    of a larger one (several benchmarks in one family); ``prefix`` starts the message.
+    """
+    p = certifiable_pvalues(pairwise)
+    finite = np.isfinite(p)
+    if not finite.any():
+        return None
+    k = int(finite.sum()) if n_hypotheses is None else int(n_hypotheses)
+    if float(pairwise.smallest_pvalue) > first_threshold(k, alpha, coverage):
+        return None  # already explained by _warn_if_unreachable
+    plain = plain_pvalues(pairwise)
+    return explain_pvalues(
+        p[finite],
+        np.asarray(pairwise.n)[finite],
+        unit=pairwise.unit,
+        test=pairwise.test,
+        alpha=alpha,
+        coverage=coverage,
+        n_hypotheses=k,
+        floor=int(pairwise.options.get("exact_bound_n", 0)),
+        plain=None if plain is None else plain[finite],
+        statistic=None if plain is None else np.asarray(pairwise.statistic)[finite],
+        warn=warn,
+        prefix=prefix,
+        stacklevel=4,
+    )
+
+
+def explain_pvalues(
+    pvalues: np.ndarray,
+    n: np.ndarray,
+    *,
+    unit: str,
+    test: str,
+    alpha: float,
+    coverage: str = "simultaneous",
+    n_hypotheses: int | None = None,
+    floor: int = 0,
+    plain: np.ndarray | None = None,
+    statistic: np.ndarray | None = None,
+    warn: bool = True,
+    prefix: str = "",
+    stacklevel: int = 3,
+) -> str:
+    """The explanation of a Holm family that rejected nothing, from its hypotheses' arrays.
+
+    ``pvalues`` (as certified, with the exact floor) and ``n`` (units per hypothesis) are flat;
+    ``plain`` and ``statistic`` are the t (or z) test's p-values without the floor and its
+    statistics, where the test has them (they size the need and decide whether the floor
+    ``exact_bound_n`` is what blocks). Used by :func:`explain_nothing_certified` and by the
+    certifiers whose families are not one board (``rankci.check_claims``).
+
+    Examples
+    --------
+    >>> explain_pvalues(np.array([0.2]), np.array([14]), unit="item", test="t", alpha=0.05,
+    ...                 warn=False)[:45]
+    'nothing is certified: with 14 item units the '
+    """
+    pvalues = np.asarray(pvalues, dtype=float)
+    n_arr = np.asarray(n)
+    k = pvalues.size if n_hypotheses is None else int(n_hypotheses)
+    threshold = first_threshold(k, alpha, coverage)
+    smallest = float(pvalues.min()) if pvalues.size else 1.0
+    m = int(n_arr.max(initial=0))
+    floor = floor if test in ("t", "z") else 0
+    floor_blocks = False
+    if floor and m <= floor and plain is not None:
+        usable = n_arr >= MIN_CERTIFYING_UNITS
+        floor_blocks = bool(
+            usable.any() and np.nanmin(np.where(usable, plain, np.nan)) <= threshold
+        )
+    need = "more units or larger differences"
+    if floor_blocks:
+        need = f"more than {floor} {unit} units (where the floor stops), or larger differences"
+    elif statistic is not None and m >= MIN_CERTIFYING_UNITS and np.isfinite(statistic).any():
+        from scipy import stats
+
+        t_max = float(np.nanmax(statistic))
+        if t_max > 0:  # the statistic grows like sqrt(n) at fixed differences
+            units = int(np.ceil(m * (float(stats.norm.isf(threshold)) / t_max) ** 2)) + 1
+            if floor and m <= floor:
+                units = max(units, floor + 1)
+            if units > m:
+                need = units_needed(units, m, f"{unit} units")
+    message = prefix + nothing_certified_message(
+        m,
+        unit,
+        f"the smallest p-value of the {test} tests, {smallest:.3g}",
+        f"{threshold:.3g}, the first Holm threshold for {k} hypotheses at "
+        f"alpha = {alpha:g} ({coverage} coverage)",
+        need,
+        floor=floor,
+        floor_blocks=floor_blocks,
+        test=test,
+        alpha=alpha,
+    )
+    if warn:
+        warnings.warn(message, RankciWarning, stacklevel=stacklevel)
+    return message
+
+
+def _note_nothing_certified(common: dict, message: str | None) -> None:
+    """Record the explanation of an empty certification in the result's ``details``."""
+    if message is not None:
+        common["details"] = {"nothing_certified": message}
 
 
 def certify_holm(
@@ -384,11 +578,13 @@ def certify_holm(
     if coverage == "simultaneous":
         dominance = reject(pvalue, alpha, multiplicity)
         if not dominance.any():
-            _explain_nothing_certified(pairwise, alpha, coverage)
+            _note_nothing_certified(common, explain_nothing_certified(pairwise, alpha, coverage))
         return Certification(dominance=dominance, lower=None, upper=None, **common)
     m = pairwise.n_models
     better_than_j = rejections_per_row(pvalue.T, alpha / 2, multiplicity)
     worse_than_j = rejections_per_row(pvalue, alpha / 2, multiplicity)
+    if not better_than_j.any() and not worse_than_j.any():  # every interval is [1, M]
+        _note_nothing_certified(common, explain_nothing_certified(pairwise, alpha, coverage))
     return Certification(
         dominance=None, lower=1 + better_than_j, upper=m - worse_than_j, **common
     )

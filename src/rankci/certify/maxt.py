@@ -61,6 +61,7 @@ from rankci._base import (
     check_nonnegative,
 )
 from rankci.certify.certification import Certification
+from rankci.certify.holm import nothing_certified_message, units_needed
 from rankci.certify.stepdown import (
     bootstrap_draws,
     check_covariance,
@@ -266,21 +267,45 @@ def _certify(
     )
     if coverage == "simultaneous":
         dominance, crits = _simultaneous(stat, scale, null, alpha, stepdown)
+        details = {**details, "critical_values": crits}
+        if not dominance.any():
+            _explain_nothing_certified(estimates, stat, crits, alpha, details)
         return Certification(
-            dominance=dominance,
-            lower=None,
-            upper=None,
-            details={**details, "critical_values": crits},
-            **common,
+            dominance=dominance, lower=None, upper=None, details=details, **common
         )
     lower, upper, crits = _marginal(stat, scale, null, alpha, stepdown)
-    return Certification(
-        dominance=None,
-        lower=lower,
-        upper=upper,
-        details={**details, "critical_values": dict(zip(estimates.models, crits, strict=True))},
-        **common,
+    details = {**details, "critical_values": dict(zip(estimates.models, crits, strict=True))}
+    if (lower == 1).all() and (upper == len(lower)).all():  # every interval is [1, M]
+        _explain_nothing_certified(
+            estimates, stat, [min(float(np.ravel(c)[0]) for c in crits)], alpha, details
+        )
+    return Certification(dominance=None, lower=lower, upper=upper, details=details, **common)
+
+
+def _explain_nothing_certified(estimates, stat, crits, alpha, details) -> None:
+    """The largest |t| against the first critical value, what would be needed (warned, noted)."""
+    if 0 < estimates.n_groups < MIN_CERTIFYING_UNITS or not len(crits):
+        return  # announced by certify_maxt before testing
+    crit = float(np.ravel(crits)[0])
+    finite = stat[np.isfinite(stat)]
+    t_max = float(finite.max()) if finite.size else float("nan")
+    what = "clusters" if estimates.kind == "cluster" else f"{estimates.unit or 'given'} units"
+    n = estimates.n_groups or estimates.n_units
+    need = "larger differences or more units"
+    if n and t_max > 0 and np.isfinite(crit):  # the statistic grows like sqrt(n)
+        more = int(np.ceil(n * (crit / t_max) ** 2)) + 1
+        if more > n:
+            need = units_needed(more, n, what)
+    message = nothing_certified_message(
+        n,
+        "cluster" if estimates.kind == "cluster" else (estimates.unit or "given"),
+        f"the largest |t| of the max-t statistics, {t_max:.3g}",
+        f"{crit:.3g}, the first critical value at alpha = {alpha:g}",
+        need,
+        alpha=alpha,
     )
+    details["nothing_certified"] = message
+    warnings.warn(message, RankciWarning, stacklevel=4)
 
 
 FEW_UNITS = 50

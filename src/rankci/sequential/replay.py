@@ -24,6 +24,7 @@ fixed-sample result. Under
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,11 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rankci._base import jsonable
+from rankci._base import RankciWarning, jsonable
 from rankci.data import Scores
 from rankci.ranking import Ranking
 from rankci.sequential.monitor import Monitor
 from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
+from rankci.sequential.statements import nothing_certified_at
 
 __all__ = ["MonitorRun", "evaluation_order", "parse_look_every", "replay"]
 
@@ -155,6 +157,8 @@ class MonitorRun:
             "cost_fraction": float(self.cost_fraction),
             "guarantee": self.ranking.guarantee,
         }
+        if "nothing_certified" in self.ranking.details:
+            out["final"]["nothing_certified"] = self.ranking.details["nothing_certified"]
         if "n_surviving_orders" in self.ranking.details:
             out["final"]["n_surviving_orders"] = int(self.ranking.details["n_surviving_orders"])
         if self.alpha_event is not None:
@@ -272,6 +276,11 @@ def replay(
     )
     monitor.update_block(values[order])
     ranking = monitor.ranking()  # the look at the last item (already taken under model F)
+    silent = "alpha_event" not in ranking.details and not ranking.dominance.any()
+    if silent and monitor.n_models > 1:
+        why = nothing_certified_at(monitor.t, monitor.log_wealth(), monitor.alpha)
+        ranking.details["nothing_certified"] = why
+        warnings.warn(why, RankciWarning, stacklevel=2)
     config = {
         "alpha": monitor.alpha,
         "sampling": monitor.sampling,

@@ -15,7 +15,41 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["alpha_event_message", "guarantee_text"]
+import numpy as np
+
+from rankci.certify.holm import nothing_certified_message, units_needed
+
+__all__ = ["alpha_event_message", "guarantee_text", "nothing_certified_at"]
+
+
+def nothing_certified_at(t: int, log_wealth: np.ndarray, alpha: float) -> str:
+    """Why a look (or the end of a replay) certified no pair: the largest e-value, the bar.
+
+    The bar is the e-Bonferroni threshold ``M(M-1)/alpha``; the log-wealth of a pair that
+    separates grows about linearly in the items, which sizes the need.
+
+    Examples
+    --------
+    >>> nothing_certified_at(40, np.log([[np.nan, 3.0], [0.5, np.nan]]), 0.05)[:47]
+    'nothing is certified: with 40 item units the st'
+    """
+    lw = np.asarray(log_wealth, dtype=float)
+    m = lw.shape[0]
+    threshold = m * (m - 1) / alpha
+    top = float(np.nanmax(lw)) if np.isfinite(lw).any() else float("nan")
+    need = "more items or larger differences"
+    if t and top > 0:
+        items = int(np.ceil(t * np.log(threshold) / top))
+        if items > t:
+            need = units_needed(items, int(t), "items")
+    return nothing_certified_message(
+        int(t),
+        "item",
+        f"the largest e-value of a pair, {np.exp(top):.3g}" if np.isfinite(top) else "none",
+        f"{threshold:.3g}, the e-Bonferroni threshold M(M-1)/alpha for {m} models",
+        need,
+        alpha=alpha,
+    )
 
 
 def guarantee_text(
