@@ -242,20 +242,24 @@ def detect_format(source: str | os.PathLike) -> str:
     )
 
 
+def _named(path: Path) -> str | None:
+    """The format whose reader recognises the file by its name, if any."""
+    return next((r.format for r in READERS.values() if r.names_a_log(path)), None)
+
+
+def _sniffed(path: Path) -> str | None:
+    """The format whose reader recognises the file by its content, if any."""
+    return next((r.format for r in READERS.values() if r.holds_a_log(path)), None)
+
+
 def _kind_of_file(path: Path) -> str:
-    for reader in READERS.values():
-        if reader.names_a_log(path):
-            return reader.format
-    for reader in READERS.values():
-        if reader.holds_a_log(path):
-            return reader.format
-    return "table"
+    return _named(path) or _sniffed(path) or "table"
 
 
 def _kinds_in(directory: Path) -> set[str]:
     kinds = {reader.format for path in directory.rglob("*") for reader in READERS.values()
              if reader.marks_directory(path)}
-    if not kinds:  # no file named like a log: look inside the .json files
+    if not kinds:  # no file named like a log: look inside the .json files not named like one
         kinds = {kind for path in directory.rglob("*.json")
-                 if (kind := _kind_of_file(path)) != "table" and READERS[kind].holds_a_log(path)}
+                 if _named(path) is None and (kind := _sniffed(path)) is not None}
     return kinds

@@ -32,7 +32,7 @@ from numbers import Integral
 
 import numpy as np
 
-from rankci._base import check_alpha, check_positive_int
+from rankci._base import check_positive_int
 from rankci.adapters.inspect import inspect_value_to_float
 from rankci.sequential.spec import MonitorSpec
 
@@ -112,18 +112,23 @@ class RankEarlyStopping:
         if not isinstance(order_seed, Integral) or isinstance(order_seed, bool):
             raise ValueError(f"order_seed must be an integer, got {order_seed!r}")
         self.order_seed = int(order_seed)
-        self.k = k
-        self.retire = retire
-        self.alpha = check_alpha(alpha)
+        # the monitor's settings as one MonitorSpec, so that bad options fail before Inspect
+        # starts (n_items, the number of samples, is filled in when the dataset is known)
+        self.spec = MonitorSpec.given(
+            None,
+            {"alpha": alpha, "sampling": "finite", "retire": retire, "k": k,
+             "look_every": check_positive_int(look_every, "look_every"), **monitor_options},
+            "RankEarlyStopping",
+        )
+        self.spec.check_models(len(self.models))
+        self.alpha, self.k, self.retire = self.spec.alpha, self.spec.k, self.spec.retire
+        self.look_every = self.spec.look_every
         self.scorer = scorer
         self.score_key = score_key
-        self.look_every = check_positive_int(look_every, "look_every")
         self.max_lead = None if max_lead is None else check_positive_int(max_lead, "max_lead")
         if not (isinstance(lead_timeout, (int, float)) and lead_timeout >= 0):
             raise ValueError(f"lead_timeout must be a number of seconds >= 0, got {lead_timeout!r}")
         self.lead_timeout = float(lead_timeout)
-        self.monitor_options = dict(monitor_options)
-        self._check_options()
         self.monitor = None
         self._prepared: list[str] | None = None
         self._order: list[str] | None = None
@@ -140,17 +145,6 @@ class RankEarlyStopping:
         self._ignored = dict.fromkeys(self.models, 0)
         self._waits = dict.fromkeys(self.models, 0)
         self._timeouts = dict.fromkeys(self.models, 0)
-
-    def _check_options(self) -> None:
-        """The monitor's settings as one :class:`MonitorSpec`, so bad options fail before Inspect
-        starts (the number of samples, ``n_items``, is filled in when the dataset is known)."""
-        self.spec = MonitorSpec.given(
-            None,
-            {"alpha": self.alpha, "sampling": "finite", "retire": self.retire, "k": self.k,
-             "look_every": self.look_every, **self.monitor_options},
-            "RankEarlyStopping",
-        )
-        self.spec.check_models(len(self.models))
 
     def _new_monitor(self, n_items: int):
         from rankci.sequential import Monitor
