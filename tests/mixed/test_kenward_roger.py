@@ -1,0 +1,112 @@
+"""Kenward-Roger df against R's pbkrtest 0.5.2 (via emmeans and KRmodcomp).
+
+Oracle numbers: ``tests/fixtures/kenward_roger/`` written by ``validation/kenward_roger_oracle.R``
+(R 4.2.2, lme4, lmerTest, pbkrtest, emmeans; ``sessionInfo.txt`` there) on two unbalanced subsets
+of the oracle datasets in ``tests/fixtures/oracles``. The fit is evaluated at lme4's theta so the
+comparison is of the Kenward-Roger algebra, to 1e-6 (relative for df and F).
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rankci
+from rankci.mixed import mixed_model
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+IDS = {"model": str, "item": str, "cluster": str}
+
+
+def subset(name: str) -> pd.DataFrame:
+    """The subsets exactly as validation/kenward_roger_oracle.R builds them."""
+    if name == "small_unbalanced":
+        d = pd.read_csv(FIX / "oracles" / "small.csv.gz", dtype=IDS)
+        keep = ~((d.model == "m05") & d.cluster.isin([f"c{i:03d}" for i in range(1, 5)]))
+        keep &= ~((d.model == "m02") & ((np.arange(len(d)) + 1) % 3 == 0))
+        return d[keep].reset_index(drop=True)
+    d = pd.read_csv(FIX / "oracles" / "unbalanced.csv.gz", dtype=IDS)
+    return d[d.cluster.isin([f"c{i:03d}" for i in range(1, 9)])].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module", params=["small_unbalanced", "unbalanced_c1_8"])
+def case(request):
+    name = request.param
+    oracle = {
+        part: pd.read_csv(FIX / "kenward_roger" / f"{name}_{part}.csv")
+        for part in ("fit", "means", "pairs", "ftest")
+    }
+    theta = oracle["fit"].theta.dropna().to_numpy()  # (cluster:item, cluster) = rankci's order
+    scores = rankci.Scores.from_frame(subset(name), cluster="cluster")
+    assert scores.n_rows == oracle["fit"].n_rows[0]
+    return mixed_model(scores, df="kenward-roger", theta=theta), oracle
+
+
+def test_means_se_and_df(case):
+    fit, oracle = case
+    means = oracle["means"]
+    assert list(fit.models) == means.model.tolist()
+    np.testing.assert_allclose(fit.emmean, means.emmean, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fit.emmean_se, means.SE, rtol=1e-6)
+    np.testing.assert_allclose(fit.emmean_df, means.df, rtol=1e-6)
+
+
+def test_pairwise_se_and_df(case):
+    fit, oracle = case
+    pairs = oracle["pairs"]
+    table = fit.contrasts
+    assert (table.first + " - " + table.second).tolist() == pairs.contrast.tolist()
+    np.testing.assert_allclose(table.se, pairs.SE, rtol=1e-6)
+    np.testing.assert_allclose(table.df, pairs.df, rtol=1e-6)
+    np.testing.assert_allclose(table.p, pairs.p, rtol=1e-5)
+
+
+def test_omnibus_f(case):
+    fit, oracle = case
+    row = oracle["ftest"].iloc[0]
+    test = fit.model_test
+    assert test["df_num"] == row.df_num
+    for ours, theirs in [
+        ("F", "F"),
+        ("F_unscaled", "F_unscaled"),
+        ("scale", "scale"),
+        ("df_den", "df_den"),
+        ("p", "p"),
+    ]:
+        assert test[ours] == pytest.approx(row[theirs], rel=1e-6), ours
+
+
+def test_differs_from_satterthwaite(case):
+    """The two df methods really differ on these designs (so the oracle can tell them apart)."""
+    fit, oracle = case
+    row = oracle["ftest"].iloc[0]
+    assert abs(row.df_den - row.df_den_satterthwaite) > 0.4
+    assert fit.df_method == "kenward-roger"
+
+
+def test_prompt_term_refused():
+    frame = subset("unbalanced_c1_8")
+    frame["prompt"] = np.where(np.arange(len(frame)) % 2 == 0, "p1", "p2")
+    scores = rankci.Scores.from_frame(frame, cluster="cluster", prompt="prompt")
+    with pytest.raises(ValueError, match="prompt"):
+        mixed_model(scores, df="kenward-roger")
+
+
+def test_balanced_small_against_run_oracles():
+    """The balanced 'small' design: emmeans' kenward-roger rows of tests/fixtures/oracles."""
+    oracles = FIX / "oracles" / "small"
+    varcomp = pd.read_csv(oracles / "lmer_varcomp.csv").set_index("group").variance
+    theta = np.sqrt(varcomp[["cluster:item", "cluster"]].to_numpy() / varcomp["Residual"])
+    scores = rankci.Scores.from_frame(
+        pd.read_csv(FIX / "oracles" / "small.csv.gz", dtype=IDS), cluster="cluster"
+    )
+    fit = mixed_model(scores, df="kenward-roger", theta=theta)
+    means = pd.read_csv(oracles / "emmeans_means.csv")
+    means = means[means.df_method == "kenward-roger"]
+    np.testing.assert_allclose(fit.emmean_se, means.SE, rtol=1e-6)
+    np.testing.assert_allclose(fit.emmean_df, means.df, rtol=1e-6)
+    anova = pd.read_csv(oracles / "lmer_anova_typeIII.csv")
+    row = anova[anova.ddf == "Kenward-Roger"].iloc[0]
+    assert fit.model_test["df_den"] == pytest.approx(row.DenDF, rel=1e-6)
+    assert fit.model_test["F"] == pytest.approx(row.F, rel=1e-6)
