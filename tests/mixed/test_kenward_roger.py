@@ -110,3 +110,72 @@ def test_balanced_small_against_run_oracles():
     row = anova[anova.ddf == "Kenward-Roger"].iloc[0]
     assert fit.model_test["df_den"] == pytest.approx(row.DenDF, rel=1e-6)
     assert fit.model_test["F"] == pytest.approx(row.F, rel=1e-6)
+
+
+def test_side_by_side_row_and_cli(tmp_path):
+    """The same-run table has Kenward-Roger columns beside Satterthwaite's, as pbkrtest."""
+    import json
+    import subprocess
+    import sys
+
+    from rankci.analyses.sidebyside import side_by_side
+
+    name = "unbalanced_c1_8"
+    pairs = pd.read_csv(FIX / "kenward_roger" / f"{name}_pairs.csv")
+    theta = pd.read_csv(FIX / "kenward_roger" / f"{name}_fit.csv").theta.dropna().to_numpy()
+    scores = rankci.Scores.from_frame(subset(name), cluster="cluster")
+    sat = mixed_model(scores, theta=theta)
+    table = side_by_side(scores, mixed=sat, kenward_roger=True).to_frame()
+    np.testing.assert_allclose(table.se_mixed_kr, pairs.SE, rtol=1e-6)
+    np.testing.assert_allclose(table.df_mixed_kr, pairs.df, rtol=1e-6)
+    np.testing.assert_allclose(table.df_mixed, sat.pair_df[np.triu_indices(8, 1)])
+    assert not np.allclose(table.df_mixed, table.df_mixed_kr, rtol=1e-4)
+
+    path = tmp_path / "u8.csv"
+    subset(name).to_csv(path, index=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rankci",
+            "omnibus",
+            str(path),
+            "--method",
+            "mixed",
+            "--cluster",
+            "cluster",
+            "--df",
+            "kenward-roger",
+            "--side-by-side",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = json.loads(run.stdout)
+    row = pd.read_csv(FIX / "kenward_roger" / f"{name}_ftest.csv").iloc[0]
+    assert out["df_method"] == "kenward-roger"
+    assert out["model_test"]["df_den"] == pytest.approx(row.df_den, rel=1e-4)
+    assert "mixed_kr" in out["side_by_side"]["notes"]
+    text = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rankci",
+            "omnibus",
+            str(path),
+            "--method",
+            "mixed",
+            "--cluster",
+            "cluster",
+            "--df",
+            "kenward-roger",
+            "--side-by-side",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "kenward-roger df" in text and "df_mixed_kr" in text
