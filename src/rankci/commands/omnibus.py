@@ -198,7 +198,7 @@ def _anova_text(r, prompts: bool) -> str:
         "",
         text_table(r.to_frame(), ".6g"),
         "",
-        text_table(pd.DataFrame({"model": r.models, "mean": r.means})),
+        text_table(pd.DataFrame({"model": r.models, "mean": r.means, "se": r.se})),
     ]
     return "\n".join(lines)
 
