@@ -179,3 +179,13 @@ def test_side_by_side_row_and_cli(tmp_path):
         check=True,
     ).stdout
     assert "kenward-roger df" in text and "df_mixed_kr" in text
+
+
+def test_too_large_a_design_is_refused_with_the_reason(monkeypatch):
+    import importlib
+
+    kr_module = importlib.import_module("rankci.mixed.kenward_roger")
+    monkeypatch.setattr(kr_module, "MAX_PADDED", 1000)
+    scores = rankci.Scores.from_frame(subset("unbalanced_c1_8"), cluster="cluster")
+    with pytest.raises(ValueError, match="covariance densely.*Satterthwaite"):
+        mixed_model(scores, df="kenward-roger")

@@ -39,6 +39,9 @@ from scipy import stats
 
 __all__ = ["KenwardRoger", "kenward_roger", "kr_contrast_df", "kr_ftest"]
 
+#: the blocks of Sigma are formed densely, padded to the largest: blocks x size^2 at most this
+MAX_PADDED = 5_000_000
+
 
 @dataclass(frozen=True, eq=False)
 class KenwardRoger:
@@ -80,7 +83,8 @@ def kenward_roger(
     ``Sigma = s_c J_cluster + s_q J_item + s_mc J_model:cluster + sigma^2 I`` (the terms present
     in ``variances``: ``cluster``, ``item``, ``model:cluster``, ``residual``); the fixed effects
     are the model means (``X`` the model indicator). Sigma is block diagonal by cluster (by item
-    without clusters), and every block is handled at once in padded arrays.
+    without clusters), and every block is handled at once in padded arrays: memory grows as
+    blocks x (largest block's rows)^2, refused above :data:`MAX_PADDED` entries.
 
     Parameters
     ----------
@@ -122,6 +126,13 @@ def kenward_roger(
         )
     block = cluster_of_row if cluster_of_row is not None else item_code
     valid, model, item = _blocks(np.asarray(block), [np.asarray(model_code), np.asarray(item_code)])
+    if valid.size * valid.shape[1] > MAX_PADDED:
+        unit = "cluster" if cluster_of_row is not None else "item"
+        raise ValueError(
+            f"Kenward-Roger df form each {unit}'s covariance densely: {valid.shape[0]} blocks of "
+            f"up to {valid.shape[1]} rows need {valid.size * valid.shape[1]:,} entries (limit "
+            f"{MAX_PADDED:,}); use Satterthwaite df for a design this large"
+        )
     same = valid[:, :, None] & valid[:, None, :]
     g = []
     if "cluster" in variances and cluster_of_row is not None:
