@@ -182,10 +182,10 @@ def test_side_by_side_row_and_cli(tmp_path):
 
 
 def test_too_large_a_design_is_refused_with_the_reason(monkeypatch):
-    import importlib
+    from rankci.mixed import model as model_module
 
-    kr_module = importlib.import_module("rankci.mixed.kenward_roger")
-    monkeypatch.setattr(kr_module, "MAX_PADDED", 1000)
+    # the globals of the function the fit calls (a doctest run may import a second module copy)
+    monkeypatch.setitem(model_module.kenward_roger.__globals__, "MAX_PADDED", 1000)
     scores = rankci.Scores.from_frame(subset("unbalanced_c1_8"), cluster="cluster")
     with pytest.raises(ValueError, match="covariance densely.*Satterthwaite"):
         mixed_model(scores, df="kenward-roger")
