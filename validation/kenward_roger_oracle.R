@@ -15,7 +15,9 @@ run <- function(name, d) {
                n_rows = nrow(d), n_clusters = nlevels(d$cluster)), paste0(name, "_fit.csv"))
   emm <- emmeans(fit, ~ model, lmer.df = "kenward-roger")
   s <- summary(emm)
-  w(data.frame(model = s$model, emmean = s$emmean, SE = s$SE, df = s$df), paste0(name, "_means.csv"))
+  sat_means <- summary(emmeans(fit, ~ model, lmer.df = "satterthwaite"))
+  w(data.frame(model = s$model, emmean = s$emmean, SE = s$SE, df = s$df,
+               df_satterthwaite = sat_means$df), paste0(name, "_means.csv"))
   pr <- summary(pairs(emm, reverse = FALSE, adjust = "none"))
   w(data.frame(contrast = pr$contrast, estimate = pr$estimate, SE = pr$SE, df = pr$df,
                t = pr$t.ratio, p = pr$p.value), paste0(name, "_pairs.csv"))

@@ -189,3 +189,15 @@ def test_too_large_a_design_is_refused_with_the_reason(monkeypatch):
     scores = rankci.Scores.from_frame(subset("unbalanced_c1_8"), cluster="cluster")
     with pytest.raises(ValueError, match="covariance densely.*Satterthwaite"):
         mixed_model(scores, df="kenward-roger")
+
+
+def test_the_same_run_satterthwaite_means_df_match_emmeans():
+    """The Satterthwaite column the Kenward-Roger one is compared with is lmerTest's, too."""
+    name = "unbalanced_c1_8"
+    means = pd.read_csv(FIX / "kenward_roger" / f"{name}_means.csv")
+    theta = pd.read_csv(FIX / "kenward_roger" / f"{name}_fit.csv").theta.dropna().to_numpy()
+    scores = rankci.Scores.from_frame(subset(name), cluster="cluster")
+    np.testing.assert_allclose(
+        mixed_model(scores, theta=theta).emmean_df, means.df_satterthwaite, rtol=1e-6
+    )
+    assert (means.df < means.df_satterthwaite).all()
