@@ -133,51 +133,18 @@ def test_side_by_side_row_and_cli(tmp_path):
 
     path = tmp_path / "u8.csv"
     subset(name).to_csv(path, index=False)
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rankci",
-            "omnibus",
-            str(path),
-            "--method",
-            "mixed",
-            "--cluster",
-            "cluster",
-            "--df",
-            "kenward-roger",
-            "--side-by-side",
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    out = json.loads(run.stdout)
+    argv = [sys.executable, "-m", "rankci", "omnibus", str(path), "--method", "mixed"]
+    argv += ["--cluster", "cluster", "--df", "kenward-roger", "--side-by-side"]
+
+    def cli(*more: str) -> str:
+        return subprocess.run([*argv, *more], capture_output=True, text=True, check=True).stdout
+
+    out = json.loads(cli("--format", "json"))
     row = pd.read_csv(FIX / "kenward_roger" / f"{name}_ftest.csv").iloc[0]
     assert out["df_method"] == "kenward-roger"
     assert out["model_test"]["df_den"] == pytest.approx(row.df_den, rel=1e-4)
     assert "mixed_kr" in out["side_by_side"]["notes"]
-    text = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rankci",
-            "omnibus",
-            str(path),
-            "--method",
-            "mixed",
-            "--cluster",
-            "cluster",
-            "--df",
-            "kenward-roger",
-            "--side-by-side",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    text = cli()
     assert "kenward-roger df" in text and "df_mixed_kr" in text
 
 
