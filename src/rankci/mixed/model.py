@@ -416,11 +416,11 @@ def _summarise(scores, design, fit, df_method, alpha, notes, tukey, kr=None) -> 
     asymptotic = df_method == "asymptotic"
 
     def satterthwaite(var: np.ndarray, grad: np.ndarray) -> np.ndarray:
-        if asymptotic:
+        if asymptotic or kr is not None:  # Kenward-Roger's df are set below
             return np.full(var.shape, np.inf)
         return satterthwaite_df(var, grad, fit.vcov_varpar)
 
-    if kr is not None:
+    if kr is not None:  # its SEs come from the adjusted covariance Phi_A
         cov = kr.phi_a
 
     jac = fit.jacobian
