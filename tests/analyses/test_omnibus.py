@@ -264,3 +264,21 @@ def test_an_undefined_mauchly_test_says_why(tmp_path, capsys):
     frame.to_csv(path, index=False)
     assert main(["omnibus", str(path)]) == 0
     assert "Mauchly W: n/a (Mauchly's test is not defined here" in capsys.readouterr().out
+
+
+def test_rm_anova_per_model_se_against_r_descriptives():
+    """Per-model SEs (seed 003 Sec. 6) equal R's sd/sqrt(n) on the complete 'small' design."""
+    from rankci.commands.omnibus import _anova_text
+
+    oracles = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
+    desc = pd.read_csv(oracles / "small" / "descriptives.csv")
+    scores = rankci.Scores.from_frame(pd.read_csv(oracles / "small.csv.gz"), cluster="cluster")
+    result = rm_anova(scores)
+    assert list(result.models) == desc.model.tolist() and (desc.n == result.n_items).all()
+    np.testing.assert_allclose(result.se, desc.se_iid, rtol=1e-12)
+    rows = json.loads(json.dumps(result.to_dict()))["means"]
+    np.testing.assert_allclose([row["se"] for row in rows], desc.se_iid, rtol=1e-12)
+    table = _anova_text(result, False).splitlines()
+    header = next(line for line in table if line.startswith("model ") and "mean" in line)
+    assert header.split() == ["model", "mean", "se"]
+    assert f"{desc.se_iid[0]:.4f}" in next(line for line in table if line.startswith("m01 "))

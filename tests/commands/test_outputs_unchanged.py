@@ -28,29 +28,65 @@ DATA = Path(__file__).resolve().parents[2] / "src" / "rankci" / "datasets"
 COMMANDS = {
     "rank_chembench.json": ["rank", "chembench.parquet"],
     "rank_mmlu_pro.json": ["rank", "mmlu_pro.parquet"],
-    "rank_chembench_maxt.json": ["rank", "chembench.parquet", "--multiplicity", "max-t",
-                                 "--seed", "1"],
-    "rank_chembench_marginal_cluster.json": ["rank", "chembench.parquet", "--coverage",
-                                             "marginal", "--unit", "cluster", "--test",
-                                             "wilcoxon"],
+    "rank_chembench_maxt.json": [
+        "rank",
+        "chembench.parquet",
+        "--multiplicity",
+        "max-t",
+        "--seed",
+        "1",
+    ],
+    "rank_chembench_marginal_cluster.json": [
+        "rank",
+        "chembench.parquet",
+        "--coverage",
+        "marginal",
+        "--unit",
+        "cluster",
+        "--test",
+        "wilcoxon",
+    ],
     # `rankci scores` defaulted to --missing pairwise before; the default is now the one rule of
     # every command (complete), so the old default is given explicitly
     # ... and its method defaulted to the percentile bootstrap, which gives 0/n and n/n correct
     # a zero-width interval; the default is now "auto" (Clopper-Pearson on 0/1 scores such as
     # ChemBench's, issue 25), so the old default method is given explicitly too
-    "scores_chembench.json": ["scores", "chembench.parquet", "--seed", "1", "--missing",
-                              "pairwise", "--method", "bootstrap"],
+    "scores_chembench.json": [
+        "scores",
+        "chembench.parquet",
+        "--seed",
+        "1",
+        "--missing",
+        "pairwise",
+        "--method",
+        "bootstrap",
+    ],
     # ... and applied no small-sample correction to clustered intervals (now CR2 below 50
     # clusters), so that old default is given explicitly too
-    "scores_mmlu_pro_cluster.json": ["scores", "mmlu_pro.parquet", "--method", "cluster",
-                                     "--missing", "pairwise", "--no-small-sample"],
+    "scores_mmlu_pro_cluster.json": [
+        "scores",
+        "mmlu_pro.parquet",
+        "--method",
+        "cluster",
+        "--missing",
+        "pairwise",
+        "--no-small-sample",
+    ],
     "omnibus_chembench_anova.json": ["omnibus", "chembench.parquet", "--posthoc"],
     "omnibus_chembench_friedman.json": ["omnibus", "chembench.parquet", "--method", "friedman"],
     "omnibus_mmlu_pro_mixed.json": ["omnibus", "mmlu_pro.parquet", "--method", "mixed"],
     "monitor_chembench.json": ["monitor", "chembench.parquet"],
     "taubest_chembench.json": ["taubest", "chembench.parquet"],
-    "taubest_mmlu_pro_maxt.json": ["taubest", "mmlu_pro.parquet", "--tau", "3",
-                                   "--multiplicity", "max-t", "--seed", "2"],
+    "taubest_mmlu_pro_maxt.json": [
+        "taubest",
+        "mmlu_pro.parquet",
+        "--tau",
+        "3",
+        "--multiplicity",
+        "max-t",
+        "--seed",
+        "2",
+    ],
 }
 
 #: Option keys renamed by the move (one name per concept): ``method`` is a word rankci keeps for
@@ -97,6 +133,11 @@ ADDED_INSIDE = {
     ("posthoc", "premises"),
     ("posthoc", "notes"),
 }
+
+#: Keys added to every row of a top-level list of objects: the RM-ANOVA's per-model standard
+#: error beside its mean (``rankci omnibus --method anova``, ``means[].se``; issue 26, item 2:
+#: seed 003 Sec. 6 asks for the F alongside per-model means and SEs).
+ADDED_IN_ROWS = {("means", "se")}
 
 
 def _expanded(payload: dict) -> dict:
@@ -150,6 +191,15 @@ def test_json_output_is_unchanged(name, tmp_path):
     for outer, key in ADDED_INSIDE:
         if isinstance(after.get(outer), dict) and key not in before.get(outer, {}):
             after[outer] = {k: v for k, v in after[outer].items() if k != key}
+    for outer, key in ADDED_IN_ROWS:
+        rows = after.get(outer)
+        if isinstance(rows, list) and not any(
+            isinstance(row, dict) and key in row for row in before.get(outer) or []
+        ):
+            after[outer] = [
+                {k: v for k, v in row.items() if k != key} if isinstance(row, dict) else row
+                for row in rows
+            ]
     assert {k: after[k] for k in before} == before
 
 

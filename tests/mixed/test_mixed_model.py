@@ -421,7 +421,7 @@ def test_prompt_term_and_json_contract():
 def test_bad_input_is_a_clear_error():
     scores = load("small")
     with pytest.raises(ValueError, match="df"):
-        mixed_model(scores, df="kenward-roger")
+        mixed_model(scores, df="kr")
     with pytest.raises(ValueError, match="theta needs 2"):
         mixed_model(scores, theta=[1.0])
     with pytest.raises(ValueError, match="same"):

@@ -117,6 +117,10 @@ class RMAnova:
     models : tuple of str
     means : ndarray (k,)
         Each model's mean over the complete items.
+    se : ndarray (k,)
+        Each model's standard error over the same items, ``sd_j / sqrt(n)`` (sample SD with
+        n - 1), to report beside the F as the multi-model comparison seed asks (its Sec. 6:
+        "report the F statistic alongside per-model means and SEs"; Miller 2024, Eq. 2).
     F, df_num, df_den, p : float
         ``F = [SS_model / (k-1)] / [SS_error / ((n-1)(k-1))]`` and its p-value.
     ss_model, ss_items, ss_error : float
@@ -136,6 +140,7 @@ class RMAnova:
 
     models: tuple[str, ...]
     means: np.ndarray
+    se: np.ndarray
     F: float
     df_num: float
     df_den: float
@@ -205,8 +210,8 @@ class RMAnova:
         )
         out = {"method": "anova", **{k: getattr(self, k) for k in keys}}
         out["n_models"] = self.n_models
-        means = zip(self.models, self.means, strict=True)
-        out["means"] = [{"model": m, "mean": x} for m, x in means]
+        means = zip(self.models, self.means, self.se, strict=True)
+        out["means"] = [{"model": m, "mean": x, "se": e} for m, x, e in means]
         out["excluded"] = self.excluded
         if self.notes:
             out["notes"] = self.notes
@@ -225,7 +230,7 @@ class RMAnova:
         """Jupyter: the means and the test, with what it guarantees in one sentence."""
         import html
 
-        frame = pd.DataFrame({"model": list(self.models), "mean": self.means})
+        frame = pd.DataFrame({"model": list(self.models), "mean": self.means, "se": self.se})
         table = frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
         head = (
             f"Repeated-measures ANOVA: F({self.df_num:g}, {self.df_den:g}) = {self.F:.4g}, "
@@ -335,6 +340,7 @@ def rm_anova(data: Data) -> RMAnova:
     total = ss_model + ss_items + ss_error
     return RMAnova(
         models=units.models,
+        se=y.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(k, np.nan),
         means=means,
         F=float(f_value),
         df_num=df_num,

@@ -16,6 +16,8 @@ clustered  the same with ``e`` summed within clusters first, times G/(G-1) by de
            correlation)
 mixed      contrast of estimated marginal means of the linear mixed model (model-based,  t, Satt. df
            exchangeable questions within clusters)
+mixed_kr   the same contrast with Kenward-Roger's adjusted covariance Phi_A (optional,   t, K-R df
+           ``kenward_roger=``; Kenward and Roger 1997)
 =========  ==========================================================================  ===========
 
 ``e_ij = y_ij - x_j`` (available cases; a missing cell contributes nothing). These are the
@@ -30,6 +32,8 @@ Miller, E. (2024). Adding error bars to evals: a statistical approach to languag
 evaluations. arXiv:2411.00640 (Eqs. 4, 7 and 8).
 Cameron, A. C. and Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
 Journal of Human Resources 50(2), 317-372 (G/(G-1) and G-1 df).
+Kenward, M. G. and Roger, J. H. (1997). Small sample inference for fixed effects from restricted
+maximum likelihood. Biometrics 53(3), 983-997.
 """
 
 from __future__ import annotations
@@ -165,6 +169,7 @@ def side_by_side(
     mixed: MixedModel | bool = True,
     alpha: float = 0.05,
     small_sample: bool = True,
+    kenward_roger: MixedModel | bool = False,
 ) -> SideBySide:
     """Naive, paired, clustered and mixed-model statistics for every pair, with the gaps.
 
@@ -180,6 +185,9 @@ def side_by_side(
         Multiply the clustered covariance by G/(G-1) (G = clusters), as is usual with few clusters
         (the small-sample correction ``True``/``"cadjust"`` of the other clustered estimators;
         the clustered test uses G - 1 df either way).
+    kenward_roger : MixedModel or bool, default False
+        Add the ``mixed_kr`` columns: a mixed model fitted with ``df="kenward-roger"``, or True to
+        evaluate one at the mixed model's own variance parameters (same formula and theta).
 
     Returns
     -------
@@ -242,6 +250,24 @@ def side_by_side(
         out["p_mixed"] = 2.0 * special.stdtr(df, -np.abs(out["t_mixed"]))
         kinds.append("mixed")
         notes["mixed"] = model.formula
+        if kenward_roger is not False:
+            kr = kenward_roger
+            if not isinstance(kr, MixedModel):
+                kr = mixed_model(
+                    scores, df="kenward-roger", theta=model.theta, random=_random_of(model)
+                )
+            if kr.models != scores.models or kr.df_method != "kenward-roger":
+                raise ValueError(
+                    "kenward_roger must be a mixed model of these data fitted with "
+                    "df='kenward-roger'"
+                )
+            out["estimate_mixed_kr"] = kr.emmean[j] - kr.emmean[l]
+            out["se_mixed_kr"] = kr.pair_se[j, l]
+            out["t_mixed_kr"] = out["estimate_mixed_kr"] / out["se_mixed_kr"]
+            out["df_mixed_kr"] = kr.pair_df[j, l]
+            out["p_mixed_kr"] = 2.0 * special.stdtr(out["df_mixed_kr"], -np.abs(out["t_mixed_kr"]))
+            kinds.append("mixed_kr")
+            notes["mixed_kr"] = f"{kr.formula} (kenward-roger df)"
     for kind in kinds[1:]:
         out[f"ratio_{kind}"] = out[f"se_{kind}"] / out["se_naive"]
     for kind in kinds:
@@ -261,3 +287,10 @@ def side_by_side(
         small_sample=bool(small_sample),
         notes=notes,
     )
+
+
+def _random_of(model: MixedModel) -> str:
+    """The ``random=`` of :func:`rankci.mixed_model` that gave this model's formula."""
+    if "(1|model:cluster)" in model.formula:
+        return "model:cluster"
+    return "cluster" if "(1|cluster)" in model.formula else "item"

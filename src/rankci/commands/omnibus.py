@@ -26,7 +26,7 @@ OUTPUT_FORMATS = ("table", "json")
 OMNIBUS_METHODS = ("anova", "friedman", "mixed")
 # the libraries' tuples, repeated so that building the parser imports no statistics
 # (tests/commands/test_startup.py checks that they agree)
-DF_METHODS = ("satterthwaite", "asymptotic")  # rankci.mixed.DF_METHODS
+DF_METHODS = ("satterthwaite", "kenward-roger", "asymptotic")  # rankci.mixed.DF_METHODS
 PROCEDURES = ("holm", "bonferroni")  # rankci.certify.holm.PROCEDURES
 #: pair tables (post-hoc, contrasts, side by side) longer than this are summarised in the text
 #: output unless --full-table is given; the JSON always has every pair
@@ -62,7 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--df",
         default="satterthwaite",
         choices=DF_METHODS,
-        help="mixed: degrees of freedom of the t and F tests",
+        help="mixed: degrees of freedom of the t and F tests (kenward-roger: pbkrtest's "
+        "adjusted covariance and scaled F; with --side-by-side both the Satterthwaite and the "
+        "Kenward-Roger columns are shown)",
     )
     group.add_argument(
         "--coverage",
@@ -119,9 +121,7 @@ def run(args: argparse.Namespace) -> int:
             (None, result.to_dict, lambda: _friedman_text(result, scores.prompts is not None))
         )
     else:
-        model = mixed_model(
-            scores, df=args.df, alpha=args.alpha, random=args.random
-        )
+        model = mixed_model(scores, df=args.df, alpha=args.alpha, random=args.random)
         ranking = mixed_ranking(
             model,
             alpha=args.alpha,
@@ -133,7 +133,19 @@ def run(args: argparse.Namespace) -> int:
         parts.append(("ranking", ranking.to_dict, None))
         posthoc = None
         if args.side_by_side:
-            table = side_by_side(scores, mixed=model, alpha=args.alpha)
+            if args.df == "kenward-roger":
+                satterthwaite = mixed_model(
+                    scores,
+                    df="satterthwaite",
+                    alpha=args.alpha,
+                    random=args.random,
+                    theta=model.theta,
+                )
+                table = side_by_side(
+                    scores, mixed=satterthwaite, alpha=args.alpha, kenward_roger=model
+                )
+            else:
+                table = side_by_side(scores, mixed=model, alpha=args.alpha)
             parts.append(
                 ("side_by_side", table.to_dict, lambda: _side_by_side_text(table, args.full_table))
             )
@@ -186,7 +198,7 @@ def _anova_text(r, prompts: bool) -> str:
         "",
         text_table(r.to_frame(), ".6g"),
         "",
-        text_table(pd.DataFrame({"model": r.models, "mean": r.means})),
+        text_table(pd.DataFrame({"model": r.models, "mean": r.means, "se": r.se})),
     ]
     return "\n".join(lines)
 
@@ -288,7 +300,8 @@ def _mixed_text(model, ranking, full: bool = False) -> str:
         text_table(vc, ".6f"),
         "",
         f"Type III F for model ({model.df_method} df): F({t['df_num']}, {t['df_den']:.2f}) = "
-        f"{t['F']:.4f}, p {_p(t['p'])}",
+        f"{t['F']:.4f}, p {_p(t['p'])}"
+        + (f" (scaled by {t['scale']:.6g})" if "scale" in t else ""),
         "",
         "Estimated marginal means",
         text_table(model.to_frame("emmeans")),
@@ -324,6 +337,8 @@ def _side_by_side_text(table, full: bool = False) -> str:
 
     frame = table.to_frame()
     keep = [c for c in frame.columns if c.startswith(("se_", "ratio_"))]
+    if "df_mixed_kr" in frame:  # Kenward-Roger changes the df above all: show both
+        keep += ["df_mixed", "df_mixed_kr"]
     shown = frame[["first", "second", "estimate", *keep, "disagree"]].copy()
     for column in frame.columns:
         if column.startswith("significant_"):

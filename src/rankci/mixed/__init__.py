@@ -5,6 +5,8 @@
 * :mod:`rankci.mixed.reml`: the structured REML linear algebra (nested, block by cluster);
 * :mod:`rankci.mixed.satterthwaite`: Satterthwaite degrees of freedom and the Type-III F test,
   as lmerTest computes them;
+* :mod:`rankci.mixed.kenward_roger`: Kenward-Roger's adjusted covariance, df and scaled F, as
+  pbkrtest computes them;
 * :mod:`rankci.mixed.numeric`: Richardson finite differences and a bounded Newton optimiser.
 """
 

@@ -57,10 +57,11 @@ from rankci.io import as_scores
 from rankci.leaderboard import resolve_spec
 from rankci.method import MethodSpec
 from rankci.mixed import reml
-from rankci.mixed.satterthwaite import satterthwaite_df, type3_test
+from rankci.mixed.kenward_roger import kenward_roger, kr_contrast_df, kr_ftest
+from rankci.mixed.satterthwaite import satterthwaite_df, type3_contrast, type3_test
 from rankci.ranking import Ranking
 
-DF_METHODS = ("satterthwaite", "asymptotic")
+DF_METHODS = ("satterthwaite", "kenward-roger", "asymptotic")
 #: the random effects of items and clusters (``mixed_model(random=)``): items only, items nested
 #: in random clusters, and a random model-by-cluster effect besides
 RANDOM_TERMS = ("cluster", "item", "model:cluster")
@@ -92,7 +93,9 @@ class MixedModel:
     contrasts : DataFrame
         Every pair ``first - second`` (first listed before second): estimate, se, df, t, p,
         p_holm, p_bonferroni, p_tukey (approximate), lower, upper (unadjusted CI at 1 - alpha).
-    df_method : {"satterthwaite", "asymptotic"}
+    df_method : {"satterthwaite", "kenward-roger", "asymptotic"}
+        With ``"kenward-roger"``, ``emmean_se``, ``cov``, ``pair_se`` and the F test use
+        Kenward-Roger's adjusted covariance Phi_A (:mod:`rankci.mixed.kenward_roger`).
     reml_criterion : float
         ``-2 log L_R`` at the optimum (lme4's ``REMLcrit``).
     theta : ndarray
@@ -282,8 +285,10 @@ def mixed_model(
         ``docs/omnibus.md``).
     prompt : bool, default True
         Include ``(1|prompt)`` when the data have a prompt column with at least two variants.
-    df : {"satterthwaite", "asymptotic"}
-        Degrees of freedom of t and F tests: Satterthwaite's (lmerTest's default) or infinite.
+    df : {"satterthwaite", "kenward-roger", "asymptotic"}
+        Degrees of freedom of t and F tests: Satterthwaite's (lmerTest's default),
+        Kenward-Roger's (pbkrtest; adjusted covariance Phi_A, scaled F; not with the crossed
+        ``(1|prompt)`` term), or infinite.
     alpha : float, default 0.05
         Level of the unadjusted confidence intervals in ``contrasts``.
     tukey : bool, default True
@@ -360,7 +365,16 @@ def mixed_model(
             )
     with _small_blas(design.r):
         fit = reml.fit_reml(design, theta=theta)
-        return _summarise(scores, design, fit, df, alpha, notes, bool(tukey))
+        kr = None
+        if df == "kenward-roger":
+            kr = kenward_roger(
+                scores.model_code,
+                scores.item_code,
+                scores.item_cluster[scores.item_code] if "cluster" in design.terms else None,
+                scores.n_models,
+                fit.variances,
+            )
+        return _summarise(scores, design, fit, df, alpha, notes, bool(tukey), kr)
 
 
 #: below this size of the dense block (prompts + models) the fit runs its BLAS on one thread
@@ -395,16 +409,19 @@ def _formula(terms: tuple[str, ...]) -> str:
     return " + ".join(parts)
 
 
-def _summarise(scores, design, fit, df_method, alpha, notes, tukey) -> MixedModel:
+def _summarise(scores, design, fit, df_method, alpha, notes, tukey, kr=None) -> MixedModel:
     k = scores.n_models
     models = scores.models
     mu, cov = fit.beta, fit.cov_beta
     asymptotic = df_method == "asymptotic"
 
     def satterthwaite(var: np.ndarray, grad: np.ndarray) -> np.ndarray:
-        if asymptotic:
+        if asymptotic or kr is not None:  # Kenward-Roger's df are set below
             return np.full(var.shape, np.inf)
         return satterthwaite_df(var, grad, fit.vcov_varpar)
+
+    if kr is not None:  # its SEs come from the adjusted covariance Phi_A
+        cov = kr.phi_a
 
     jac = fit.jacobian
     diag_cov = np.diag(cov).copy()
@@ -415,14 +432,24 @@ def _summarise(scores, design, fit, df_method, alpha, notes, tukey) -> MixedMode
     pair_var = diag_cov[:, None] + diag_cov[None, :] - 2.0 * cov
     pair_grad = diag_jac[:, :, None] + diag_jac[:, None, :] - 2.0 * jac
     pair_df = satterthwaite(pair_var, pair_grad)
+    counts = np.diag(design.ww)[design.n_prompts :]
+    if kr is not None:
+        emmean_df = kr_contrast_df(kr, np.eye(k))
+        left, right = np.triu_indices(k, 1)
+        pair_l = np.zeros((left.size, k))
+        pair_l[np.arange(left.size), left] = 1.0
+        pair_l[np.arange(left.size), right] = -1.0
+        pair_df = np.full((k, k), np.nan)
+        pair_df[left, right] = pair_df[right, left] = kr_contrast_df(kr, pair_l)
+        model_test = kr_ftest(kr, type3_contrast(counts), mu)
+    else:
+        model_test = type3_test(counts, mu, cov, jac, fit.vcov_varpar, asymptotic)
     pair_se = np.sqrt(np.maximum(pair_var, 0.0))
     np.fill_diagonal(pair_se, np.nan)
     np.fill_diagonal(pair_df, np.nan)
 
     contrasts = _contrast_table(models, mu, pair_se, pair_df, alpha, tukey)
     fixed = _fixed_effects(models, mu, diag_cov, emmean_df, pair_se, pair_df)
-    counts = np.diag(design.ww)[design.n_prompts :]
-    model_test = type3_test(counts, mu, cov, jac, fit.vcov_varpar, asymptotic)
     if fit.boundary:
         notes["boundary"] = (
             f"variance of {', '.join(fit.boundary)} estimated as zero (boundary fit); "
