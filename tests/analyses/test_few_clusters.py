@@ -45,7 +45,7 @@ def test_fewer_than_30_clusters_warn_naming_g_share_and_g_star(method):
     ours = [t for t in texts if t.startswith(expected_start)]
     assert len(ours) == 1, texts
     text = ours[0]
-    assert "0.84-0.92 (ChemBench)" in text and "up to 20 % of draws" in text
+    assert "0.841-0.921 (ChemBench)" in text and "up to 20 % of draws" in text
     assert "use item units for these clusters" in text.lower()
     # in the result: the options (JSON) and the guarantee (text output)
     assert result.options["few_clusters_warning"] == text
@@ -68,3 +68,17 @@ def test_item_units_of_the_same_data_do_not_warn():
         warnings.simplefilter("error", RankciWarning)
         result = score_intervals(_scores([36, 8, 8]), "normal")
     assert "few_clusters_warning" not in result.options
+
+
+def test_no_switch_to_plain_hc0_at_50_clusters():
+    """ "auto" is CR2 at 60 clusters too: the HC0 switch at 50 lost coverage on real data."""
+    scores = _scores([3] * 30 + [5] * 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankciWarning)
+        auto = score_intervals(scores, "cluster")
+        cr2 = score_intervals(scores, "cluster", small_sample="cr2")
+        hc0 = score_intervals(scores, "cluster", small_sample=False)
+    assert auto.options["small_sample"] == "cr2"
+    np.testing.assert_array_equal(auto.lower, cr2.lower)
+    np.testing.assert_array_equal(auto.upper, cr2.upper)
+    assert (auto.upper - auto.lower > hc0.upper - hc0.lower).all()

@@ -119,8 +119,8 @@ REWORDED = [
         "is recommended. Warning: 14 clusters, the largest 11 % of the items (effective number "
         "of clusters G* = 10.2): with fewer than 30 clusters, on real cluster populations (5-20 "
         "of ChemBench's topics or MMLU-Pro's categories drawn at random; "
-        "validation/few_clusters_real.py) 95 % cluster-robust intervals covered 0.84-0.92 "
-        "(ChemBench) and 0.91-0.94 (MMLU-Pro), and the clustered paired verdict erred in up to "
+        "validation/few_clusters_real.py) 95 % cluster-robust intervals covered 0.841-0.921 "
+        "(ChemBench) and 0.909-0.945 (MMLU-Pro), and the clustered paired verdict erred in up to "
         "20 % of draws; inference to new clusters is not reliable. Use item units for these "
         "clusters (inference to new items of these same clusters), or collect at least 30 "
         "clusters. Paired verdict:",
