@@ -82,3 +82,24 @@ def test_no_switch_to_plain_hc0_at_50_clusters():
     np.testing.assert_array_equal(auto.lower, cr2.lower)
     np.testing.assert_array_equal(auto.upper, cr2.upper)
     assert (auto.upper - auto.lower > hc0.upper - hc0.lower).all()
+
+
+@pytest.mark.parametrize("method", ["cluster", "cluster-bootstrap"])
+@pytest.mark.parametrize("n_clusters", [2, 5])
+def test_five_clusters_or_fewer_give_no_finite_interval_and_say_why(method, n_clusters):
+    scores = _scores([20] * n_clusters)
+    with pytest.warns(RankciWarning) as caught:
+        result = score_intervals(scores, method, rng=1)
+    assert np.isnan(result.lower).all() and np.isnan(result.upper).all()
+    why = [
+        str(w.message) for w in caught if "no finite" in str(w.message) or "(NaN)" in str(w.message)
+    ]
+    assert len(why) == 1
+    assert f"with {n_clusters} clusters" in why[0]
+    assert f"2/2^G = {2 / 2**n_clusters:.3g}" in why[0]
+    assert "use item units for these clusters" in why[0].lower()
+
+
+def test_six_clusters_give_finite_intervals():
+    result = score_intervals(_scores([20] * 6), "cluster")
+    assert np.isfinite(result.lower).all() and np.isfinite(result.upper).all()

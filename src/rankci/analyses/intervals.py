@@ -100,6 +100,10 @@ CLUSTER_METHODS = ("cluster", "cluster-bootstrap")
 #: cluster populations (validation/few_clusters_real.py: every bounded interval under-covered on
 #: ChemBench's topics below G = 30, and held within 2 SE of 0.95 from G = 30)
 RELIABLE_CLUSTERS = 30
+#: at or below this many clusters no finite cluster-robust interval is given: the wild cluster
+#: bootstrap's p-value cannot go below 2/2^G >= 0.0625 (validation/few_clusters_real.py: its
+#: intervals were the whole line at G <= 5, and CR2 covered 0.80-0.93 there)
+REFUSED_CLUSTERS = 5
 #: what method="auto" stands for, recorded in ``options["method_rule"]``
 AUTO_RULE = "auto: clopper-pearson when every score is 0 or 1, bootstrap otherwise"
 
@@ -222,6 +226,10 @@ def interval_arrays(
                 stacklevel=3,
             )
             few = few | flat
+        n_clusters = int(np.unique(cluster).size)
+        if n_clusters <= REFUSED_CLUSTERS:
+            warnings.warn(few_clusters_refusal(n_clusters, method), RankciWarning, stacklevel=3)
+            few = few | (n >= 2)
     # one 0/1 score is a binomial trial: its interval exists (and is wide)
     no_interval = (n < 1) if method in BINOMIAL_METHODS else few
     lower = np.where(no_interval, np.nan, lower)
@@ -724,6 +732,24 @@ def _options(method, reps, seed, small_sample, cluster) -> dict:
         if warning:
             options["few_clusters_warning"] = warning
     return options
+
+
+def few_clusters_refusal(n_clusters: int, method: str) -> str:
+    """Why no finite ``method`` interval is given with ``n_clusters`` <= :data:`REFUSED_CLUSTERS`.
+
+    Examples
+    --------
+    >>> few_clusters_refusal(4, "cluster").split(":")[0]
+    'no cluster interval is given (NaN) with 4 clusters'
+    """
+    return (
+        f"no {method} interval is given (NaN) with {n_clusters} clusters: with "
+        f"{REFUSED_CLUSTERS} or fewer, the wild cluster bootstrap's p-value cannot go below "
+        f"2/2^G = {2.0 / 2**n_clusters:.3g}, so the data cannot reject any value of the mean "
+        "(the whole line), and on real cluster populations (validation/few_clusters_real.py) "
+        "the CR2 interval covered only 0.80-0.93 at G = 3-5. Use item units for these clusters "
+        "(inference to new items of these same clusters), or collect more clusters"
+    )
 
 
 def few_clusters_warning(cluster: np.ndarray) -> str:
