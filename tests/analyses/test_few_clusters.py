@@ -91,10 +91,10 @@ def test_five_clusters_or_fewer_give_no_finite_interval_and_say_why(method, n_cl
     with pytest.warns(RankciWarning) as caught:
         result = score_intervals(scores, method, rng=1)
     assert np.isnan(result.lower).all() and np.isnan(result.upper).all()
-    why = [
-        str(w.message) for w in caught if "no finite" in str(w.message) or "(NaN)" in str(w.message)
-    ]
+    why = [str(w.message) for w in caught if "2/2^G" in str(w.message)]
     assert len(why) == 1
+    assert result.options["few_clusters_refusal"] == why[0]  # in the result (JSON) too
+    assert why[0] in result.guarantee  # and in the text output
     assert f"with {n_clusters} clusters" in why[0]
     assert f"2/2^G = {2 / 2**n_clusters:.3g}" in why[0]
     assert "use item units for these clusters" in why[0].lower()

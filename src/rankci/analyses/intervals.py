@@ -568,6 +568,8 @@ def _guarantee(
             f" With only {options['n_clusters']} clusters the percentile cluster bootstrap "
             "tends to under-cover; method='cluster' with small_sample='cr2' is safer."
         )
+    if options.get("few_clusters_refusal"):
+        text += f" Refused: {options['few_clusters_refusal']}."
     if options.get("few_clusters_warning"):
         text += f" Warning: {options['few_clusters_warning']}."
     if options.get("method_rule"):
@@ -731,6 +733,8 @@ def _options(method, reps, seed, small_sample, cluster) -> dict:
         warning = few_clusters_warning(cluster)
         if warning:
             options["few_clusters_warning"] = warning
+        if options["n_clusters"] <= REFUSED_CLUSTERS:
+            options["few_clusters_refusal"] = few_clusters_refusal(options["n_clusters"], method)
     return options
 
 
