@@ -329,10 +329,13 @@ def test_common_quantile_levels_with_missing_draws_ignore_the_nans():
 
 @pytest.mark.parametrize("method", ["cluster", "cluster-bootstrap"])
 def test_equal_cluster_means_give_no_zero_width_interval(method):
-    # two clusters of 40 items, model a correct on 20 in each: its cluster means are equal
-    a = np.r_[np.tile([1.0, 0.0], 20), np.tile([1.0, 0.0], 20)]
-    b = np.r_[np.ones(30), np.zeros(10), np.ones(10), np.zeros(30)]
-    scores = rankci.Scores.from_matrix(np.c_[a, b], clusters=np.repeat(["c1", "c2"], 40))
+    # six clusters of 40 items, model a correct on 20 in each: its cluster means are equal.
+    # (Six, not two as before: with 5 clusters or fewer every cluster interval is now refused,
+    # issue 25 item 2, test_few_clusters.py; the zero-width rule matters above that.)
+    a = np.tile([1.0, 0.0], 120)
+    b = np.concatenate([np.r_[np.ones(k), np.zeros(40 - k)] for k in (30, 10, 20, 25, 15, 35)])
+    clusters = np.repeat([f"c{g}" for g in range(6)], 40)
+    scores = rankci.Scores.from_matrix(np.c_[a, b], clusters=clusters)
     with pytest.warns(RankciWarning, match="zero width"):
         result = score_intervals(scores, method, reps=200, rng=0, verdict=False)
     assert np.isnan(result.lower[0]) and np.isnan(result.upper[0])

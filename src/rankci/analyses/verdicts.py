@@ -50,7 +50,7 @@ def clustered_pairwise(
     cluster : numpy.ndarray
         Cluster code of each unit.
     small_sample : bool or str, default "auto"
-        ``"auto"`` (CR2 below 50 clusters, else none: :func:`rankci.evidence.covariance.
+        ``"auto"`` (CR2 at every number of clusters: :func:`rankci.evidence.covariance.
         resolve_small_sample`), ``False``/``"none"``, ``True``/``"cadjust"`` or ``"cr2"``.
 
     Returns

@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const="cadjust",
         default="auto",
         help="cluster methods: multiply the clustered variance by G/(G-1) and use Student's t "
-        "with G-1 df. Default: CR2 below 50 clusters, none above",
+        "with G-1 df. Default: CR2 at every number of clusters",
     )
     correction.add_argument(
         "--cr2",
@@ -168,7 +168,8 @@ def _summary(result: ScoreIntervals) -> str:
     options = result.options
     if options.get("method_rule"):
         words += " (--method auto: " + (
-            "every score is 0 or 1)" if result.method == "clopper-pearson"
+            "every score is 0 or 1)"
+            if result.method == "clopper-pearson"
             else "the scores are not all 0 or 1)"
         )
     if "reps" in options:

@@ -1,0 +1,105 @@
+"""Few clusters (issue 25, item 2): below 30 clusters every cluster-robust interval and the
+clustered verdict carry a warning naming G, the largest cluster's share of the items and the
+effective number of clusters G* (rho = 1), what the real-population study measured and what to do
+(validation/few_clusters_real.py). The expected G* values are computed by hand here, not by
+rankci's ``effective_clusters``.
+"""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rankci
+from rankci import RankciWarning
+from rankci.analyses.intervals import score_intervals
+
+
+def _scores(sizes, seed=3) -> rankci.Scores:
+    """Three models; cluster g has sizes[g] items; scores 0/1 at random."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    item = 0
+    for g, size in enumerate(sizes):
+        for _ in range(size):
+            for model, p in (("a", 0.7), ("b", 0.5), ("c", 0.3)):
+                rows.append((model, f"q{item}", f"topic{g}", float(rng.random() < p)))
+            item += 1
+    frame = pd.DataFrame(rows, columns=["model", "item", "cluster", "score"])
+    return rankci.Scores.from_frame(frame, cluster="cluster")
+
+
+@pytest.mark.parametrize("method", ["cluster", "cluster-bootstrap"])
+def test_fewer_than_30_clusters_warn_naming_g_share_and_g_star(method):
+    sizes = [36, 8, 8, 8, 8, 8, 8, 8, 8]  # 100 items, the largest 36 %
+    g_star = sum(n**2 for n in sizes) ** 2 / sum(n**4 for n in sizes)  # by hand: 1.49...
+    with pytest.warns(RankciWarning) as caught:
+        result = score_intervals(_scores(sizes), method, rng=1)
+    texts = [str(w.message) for w in caught]
+    expected_start = (
+        f"9 clusters, the largest 36 % of the items (effective number of clusters "
+        f"G* = {g_star:.1f})"
+    )
+    ours = [t for t in texts if t.startswith(expected_start)]
+    assert len(ours) == 1, texts
+    text = ours[0]
+    assert "0.841-0.921 (ChemBench)" in text and "up to 20 % of draws" in text
+    assert "use item units for these clusters" in text.lower()
+    # in the result: the options (JSON) and the guarantee (text output)
+    assert result.options["few_clusters_warning"] == text
+    payload = json.loads(json.dumps(result.to_dict()))
+    assert payload["options"]["few_clusters_warning"] == text
+    assert text in result.guarantee
+
+
+def test_thirty_clusters_do_not_warn():
+    result_sizes = [4] * 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankciWarning)
+        result = score_intervals(_scores(result_sizes), "cluster")
+    assert "few_clusters_warning" not in result.options
+    assert "Warning:" not in result.guarantee
+
+
+def test_item_units_of_the_same_data_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankciWarning)
+        result = score_intervals(_scores([36, 8, 8]), "normal")
+    assert "few_clusters_warning" not in result.options
+
+
+def test_no_switch_to_plain_hc0_at_50_clusters():
+    """ "auto" is CR2 at 60 clusters too: the HC0 switch at 50 lost coverage on real data."""
+    scores = _scores([3] * 30 + [5] * 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankciWarning)
+        auto = score_intervals(scores, "cluster")
+        cr2 = score_intervals(scores, "cluster", small_sample="cr2")
+        hc0 = score_intervals(scores, "cluster", small_sample=False)
+    assert auto.options["small_sample"] == "cr2"
+    np.testing.assert_array_equal(auto.lower, cr2.lower)
+    np.testing.assert_array_equal(auto.upper, cr2.upper)
+    assert (auto.upper - auto.lower > hc0.upper - hc0.lower).all()
+
+
+@pytest.mark.parametrize("method", ["cluster", "cluster-bootstrap"])
+@pytest.mark.parametrize("n_clusters", [2, 5])
+def test_five_clusters_or_fewer_give_no_finite_interval_and_say_why(method, n_clusters):
+    scores = _scores([20] * n_clusters)
+    with pytest.warns(RankciWarning) as caught:
+        result = score_intervals(scores, method, rng=1)
+    assert np.isnan(result.lower).all() and np.isnan(result.upper).all()
+    why = [str(w.message) for w in caught if "2/2^G" in str(w.message)]
+    assert len(why) == 1
+    assert result.options["few_clusters_refusal"] == why[0]  # in the result (JSON) too
+    assert why[0] in result.guarantee  # and in the text output
+    assert f"with {n_clusters} clusters" in why[0]
+    assert f"2/2^G = {2 / 2**n_clusters:.3g}" in why[0]
+    assert "use item units for these clusters" in why[0].lower()
+
+
+def test_six_clusters_give_finite_intervals():
+    result = score_intervals(_scores([20] * 6), "cluster")
+    assert np.isfinite(result.lower).all() and np.isfinite(result.upper).all()
