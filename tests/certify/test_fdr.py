@@ -1,0 +1,36 @@
+"""BH and BY q-values against statsmodels' multipletests (an independent implementation)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from rankci.certify.fdr import FDR_PROCEDURES, fdr_qvalues
+
+
+@pytest.mark.parametrize(("method", "sm"), [("bh", "fdr_bh"), ("by", "fdr_by")])
+@pytest.mark.parametrize("m", [1, 2, 7, 50, 400])
+def test_matches_statsmodels(method, sm, m):
+    rng = np.random.default_rng(m)
+    p = np.concatenate([rng.uniform(size=m - m // 3), rng.uniform(0, 1e-3, size=m // 3)])
+    p[: m // 5] = np.round(p[: m // 5], 1)  # ties
+    expected = multipletests(p, method=sm)[1]
+    np.testing.assert_allclose(fdr_qvalues(p, method), expected, rtol=0, atol=1e-12)
+
+
+def test_shape_kept_and_labels_say_not_fwer():
+    p = np.array([[0.01, 0.2], [0.03, 0.9]])
+    assert fdr_qvalues(p).shape == (2, 2)
+    assert all("not FWER" in text for text in FDR_PROCEDURES.values())
+
+
+@pytest.mark.parametrize("bad", [[0.1, np.nan], [-0.1], [1.5]])
+def test_bad_pvalues_refused(bad):
+    with pytest.raises(ValueError, match="p-values"):
+        fdr_qvalues(bad)
+
+
+def test_unknown_method_refused():
+    with pytest.raises(ValueError, match="unknown FDR method"):
+        fdr_qvalues([0.1], method="holm")
