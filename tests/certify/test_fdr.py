@@ -25,7 +25,15 @@ def test_shape_kept_and_labels_say_not_fwer():
     assert all("not FWER" in text for text in FDR_PROCEDURES.values())
 
 
-@pytest.mark.parametrize("bad", [[0.1, np.nan], [-0.1], [1.5]])
+def test_nan_is_outside_the_family():
+    p = np.array([[np.nan, 0.01, 0.2], [0.03, np.nan, 0.5], [0.04, 0.9, np.nan]])
+    q = fdr_qvalues(p, "by")
+    finite = ~np.isnan(p)
+    assert np.isnan(q[~finite]).all()
+    np.testing.assert_allclose(q[finite], multipletests(p[finite], method="fdr_by")[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [[0.1, -0.1], [-0.1], [1.5]])
 def test_bad_pvalues_refused(bad):
     with pytest.raises(ValueError, match="p-values"):
         fdr_qvalues(bad)
@@ -34,3 +42,15 @@ def test_bad_pvalues_refused(bad):
 def test_unknown_method_refused():
     with pytest.raises(ValueError, match="unknown FDR method"):
         fdr_qvalues([0.1], method="holm")
+
+
+def test_the_guide_section_runs_as_written():
+    import doctest
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
+    section = guide.split("## False-discovery q-values")[1].split("\n## ")[0]
+    test = doctest.DocTestParser().get_doctest(section, {}, "guide-fdr", "docs/guide.md", 0)
+    assert test.examples
+    result = doctest.DocTestRunner().run(test)
+    assert result.failed == 0

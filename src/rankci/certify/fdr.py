@@ -38,7 +38,8 @@ def fdr_qvalues(pvalues: ArrayLike, method: Literal["bh", "by"] = "bh") -> NDArr
     Parameters
     ----------
     pvalues : array_like
-        The p-values, any shape; each in [0, 1]. NaN is refused.
+        The p-values, any shape; each in [0, 1]. NaN entries (a pairwise matrix's diagonal) are
+        not part of the family and stay NaN, as in :func:`rankci.certify.adjust_pvalues`.
     method : {"bh", "by"}
         Benjamini-Hochberg or Benjamini-Yekutieli.
 
@@ -50,7 +51,7 @@ def fdr_qvalues(pvalues: ArrayLike, method: Literal["bh", "by"] = "bh") -> NDArr
     Raises
     ------
     ValueError
-        For an unknown method, or p-values that are NaN or outside [0, 1].
+        For an unknown method, or p-values outside [0, 1].
 
     References
     ----------
@@ -64,16 +65,20 @@ def fdr_qvalues(pvalues: ArrayLike, method: Literal["bh", "by"] = "bh") -> NDArr
     [0.04, 0.0533, 0.0533, 0.5]
     >>> fdr_qvalues([0.01, 0.04, 0.03, 0.5], method="by").round(4).tolist()
     [0.0833, 0.1111, 0.1111, 1.0]
+    >>> fdr_qvalues([[np.nan, 0.01], [0.04, np.nan]]).tolist()
+    [[nan, 0.02], [0.04, nan]]
     """
     if method not in FDR_PROCEDURES:
         raise ValueError(f"unknown FDR method {method!r}; choose one of {sorted(FDR_PROCEDURES)}")
     p = np.asarray(pvalues, dtype=float)
-    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise ValueError("p-values must be numbers in [0, 1] (no NaN)")
-    flat = p.ravel()
+    finite = ~np.isnan(p)
+    if (p[finite] < 0).any() or (p[finite] > 1).any():
+        raise ValueError("p-values must be in [0, 1]")
+    flat = p[finite]
     m = flat.size
+    result = np.full(p.shape, np.nan)
     if m == 0:
-        return p.copy()
+        return result
     order = np.argsort(flat, kind="stable")
     ranks = np.arange(1, m + 1, dtype=float)
     factor = float(np.sum(1.0 / ranks)) if method == "by" else 1.0
@@ -81,4 +86,5 @@ def fdr_qvalues(pvalues: ArrayLike, method: Literal["bh", "by"] = "bh") -> NDArr
     monotone = np.minimum.accumulate(scaled[::-1])[::-1]
     out = np.empty(m)
     out[order] = np.minimum(monotone, 1.0)
-    return out.reshape(p.shape)
+    result[finite] = out
+    return result
