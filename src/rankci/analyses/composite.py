@@ -334,7 +334,7 @@ def composite_scores(
     if codes is not None:
         options.update(
             n_clusters=int(codes.max() + 1),
-            small_sample=resolve_small_sample(small_sample, int(codes.max() + 1)),
+            small_sample=resolve_small_sample(small_sample),
         )
 
     def block(k: int) -> dict:

@@ -727,7 +727,7 @@ def _options(method, reps, seed, small_sample, cluster) -> dict:
         options.update(resampling_options(reps, seed))
     if method in CLUSTER_METHODS:
         options["n_clusters"] = int(np.unique(cluster).size)
-        options["small_sample"] = resolve_small_sample(small_sample, options["n_clusters"])
+        options["small_sample"] = resolve_small_sample(small_sample)
         if small_sample_mode(small_sample) == "auto":
             options["small_sample_rule"] = "auto: cr2 at every number of clusters"
         warning = few_clusters_warning(cluster)

@@ -13,6 +13,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankci._base import check_choice
+
 #: The FDR procedures and the error rate each controls, for labelling output columns.
 FDR_PROCEDURES: dict[str, str] = {
     "bh": "FDR (Benjamini-Hochberg; independent or positively dependent p-values); not FWER",
@@ -68,8 +70,7 @@ def fdr_qvalues(pvalues: ArrayLike, method: Literal["bh", "by"] = "bh") -> NDArr
     >>> fdr_qvalues([[np.nan, 0.01], [0.04, np.nan]]).tolist()
     [[nan, 0.02], [0.04, nan]]
     """
-    if method not in FDR_PROCEDURES:
-        raise ValueError(f"unknown FDR method {method!r}; choose one of {sorted(FDR_PROCEDURES)}")
+    check_choice("FDR method", method, FDR_PROCEDURES)
     p = np.asarray(pvalues, dtype=float)
     finite = ~np.isnan(p)
     if (p[finite] < 0).any() or (p[finite] > 1).any():

@@ -174,7 +174,7 @@ def small_sample_mode(value: object) -> str:
     return check_choice("small_sample", value, SMALL_SAMPLE)
 
 
-def resolve_small_sample(value: object, n_groups: int, clustered: bool = True) -> str:
+def resolve_small_sample(value: object, clustered: bool = True) -> str:
     """The correction ``small_sample="auto"`` stands for: CR2 for clusters, at any number of them.
 
     With few clusters the plain (HC0) cluster-robust variance is biased down and its normal
@@ -183,16 +183,15 @@ def resolve_small_sample(value: object, n_groups: int, clustered: bool = True) -
     Imbens and Kolesar 2016) is the standard remedy. "auto" once dropped it from 50 clusters;
     on real cluster populations that switch lost coverage (0.939 -> 0.931 on MMLU-Pro and
     0.942 -> 0.923 on ChemBench from G = 30 to G = 50, validation/few_clusters_real.py), so
-    "auto" keeps CR2 at every G (``n_groups`` is kept for the signature). Independent units (no
-    clusters) take no correction.
+    "auto" keeps CR2 at every G. Independent units (no clusters) take no correction.
 
     Examples
     --------
-    >>> resolve_small_sample("auto", 14), resolve_small_sample("auto", 400)
-    ('cr2', 'cr2')
-    >>> resolve_small_sample("auto", 400, clustered=False)
+    >>> resolve_small_sample("auto")
+    'cr2'
+    >>> resolve_small_sample("auto", clustered=False)
     'none'
-    >>> resolve_small_sample(True, 14)
+    >>> resolve_small_sample(True)
     'cadjust'
     """
     mode = small_sample_mode(value)
@@ -282,7 +281,7 @@ def grouped_residuals(
                 "clusters"
             )
         sums, _ = boot.cluster_sums(residuals, compact, n_groups)
-    mode = resolve_small_sample(small_sample, n_groups, clustered=cluster is not None)
+    mode = resolve_small_sample(small_sample, clustered=cluster is not None)
     factor = 1.0
     df = np.full(values.shape[1], np.inf)
     if mode == "cadjust":
