@@ -5,7 +5,10 @@ Oracles, none of them the code under test:
 * a loop-based WCR written from the textbook definition (Cameron, Gelbach and Miller 2008): for
   every sign vector, the bootstrap sample item by item, the OLS fit on a constant, the residuals,
   the cluster-robust variance by a loop over clusters, t*; on small cases (G = 4-8, every sign
-  vector enumerated) the p-values must agree to 1e-12;
+  vector enumerated) the p-values must agree to 1e-12, also with missing cells (each model's own
+  items and clusters given to the loop), and the interval bounds of wild_cluster_means and of
+  ``score_intervals(method="cluster-wild")`` (enumerated, or random draws from the recorded seed)
+  must be where the loop's p-value crosses alpha;
 * statsmodels' OLS cluster-robust standard error (CR1) and a dense-matrix CR2
   ``(I - H_gg)^{-1/2}`` computed by an eigendecomposition;
 * Carter, Schnepel and Steigerwald's G* computed from the regression matrices (as the R package
@@ -74,6 +77,19 @@ def reference_pvalue(y, cluster, mu, weights_list, se_type, side="two", enumerat
     if enumerated:
         return count / len(weights_list)
     return (1 + count) / (len(weights_list) + 1)
+
+
+def assert_inverts(y, labels, lower, upper, se, weights, se_type="CR1", alpha=0.05, enumerated=True):
+    """Each bound is where the loop-based symmetric p-value crosses alpha: just outside it the
+    test rejects, just inside it does not."""
+    eps = 1e-7 * se
+    for bound, outward in ((lower, -1.0), (upper, 1.0)):
+        assert np.isfinite(bound)
+        out = reference_pvalue(y, labels, bound + outward * eps, weights, se_type,
+                               enumerated=enumerated)  # fmt: skip
+        inside = reference_pvalue(y, labels, bound - outward * eps, weights, se_type,
+                                  enumerated=enumerated)  # fmt: skip
+        assert out <= alpha < inside, (bound, out, inside)
 
 
 def design(seed, n_clusters, n_models=3):
@@ -163,11 +179,7 @@ def test_interval_bounds_are_where_the_loop_based_pvalue_crosses_alpha():
     signs = list(itertools.product([-1.0, 1.0], repeat=8))
     for m in range(x.shape[1]):
         y, labels = x[:, m].tolist(), cluster.tolist()
-        eps = 1e-7 * res.se[m]
-        for bound, outward in ((res.lower[m], -1.0), (res.upper[m], 1.0)):
-            assert np.isfinite(bound)
-            assert reference_pvalue(y, labels, bound + outward * eps, signs, "CR2") <= 0.1
-            assert reference_pvalue(y, labels, bound - outward * eps, signs, "CR2") > 0.1
+        assert_inverts(y, labels, res.lower[m], res.upper[m], res.se[m], signs, "CR2", 0.1)
 
 
 def test_sum_statistic_is_the_sign_flip_randomisation_test():
@@ -419,11 +431,7 @@ def test_missing_cells_interval_bounds_are_where_the_loop_based_pvalue_crosses_a
         y, labels = x[keep, m].tolist(), cluster[keep].tolist()
         signs = list(itertools.product([-1.0, 1.0], repeat=len(set(labels))))
         assert res.estimate[m] == pytest.approx(np.mean(y), rel=1e-12)
-        eps = 1e-7 * res.se[m]
-        for bound, outward in ((res.lower[m], -1.0), (res.upper[m], 1.0)):
-            assert np.isfinite(bound)
-            assert reference_pvalue(y, labels, bound + outward * eps, signs, "CR2") <= 0.1
-            assert reference_pvalue(y, labels, bound - outward * eps, signs, "CR2") > 0.1
+        assert_inverts(y, labels, res.lower[m], res.upper[m], res.se[m], signs, "CR2", 0.1)
 
 
 def test_per_model_sizes_equal_to_common_sizes_give_the_same_answer():
@@ -479,11 +487,7 @@ def test_score_intervals_cluster_wild_is_the_inverted_loop_based_wcr(n_clusters)
         j = list(result.models).index(name)
         t_at = ols_constant_t(y, labels, 0.0, "CR1")  # (mean - 0) / se_CR1
         assert result.se[j] == pytest.approx(np.mean(y) / t_at, rel=1e-12)
-        eps = 1e-7 * result.se[j]
-        for bound, outward in ((result.lower[j], -1.0), (result.upper[j], 1.0)):
-            assert np.isfinite(bound)
-            assert reference_pvalue(y, labels, bound + outward * eps, signs, "CR1") <= 0.05
-            assert reference_pvalue(y, labels, bound - outward * eps, signs, "CR1") > 0.05
+        assert_inverts(y, labels, result.lower[j], result.upper[j], result.se[j], signs)
 
 
 def test_score_intervals_cluster_wild_random_draws_come_from_the_recorded_seed():
@@ -509,11 +513,8 @@ def test_score_intervals_cluster_wild_random_draws_come_from_the_recorded_seed()
     assert not enumerated
     for j in range(3):
         y, labels = x[:, j].tolist(), cluster.tolist()
-        eps = 1e-7 * result.se[j]
-        for bound, outward in ((result.lower[j], -1.0), (result.upper[j], 1.0)):
-            out = reference_pvalue(y, labels, bound + outward * eps, w, "CR1", enumerated=False)
-            inside = reference_pvalue(y, labels, bound - outward * eps, w, "CR1", enumerated=False)
-            assert out <= 0.05 < inside
+        se = result.se[j]
+        assert_inverts(y, labels, result.lower[j], result.upper[j], se, w, enumerated=False)
 
 
 def test_score_intervals_cluster_wild_missing_cells_use_each_models_own_clusters():
@@ -536,7 +537,4 @@ def test_score_intervals_cluster_wild_missing_cells_use_each_models_own_clusters
         y, labels = x[keep, j].tolist(), cluster[keep].tolist()
         assert result.n[j] == keep.sum() and result.score[j] == pytest.approx(np.mean(y))
         signs = list(itertools.product([-1.0, 1.0], repeat=len(set(labels))))
-        eps = 1e-7 * result.se[j]
-        for bound, outward in ((result.lower[j], -1.0), (result.upper[j], 1.0)):
-            assert reference_pvalue(y, labels, bound + outward * eps, signs, "CR1") <= 0.05
-            assert reference_pvalue(y, labels, bound - outward * eps, signs, "CR1") > 0.05
+        assert_inverts(y, labels, result.lower[j], result.upper[j], result.se[j], signs)

@@ -122,6 +122,15 @@ RELIABLE_CLUSTERS = 30
 #: bootstrap's p-value cannot go below 2/2^G >= 0.0625 (validation/few_clusters_real.py: its
 #: intervals were the whole line at G <= 5, and CR2 covered 0.80-0.93 there)
 REFUSED_CLUSTERS = 5
+#: the guarantee's sentence on each list of cluster-wild's options, when it is not empty
+WILD_NOTES = {
+    "refused_models": "No interval (NaN) for {n} model(s) with items in {refused} or fewer "
+    "clusters (refused_models).",
+    "unbounded": "{n} interval(s) are unbounded on a side where the wild bootstrap cannot "
+    "reject (listed in unbounded, with the reason).",
+    "dropped_clusters": "{n} model(s) have no items in some clusters; each model's interval "
+    "uses its own clusters (dropped_clusters).",
+}
 #: what method="auto" stands for, recorded in ``options["method_rule"]``
 AUTO_RULE = "auto: clopper-pearson when every score is 0 or 1, bootstrap otherwise"
 
@@ -695,21 +704,9 @@ def _guarantee(
             f" With only {options['n_clusters']} clusters the percentile cluster bootstrap "
             "tends to under-cover; method='cluster' with small_sample='cr2' is safer."
         )
-    if method == WILD_METHOD and options.get("refused_models"):
-        text += (
-            f" No interval (NaN) for {len(options['refused_models'])} model(s) with items in "
-            f"{REFUSED_CLUSTERS} or fewer clusters (refused_models)."
-        )
-    if method == WILD_METHOD and options.get("unbounded"):
-        text += (
-            f" {len(options['unbounded'])} interval(s) are unbounded on a side where the wild "
-            "bootstrap cannot reject (listed in unbounded, with the reason)."
-        )
-    if method == WILD_METHOD and options.get("dropped_clusters"):
-        text += (
-            f" {len(options['dropped_clusters'])} model(s) have no items in some clusters; "
-            "each model's interval uses its own clusters (dropped_clusters)."
-        )
+    for key, note in WILD_NOTES.items():
+        if method == WILD_METHOD and options.get(key):
+            text += " " + note.format(n=len(options[key]), refused=REFUSED_CLUSTERS)
     if options.get("few_clusters_refusal"):
         text += f" Refused: {options['few_clusters_refusal']}."
     if options.get("few_clusters_warning"):
