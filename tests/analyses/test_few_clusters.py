@@ -163,7 +163,9 @@ def test_cluster_wild_refuses_a_model_with_items_in_five_clusters_or_fewer():
     with the 2/2^G reason); a and b keep theirs, the dropped clusters are counted."""
     scores = _scores([10] * 8)
     frame = scores.to_frame()
-    frame = frame[~((frame["model"] == "c") & frame["cluster"].isin(["topic0", "topic1", "topic2"]))]
+    frame = frame[
+        ~((frame["model"] == "c") & frame["cluster"].isin(["topic0", "topic1", "topic2"]))
+    ]
     holey = rankci.Scores.from_frame(frame, cluster="cluster")
     with pytest.warns(RankciWarning) as caught:
         result = score_intervals(holey, "cluster-wild", missing="pairwise", rng=0)

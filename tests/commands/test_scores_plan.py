@@ -53,10 +53,14 @@ def test_scores_method_cluster_wild_flag_and_json_fields(capsys):
     assert webb["options"]["wild_weights"] == "webb" and webb["models"] != payload["models"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "wild cluster bootstrap-t interval (rademacher weights, 400 random weight vectors, " \
+    assert (
+        "wild cluster bootstrap-t interval (rademacher weights, 400 random weight vectors, "
         "seed 5), 20 clusters, 95% intervals" in out
+    )
     assert main(["scores", SMALL, "--wild-weights", "webb"]) == 2
-    assert "--wild-weights webb is an option of --method cluster-wild only" in capsys.readouterr().err
+    assert (
+        "--wild-weights webb is an option of --method cluster-wild only" in capsys.readouterr().err
+    )
 
 
 def test_scores_by_cluster_and_small_sample(capsys):

@@ -79,7 +79,9 @@ def reference_pvalue(y, cluster, mu, weights_list, se_type, side="two", enumerat
     return (1 + count) / (len(weights_list) + 1)
 
 
-def assert_inverts(y, labels, lower, upper, se, weights, se_type="CR1", alpha=0.05, enumerated=True):
+def assert_inverts(
+    y, labels, lower, upper, se, weights, se_type="CR1", alpha=0.05, enumerated=True
+):
     """Each bound is where the loop-based symmetric p-value crosses alpha: just outside it the
     test rejects, just inside it does not."""
     eps = 1e-7 * se

@@ -46,8 +46,9 @@ indistinguishable" flag (the two intervals overlap; conservative for one pair at
 simultaneous statement: non-overlap can separate pairs that the paired verdict does not certify,
 see docs/scores.md) and the paired verdict: one-sided paired tests of every ordered pair with
 Holm's procedure at ``alpha`` (paired t from :func:`rankci.pairwise_tests`; for the cluster
-methods, ``cluster-wild`` included, Miller's clustered paired z, ``var(mean_j - mean_l) = S_jj + S_ll - 2 S_jl`` from the
-cluster-robust covariance), whose separated pairs hold simultaneously with probability >= 1 - alpha.
+methods, ``cluster-wild`` included, Miller's clustered paired z,
+``var(mean_j - mean_l) = S_jj + S_ll - 2 S_jl`` from the cluster-robust covariance), whose
+separated pairs hold simultaneously with probability >= 1 - alpha.
 
 References
 ----------
@@ -342,9 +343,9 @@ def wild_arrays(
     unbounded = {}
     for j in np.flatnonzero(~refused & ~res.refused & ~res.bounded):
         floor = smallest[j]
+        sides = "one side" if np.isfinite(lower[j]) or np.isfinite(upper[j]) else "either side"
         unbounded[names[j]] = (
-            f"the wild bootstrap's p-value never fell to alpha = {alpha:g} on "
-            f"{'either side' if not (np.isfinite(lower[j]) or np.isfinite(upper[j])) else 'one side'}"
+            f"the wild bootstrap's p-value never fell to alpha = {alpha:g} on {sides}"
             f" (its smallest possible value with {int(own[j])} clusters and "
             f"{res.reps} draws is about {floor:.3g}): the interval is unbounded there, the data "
             "cannot rule out any value on that side. More clusters or a larger alpha are needed"

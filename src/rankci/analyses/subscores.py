@@ -131,8 +131,8 @@ def subscores(
     method : {"auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", \
 "cluster-wild", "wilson", "clopper-pearson"}
         As in :func:`score_intervals`; within a cluster ``cluster`` and ``cluster-wild`` fall
-        back to ``normal`` and ``cluster-bootstrap`` to ``bootstrap``; ``"auto"`` (default) is ``"clopper-pearson"``
-        when every score is 0 or 1 and ``"bootstrap"`` otherwise.
+        back to ``normal`` and ``cluster-bootstrap`` to ``bootstrap``; ``"auto"`` (default) is
+        ``"clopper-pearson"`` when every score is 0 or 1 and ``"bootstrap"`` otherwise.
     alpha : float, default 0.05
         Each interval (and each cluster's paired verdict) holds at level ``alpha`` for its cluster.
     reps : int, default 1000
