@@ -177,3 +177,25 @@ def test_cluster_wild_refuses_a_model_with_items_in_five_clusters_or_fewer():
     assert "items in only 5 of the 8 clusters" in result.options["refused_models"]["c"]
     assert "2/2^G = 0.0625" in result.options["refused_models"]["c"]
     assert any("get no interval" in str(w.message) for w in caught)
+
+
+def test_cluster_wild_is_the_studys_wcr():
+    """score_intervals(method="cluster-wild") computes what validation/few_clusters_real.py
+    measured as "WCR Rademacher": wild_cluster_means on the cluster sums, CR1, 30 bisection
+    steps, the weights drawn from the seed (here 7 ChemBench topics: all 128 sign vectors)."""
+    from rankci.evidence.wild_cluster import cluster_totals, wild_cluster_means
+
+    scores = rankci.datasets.load_chembench()
+    topics = sorted(set(scores.to_frame()["cluster"]))[:7]
+    frame = scores.to_frame()
+    part = rankci.Scores.from_frame(frame[frame["cluster"].isin(topics)], cluster="cluster")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = score_intervals(part, "cluster-wild", rng=3, verdict=False)
+    units = part.units("item", missing="complete")
+    sums, sizes = cluster_totals(units.values, units.unit_cluster)
+    study = wild_cluster_means(sums, sizes, alpha=0.05, weights="rademacher", reps=999,
+                               statistic="t", rng=3, steps=30)  # fmt: skip
+    assert result.options["draws"] == study.reps == 128 and study.enumerated
+    np.testing.assert_array_equal(result.lower, study.lower)
+    np.testing.assert_array_equal(result.upper, study.upper)

@@ -540,3 +540,20 @@ def test_score_intervals_cluster_wild_missing_cells_use_each_models_own_clusters
         assert result.n[j] == keep.sum() and result.score[j] == pytest.approx(np.mean(y))
         signs = list(itertools.product([-1.0, 1.0], repeat=len(set(labels))))
         assert_inverts(y, labels, result.lower[j], result.upper[j], result.se[j], signs)
+
+
+def test_chunked_draw_products_give_the_same_numbers(monkeypatch):
+    """The B x G x M products are formed in chunks of models; the chunking changes nothing."""
+    import rankci.evidence.wild_cluster as wc
+
+    x, cluster = holey_design(8, 7)
+    sums, sizes = cluster_totals(x, cluster, per_model=True)
+    full = wild_cluster_means(sums, sizes, null=0.5, se="CR2")
+    complete = wild_cluster_means(*cluster_totals(design(8, 7)[0], cluster), null=0.5)
+    monkeypatch.setattr(wc, "CHUNK_CELLS", 1)  # one model per chunk
+    for before, after in (
+        (full, wild_cluster_means(sums, sizes, null=0.5, se="CR2")),
+        (complete, wild_cluster_means(*cluster_totals(design(8, 7)[0], cluster), null=0.5)),
+    ):
+        for name in ("lower", "upper", "pvalue", "statistic"):
+            np.testing.assert_array_equal(getattr(after, name), getattr(before, name))

@@ -124,6 +124,7 @@ WEBB_POINTS = np.array(
     [-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)]
 )
 TIE = 1e-9  # relative tolerance: a bootstrap statistic this close to the observed one reaches it
+CHUNK_CELLS = 2**22  # B x G x models cells per chunk of the per-draw products (32 MiB each)
 
 
 def effective_clusters(sizes=None, *, cluster=None, rho: float = 1.0):
@@ -395,31 +396,52 @@ class WildClusterPairs:
 
 
 class _Draws:
-    """The five per-draw numbers of t*(d) for a fixed weight matrix, for every column."""
+    """The five per-draw numbers of t*(d) for a fixed weight matrix, for every column.
+
+    The B x G x M products are formed for chunks of columns of at most :data:`CHUNK_CELLS`
+    cells, so memory stays flat as models and clusters grow (each column's numbers do not
+    depend on the chunking).
+    """
 
     def __init__(self, w, resid, n, c, k, studentise, enumerated):
         total = n.sum(axis=0)  # N, or N_j per model when the sizes are G x M
         self.enumerated = enumerated
         self.total, self.c, self.studentise = total, c, studentise
-        p_ = w[:, :, None] * resid[None, :, :]  # B x G x M: w_g e_g
-        self.a = p_.sum(axis=1) / total  # B x M
+        n_draws, n_groups = w.shape
+        m = resid.shape[1]
+        self.a = np.empty((n_draws, m))
         if n.ndim == 1:
             self.b = ((w @ n) / total)[:, None]  # B x 1
         else:  # per-model sizes: N_gj = 0 drops cluster g for model j
             self.b = (w @ n) / total  # B x M
         if studentise:
-            if n.ndim == 1:
-                p_ -= n[None, :, None] * self.a[:, None, :]
-                q_ = (n[None, :] * (w - self.b))[:, :, None]  # B x G x 1
-                kp = k[None, :, None] * p_
-                self.R = (k[None, :, None] * q_ * q_).sum(axis=1)  # B x 1
-            else:
-                p_ -= n[None, :, :] * self.a[:, None, :]
-                q_ = n[None, :, :] * (w[:, :, None] - self.b[:, None, :])  # B x G x M
-                kp = k[None, :, :] * p_
-                self.R = (k[None, :, :] * q_ * q_).sum(axis=1)
-            self.P = (kp * p_).sum(axis=1)
-            self.Q = (kp * q_).sum(axis=1)
+            self.P, self.Q = np.empty((n_draws, m)), np.empty((n_draws, m))
+            self.R = np.empty((n_draws, 1 if n.ndim == 1 else m))
+        width = max(1, CHUNK_CELLS // max(1, n_draws * n_groups))
+        for start in range(0, m, width):
+            self._chunk(slice(start, start + width), w, resid, n, k, total, studentise)
+
+    def _chunk(self, cols, w, resid, n, k, total, studentise):
+        tot = total if np.ndim(total) == 0 else total[cols]
+        p_ = w[:, :, None] * resid[None, :, cols]  # B x G x m: w_g e_g
+        a = p_.sum(axis=1) / tot  # B x m
+        self.a[:, cols] = a
+        if not studentise:
+            return
+        if n.ndim == 1:
+            p_ -= n[None, :, None] * a[:, None, :]
+            q_ = (n[None, :] * (w - self.b))[:, :, None]  # B x G x 1
+            kp = k[None, :, None] * p_
+            if cols.start == 0:
+                self.R[:] = (k[None, :, None] * q_ * q_).sum(axis=1)  # B x 1
+        else:
+            nc, kc = n[:, cols], k[:, cols]
+            p_ -= nc[None, :, :] * a[:, None, :]
+            q_ = nc[None, :, :] * (w[:, :, None] - self.b[:, None, cols])  # B x G x m
+            kp = kc[None, :, :] * p_
+            self.R[:, cols] = (kc[None, :, :] * q_ * q_).sum(axis=1)
+        self.P[:, cols] = (kp * p_).sum(axis=1)
+        self.Q[:, cols] = (kp * q_).sum(axis=1)
 
     def tstar(self, d):
         num = self.a + d[None, :] * self.b
