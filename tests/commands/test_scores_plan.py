@@ -49,6 +49,8 @@ def test_scores_method_cluster_wild_flag_and_json_fields(capsys):
     expected = score_intervals(rankci.read_scores(SMALL), "cluster-wild", reps=400, rng=5)
     assert payload["models"] == expected.to_dict()["models"]
     assert payload["paired"]["test"] == "clustered-t"
+    by_cluster = _json(capsys, [*argv, "--by-cluster", "--format", "json"])
+    assert by_cluster["within_cluster_method"] == "normal" and len(by_cluster["clusters"]) == 20
     webb = _json(capsys, [*argv, "--wild-weights", "webb", "--format", "json"])
     assert webb["options"]["wild_weights"] == "webb" and webb["models"] != payload["models"]
     assert main(argv) == 0
