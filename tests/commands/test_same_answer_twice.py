@@ -37,6 +37,8 @@ COMMANDS = {
     "scores bootstrap": ["scores", "--method", "bootstrap", "--reps", "500"],
     "scores bca": ["scores", "--method", "bca", "--reps", "500"],
     "scores cluster-bootstrap": ["scores", "--method", "cluster-bootstrap", "--reps", "300"],
+    # 8 clusters, 2^8 > 200: 200 random sign vectors from the default seed
+    "scores cluster-wild": ["scores", "--method", "cluster-wild", "--reps", "200"],
     "monitor": ["monitor", "--look-every", "10"],
     "benchmarks permutation": ["benchmarks", "--test", "permutation", "--no-overall",
                                "--benchmark-col",

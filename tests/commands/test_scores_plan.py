@@ -18,7 +18,9 @@ def _json(capsys, argv):
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("method", ["normal", "cluster", "bootstrap", "bca", "cluster-bootstrap"])
+@pytest.mark.parametrize(
+    "method", ["normal", "cluster", "bootstrap", "bca", "cluster-bootstrap", "cluster-wild"]
+)
 def test_scores_json_schema_and_values(capsys, method):
     payload = _json(
         capsys,
@@ -32,6 +34,35 @@ def test_scores_json_schema_and_values(capsys, method):
     expected = score_intervals(rankci.read_scores(SMALL), method, reps=300, rng=3)
     assert payload["models"] == expected.to_dict()["models"]
     assert payload["paired"]["multiplicity"] == "holm"
+
+
+def test_scores_method_cluster_wild_flag_and_json_fields(capsys):
+    """`--method cluster-wild` (20 clusters: 2^20 > --reps, so --reps random sign vectors from
+    --seed) gives the library's answer and records weights, draws, enumeration and seed."""
+    argv = ["scores", SMALL, "--method", "cluster-wild", "--seed", "5", "--reps", "400"]
+    payload = _json(capsys, [*argv, "--format", "json"])
+    options = payload["options"]
+    assert payload["method"] == "cluster-wild"
+    assert options["wild_weights"] == "rademacher" and options["seed"] == 5
+    assert options["draws"] == 400 and options["enumerated"] is False
+    assert options["n_clusters"] == 20 and options["studentization"] == "CR1"
+    expected = score_intervals(rankci.read_scores(SMALL), "cluster-wild", reps=400, rng=5)
+    assert payload["models"] == expected.to_dict()["models"]
+    assert payload["paired"]["test"] == "clustered-t"
+    by_cluster = _json(capsys, [*argv, "--by-cluster", "--format", "json"])
+    assert by_cluster["within_cluster_method"] == "normal" and len(by_cluster["clusters"]) == 20
+    webb = _json(capsys, [*argv, "--wild-weights", "webb", "--format", "json"])
+    assert webb["options"]["wild_weights"] == "webb" and webb["models"] != payload["models"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "wild cluster bootstrap-t interval (rademacher weights, 400 random weight vectors, "
+        "seed 5), 20 clusters, 95% intervals" in out
+    )
+    assert main(["scores", SMALL, "--wild-weights", "webb"]) == 2
+    assert (
+        "--wild-weights webb is an option of --method cluster-wild only" in capsys.readouterr().err
+    )
 
 
 def test_scores_by_cluster_and_small_sample(capsys):

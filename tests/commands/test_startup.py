@@ -51,10 +51,12 @@ def _pairs():
     from rankci.analyses import intervals, multibench, planning
     from rankci.certify import holm
     from rankci.commands import benchmarks, monitor, omnibus, plan, scores
+    from rankci.evidence import wild_cluster
     from rankci.mixed import model as mixed
 
     return {
         "scores.METHODS": (scores.METHODS, intervals.METHODS),
+        "scores.WILD_WEIGHTS": (scores.WILD_WEIGHTS, wild_cluster.WEIGHTS),
         "plan.MULTIPLICITY": (plan.MULTIPLICITY, planning.MULTIPLICITY),
         "plan.COVARIANCES": (plan.COVARIANCES, method.COVARIANCES),
         "omnibus.DF_METHODS": (omnibus.DF_METHODS, mixed.DF_METHODS),

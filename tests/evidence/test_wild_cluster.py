@@ -5,7 +5,10 @@ Oracles, none of them the code under test:
 * a loop-based WCR written from the textbook definition (Cameron, Gelbach and Miller 2008): for
   every sign vector, the bootstrap sample item by item, the OLS fit on a constant, the residuals,
   the cluster-robust variance by a loop over clusters, t*; on small cases (G = 4-8, every sign
-  vector enumerated) the p-values must agree to 1e-12;
+  vector enumerated) the p-values must agree to 1e-12, also with missing cells (each model's own
+  items and clusters given to the loop), and the interval bounds of wild_cluster_means and of
+  ``score_intervals(method="cluster-wild")`` (enumerated, or random draws from the recorded seed)
+  must be where the loop's p-value crosses alpha;
 * statsmodels' OLS cluster-robust standard error (CR1) and a dense-matrix CR2
   ``(I - H_gg)^{-1/2}`` computed by an eigendecomposition;
 * Carter, Schnepel and Steigerwald's G* computed from the regression matrices (as the R package
@@ -74,6 +77,21 @@ def reference_pvalue(y, cluster, mu, weights_list, se_type, side="two", enumerat
     if enumerated:
         return count / len(weights_list)
     return (1 + count) / (len(weights_list) + 1)
+
+
+def assert_inverts(
+    y, labels, lower, upper, se, weights, se_type="CR1", alpha=0.05, enumerated=True
+):
+    """Each bound is where the loop-based symmetric p-value crosses alpha: just outside it the
+    test rejects, just inside it does not."""
+    eps = 1e-7 * se
+    for bound, outward in ((lower, -1.0), (upper, 1.0)):
+        assert np.isfinite(bound)
+        out = reference_pvalue(y, labels, bound + outward * eps, weights, se_type,
+                               enumerated=enumerated)  # fmt: skip
+        inside = reference_pvalue(y, labels, bound - outward * eps, weights, se_type,
+                                  enumerated=enumerated)  # fmt: skip
+        assert out <= alpha < inside, (bound, out, inside)
 
 
 def design(seed, n_clusters, n_models=3):
@@ -163,11 +181,7 @@ def test_interval_bounds_are_where_the_loop_based_pvalue_crosses_alpha():
     signs = list(itertools.product([-1.0, 1.0], repeat=8))
     for m in range(x.shape[1]):
         y, labels = x[:, m].tolist(), cluster.tolist()
-        eps = 1e-7 * res.se[m]
-        for bound, outward in ((res.lower[m], -1.0), (res.upper[m], 1.0)):
-            assert np.isfinite(bound)
-            assert reference_pvalue(y, labels, bound + outward * eps, signs, "CR2") <= 0.1
-            assert reference_pvalue(y, labels, bound - outward * eps, signs, "CR2") > 0.1
+        assert_inverts(y, labels, res.lower[m], res.upper[m], res.se[m], signs, "CR2", 0.1)
 
 
 def test_sum_statistic_is_the_sign_flip_randomisation_test():
@@ -350,3 +364,196 @@ def test_random_draw_pvalues_count_the_observed_statistic():
     diff = (x[:, 1] - x[:, 0]).tolist()  # "1 better than 0"
     expected = reference_pvalue(diff, cluster.tolist(), 0.0, w, "CR1", "one", enumerated=False)
     assert abs(pairs.pvalue[1, 0] - expected) <= 1e-12
+
+
+# ------------------------------------------------ missing cells: per-model cluster sums and sizes
+
+
+def holey_design(seed, n_clusters, n_models=3):
+    """``design`` with cells removed: model 1 loses every item of cluster 0 and a few items
+    elsewhere, model 2 loses single items; model 0 stays complete."""
+    x, cluster = design(seed, n_clusters, n_models)
+    rng = np.random.default_rng(seed + 1000)
+    x[cluster == 0, 1] = np.nan
+    x[rng.random(x.shape[0]) < 0.15, 1] = np.nan
+    x[rng.random(x.shape[0]) < 0.1, 2] = np.nan
+    # keep at least one item of every cluster for models 0 and 2, two items of cluster 1+ for 1
+    for g in range(n_clusters):
+        rows = np.flatnonzero(cluster == g)
+        x[rows[0], 2] = 1.0 if np.isnan(x[rows[0], 2]) else x[rows[0], 2]
+        if g > 0:
+            x[rows[:2], 1] = np.where(np.isnan(x[rows[:2], 1]), 0.0, x[rows[:2], 1])
+    return x, cluster
+
+
+def test_cluster_totals_per_model_skip_missing_cells():
+    x, cluster = holey_design(3, 6)
+    sums, sizes = cluster_totals(x, cluster, per_model=True)
+    for g in range(6):
+        for m in range(3):
+            cell = [v for v, c in zip(x[:, m], cluster) if c == g and v == v]
+            assert sizes[g, m] == len(cell) and sums[g, m] == sum(cell)
+    assert sizes[0, 1] == 0
+    with pytest.raises(ValueError, match="complete units"):
+        cluster_totals(x, cluster)
+
+
+@pytest.mark.parametrize("n_clusters", [5, 6, 7, 8])
+@pytest.mark.parametrize("se_type", ["CR1", "CR2"])
+def test_missing_cells_pvalues_equal_the_loop_based_wcr_on_each_models_own_items(
+    n_clusters, se_type
+):
+    """With per-model sizes each model's p-value is the WCR of its own items and clusters: the
+    loop code gets only that model's items (cluster 0 absent for model 1) and enumerates the
+    sign vectors of its own clusters."""
+    x, cluster = holey_design(40 + n_clusters, n_clusters)
+    sums, sizes = cluster_totals(x, cluster, per_model=True)
+    for mu in (0.45, 0.6):
+        res = wild_cluster_means(sums, sizes, null=mu, se=se_type)
+        assert res.enumerated and res.reps == 2**n_clusters
+        assert res.model_clusters.tolist() == [n_clusters, n_clusters - 1, n_clusters]
+        for m in range(3):
+            keep = ~np.isnan(x[:, m])
+            y, labels = x[keep, m].tolist(), cluster[keep].tolist()
+            own = len(set(labels))
+            signs = list(itertools.product([-1.0, 1.0], repeat=own))
+            expected = reference_pvalue(y, labels, mu, signs, se_type)
+            assert abs(res.pvalue[m] - expected) <= 1e-12, (m, mu)
+            assert res.statistic[m] == pytest.approx(
+                ols_constant_t(y, labels, mu, se_type), rel=1e-12
+            )
+
+
+def test_missing_cells_interval_bounds_are_where_the_loop_based_pvalue_crosses_alpha():
+    x, cluster = holey_design(77, 8)
+    sums, sizes = cluster_totals(x, cluster, per_model=True)
+    res = wild_cluster_means(sums, sizes, alpha=0.1, se="CR2")
+    for m in range(3):
+        keep = ~np.isnan(x[:, m])
+        y, labels = x[keep, m].tolist(), cluster[keep].tolist()
+        signs = list(itertools.product([-1.0, 1.0], repeat=len(set(labels))))
+        assert res.estimate[m] == pytest.approx(np.mean(y), rel=1e-12)
+        assert_inverts(y, labels, res.lower[m], res.upper[m], res.se[m], signs, "CR2", 0.1)
+
+
+def test_per_model_sizes_equal_to_common_sizes_give_the_same_answer():
+    x, cluster = design(12, 7)
+    sums, sizes = cluster_totals(x, cluster)
+    common = wild_cluster_means(sums, sizes, null=0.5)
+    tiled = wild_cluster_means(sums, np.repeat(sizes[:, None], 3, axis=1), null=0.5)
+    np.testing.assert_allclose(tiled.lower, common.lower, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tiled.upper, common.upper, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(tiled.pvalue, common.pvalue)
+
+
+def test_per_model_sizes_are_checked():
+    sums = np.array([[1.0, 0.0], [2.0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="sum of 0"):
+        wild_cluster_means(sums, np.array([[1, 1], [3, 2], [0, 2]]))  # a sum without items
+    with pytest.raises(ValueError, match="shape"):
+        wild_cluster_means(sums, np.ones((3, 3)))
+    with pytest.raises(ValueError, match="complete units"):
+        wild_cluster_pairs(sums, np.array([[2, 1], [3, 2], [2, 2]]))
+    one = wild_cluster_means(np.array([[1.0, 0.0], [2.0, 1.0]]), np.array([[2, 0], [3, 2]]))
+    assert one.refused.tolist() == [False, True] and np.isnan(one.lower[1])
+
+
+# ------------------------------------- score_intervals(method="cluster-wild") against the loop
+
+
+def _scores(x, cluster):
+    import rankci
+
+    labels = [f"g{c:02d}" for c in cluster]  # sorted like the integer codes
+    return rankci.Scores.from_matrix(x, models=["a", "b", "c"][: x.shape[1]], clusters=labels)
+
+
+@pytest.mark.parametrize("n_clusters", [6, 7, 8])
+def test_score_intervals_cluster_wild_is_the_inverted_loop_based_wcr(n_clusters):
+    """The shipped interval: CR1 studentisation, all 2^G sign vectors (G <= 9 with reps=1000),
+    bounds where the loop-based symmetric p-value crosses alpha."""
+    import warnings
+
+    from rankci.analyses.intervals import score_intervals
+
+    x, cluster = design(200 + n_clusters, n_clusters)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the few-clusters warning
+        result = score_intervals(_scores(x, cluster), "cluster-wild", rng=3, verdict=False)
+    assert result.method == "cluster-wild"
+    assert result.options["enumerated"] and result.options["draws"] == 2**n_clusters
+    assert result.options["studentization"] == "CR1"
+    signs = list(itertools.product([-1.0, 1.0], repeat=n_clusters))
+    for m, name in enumerate(result.models):
+        y, labels = x[:, m].tolist(), cluster.tolist()
+        j = list(result.models).index(name)
+        t_at = ols_constant_t(y, labels, 0.0, "CR1")  # (mean - 0) / se_CR1
+        assert result.se[j] == pytest.approx(np.mean(y) / t_at, rel=1e-12)
+        assert_inverts(y, labels, result.lower[j], result.upper[j], result.se[j], signs)
+
+
+def test_score_intervals_cluster_wild_random_draws_come_from_the_recorded_seed():
+    """G = 12 > log2(reps): B = reps random sign vectors drawn from the seed, the observed
+    statistic counted as one more draw; the same seed gives the same interval."""
+    import warnings
+
+    from rankci.analyses.intervals import score_intervals
+
+    x, cluster = design(9, 12)
+    scores = _scores(x, cluster)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = score_intervals(scores, "cluster-wild", reps=300, rng=11, verdict=False)
+        again = score_intervals(scores, "cluster-wild", reps=300, rng=11, verdict=False)
+        other = score_intervals(scores, "cluster-wild", reps=300, rng=12, verdict=False)
+    assert result.options["seed"] == 11 and result.options["reps"] == 300
+    assert result.options["draws"] == 300 and not result.options["enumerated"]
+    np.testing.assert_array_equal(result.lower, again.lower)
+    np.testing.assert_array_equal(result.upper, again.upper)
+    assert not np.array_equal(result.lower, other.lower)
+    w, enumerated = wild_weights(12, reps=300, rng=11)  # the draws the seed stands for
+    assert not enumerated
+    for j in range(3):
+        y, labels = x[:, j].tolist(), cluster.tolist()
+        se = result.se[j]
+        assert_inverts(y, labels, result.lower[j], result.upper[j], se, w, enumerated=False)
+
+
+def test_score_intervals_cluster_wild_missing_cells_use_each_models_own_clusters():
+    """missing='pairwise': each model's interval is the WCR of its own items; model b has no item
+    of cluster 0, which is dropped for it and counted in options['dropped_clusters']."""
+    import warnings
+
+    from rankci.analyses.intervals import score_intervals
+
+    x, cluster = holey_design(5, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = score_intervals(
+            _scores(x, cluster), "cluster-wild", missing="pairwise", rng=1, verdict=False
+        )
+    assert result.options["dropped_clusters"] == {"b": 1}
+    assert "dropped_clusters" in result.guarantee
+    for j in range(3):
+        keep = ~np.isnan(x[:, j])
+        y, labels = x[keep, j].tolist(), cluster[keep].tolist()
+        assert result.n[j] == keep.sum() and result.score[j] == pytest.approx(np.mean(y))
+        signs = list(itertools.product([-1.0, 1.0], repeat=len(set(labels))))
+        assert_inverts(y, labels, result.lower[j], result.upper[j], result.se[j], signs)
+
+
+def test_chunked_draw_products_give_the_same_numbers(monkeypatch):
+    """The B x G x M products are formed in chunks of models; the chunking changes nothing."""
+    import rankci.evidence.wild_cluster as wc
+
+    x, cluster = holey_design(8, 7)
+    sums, sizes = cluster_totals(x, cluster, per_model=True)
+    full = wild_cluster_means(sums, sizes, null=0.5, se="CR2")
+    complete = wild_cluster_means(*cluster_totals(design(8, 7)[0], cluster), null=0.5)
+    monkeypatch.setattr(wc, "CHUNK_CELLS", 1)  # one model per chunk
+    for before, after in (
+        (full, wild_cluster_means(sums, sizes, null=0.5, se="CR2")),
+        (complete, wild_cluster_means(*cluster_totals(design(8, 7)[0], cluster), null=0.5)),
+    ):
+        for name in ("lower", "upper", "pvalue", "statistic"):
+            np.testing.assert_array_equal(getattr(after, name), getattr(before, name))

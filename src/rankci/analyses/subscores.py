@@ -44,6 +44,7 @@ WITHIN_CLUSTER = {
     "bootstrap": "bootstrap",
     "bca": "bca",
     "cluster-bootstrap": "bootstrap",
+    "cluster-wild": "normal",
     "wilson": "wilson",
     "clopper-pearson": "clopper-pearson",
 }
@@ -127,11 +128,11 @@ def subscores(
     ----------
     data : Scores, DataFrame or path
         Scores with a cluster column.
-    method : {"auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", "wilson", \
-"clopper-pearson"}
-        As in :func:`score_intervals`; within a cluster ``cluster`` falls back to ``normal`` and
-        ``cluster-bootstrap`` to ``bootstrap``; ``"auto"`` (default) is ``"clopper-pearson"``
-        when every score is 0 or 1 and ``"bootstrap"`` otherwise.
+    method : {"auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", \
+"cluster-wild", "wilson", "clopper-pearson"}
+        As in :func:`score_intervals`; within a cluster ``cluster`` and ``cluster-wild`` fall
+        back to ``normal`` and ``cluster-bootstrap`` to ``bootstrap``; ``"auto"`` (default) is
+        ``"clopper-pearson"`` when every score is 0 or 1 and ``"bootstrap"`` otherwise.
     alpha : float, default 0.05
         Each interval (and each cluster's paired verdict) holds at level ``alpha`` for its cluster.
     reps : int, default 1000

@@ -47,6 +47,7 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\bor overall=False"), "or --no-overall"),
     (re.compile(r"\bsmall_sample='cr2'"), "--cr2"),
     (re.compile(r"\bmethod='([\w-]+)'"), r"--method \1"),
+    (re.compile(r"\bwild_weights='(\w+)'"), r"--wild-weights \1"),
     (re.compile(r"\ba larger alpha \(now alpha=([\d.e-]+)\)"), r"a larger --alpha (now \1)"),
     (re.compile(r"\bexact_bound_n=(\d+)"), r"--exact-bound-n \1"),
     (re.compile(r"\bexact_bound_n(?=[\s,;)]|$)"), "--exact-bound-n"),

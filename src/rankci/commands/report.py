@@ -30,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--score-method",
         default="auto",
-        choices=("auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap", "wilson",
-                 "clopper-pearson", "none"),
+        choices=("auto", "bootstrap", "bca", "normal", "cluster", "cluster-bootstrap",
+                 "cluster-wild", "wilson", "clopper-pearson", "none"),
         help="score intervals in the table (default: auto, as rankci scores: clopper-pearson "
         "when every score is 0 or 1, else the percentile bootstrap seeded by --seed)",
     )

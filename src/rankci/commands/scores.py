@@ -23,8 +23,9 @@ HELP = "each model's score with a confidence interval, overlap flags and the pai
 OUTPUT_FORMATS = ("table", "json", "csv")
 #: the interval methods (rankci.analyses.intervals.METHODS; tests/commands/test_startup.py
 #: checks that the two agree)
-METHODS = ("auto", "normal", "cluster", "bootstrap", "bca", "cluster-bootstrap", "wilson",
-           "clopper-pearson")  # fmt: skip
+METHODS = ("auto", "normal", "cluster", "bootstrap", "bca", "cluster-bootstrap", "cluster-wild",
+           "wilson", "clopper-pearson")  # fmt: skip
+WILD_WEIGHTS = ("rademacher", "webb")  # rankci.evidence.wild_cluster.WEIGHTS
 LIST_LIMIT = 12  # list the flagged pairs by name up to this many models
 
 _METHOD_WORDS = {
@@ -33,6 +34,7 @@ _METHOD_WORDS = {
     "bootstrap": "bootstrap percentile interval",
     "bca": "bootstrap BCa interval",
     "cluster-bootstrap": "cluster bootstrap percentile interval",
+    "cluster-wild": "wild cluster bootstrap-t interval",
     "wilson": "Wilson score interval",
     "clopper-pearson": "Clopper-Pearson exact binomial interval",
 }
@@ -46,9 +48,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         choices=METHODS,
         help="interval method (default: auto, clopper-pearson when every score is 0 or 1, the "
-        "percentile bootstrap otherwise; wilson and clopper-pearson need 0/1 scores)",
+        "percentile bootstrap otherwise; wilson and clopper-pearson need 0/1 scores; "
+        "cluster-wild: the wild cluster bootstrap-t, better coverage than cluster below 30 "
+        "clusters)",
     )
-    group.add_argument("--reps", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    group.add_argument(
+        "--reps",
+        type=int,
+        default=1000,
+        help="bootstrap resamples (default 1000); cluster-wild: random weight vectors B, used "
+        "only when the 2^G sign vectors are more than B (else all are enumerated)",
+    )
+    group.add_argument(
+        "--wild-weights",
+        default="rademacher",
+        choices=WILD_WEIGHTS,
+        help="--method cluster-wild: Rademacher (+-1, default) or Webb's six-point weights",
+    )
     group.add_argument(
         "--seed",
         type=int,
@@ -117,7 +133,9 @@ def run(args: argparse.Namespace) -> int:
         verdict=not args.no_verdict,
     )
     small_sample = args.small_sample
-    result = score_intervals(scores, args.method, small_sample=small_sample, **common)
+    result = score_intervals(
+        scores, args.method, small_sample=small_sample, wild_weights=args.wild_weights, **common
+    )
     # the method auto chose for the whole data holds within every cluster too
     by_cluster = subscores(scores, result.method, **common) if args.by_cluster else None
     stopped = scores.notes.get("early_stopped")
@@ -172,12 +190,19 @@ def _summary(result: ScoreIntervals) -> str:
             if result.method == "clopper-pearson"
             else "the scores are not all 0 or 1)"
         )
-    if "reps" in options:
+    if "draws" in options:  # cluster-wild
+        seed = f", seed {options['seed']}" if options.get("seed") is not None else ""
+        words += f" ({options['wild_weights']} weights, " + (
+            f"all {options['draws']} weight vectors)"
+            if options["enumerated"]
+            else f"{options['draws']} random weight vectors{seed})"
+        )
+    elif "reps" in options:
         seed = f", seed {options['seed']}" if options.get("seed") is not None else ""
         words += f" ({options['reps']} resamples{seed})"
     if "n_clusters" in options:
         words += f", {options['n_clusters']} clusters"
-        if options.get("small_sample", "none") != "none":
+        if options.get("small_sample", "none") != "none" and "draws" not in options:
             words += f", small-sample correction {options['small_sample']}"
     return (
         f"{result.n_models} models, {result.n_units} {result.unit} units; {words}, "

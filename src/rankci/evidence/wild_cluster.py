@@ -124,6 +124,7 @@ WEBB_POINTS = np.array(
     [-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)]
 )
 TIE = 1e-9  # relative tolerance: a bootstrap statistic this close to the observed one reaches it
+CHUNK_CELLS = 2**22  # B x G x models cells per chunk of the per-draw products (32 MiB each)
 
 
 def effective_clusters(sizes=None, *, cluster=None, rho: float = 1.0):
@@ -187,39 +188,49 @@ def effective_clusters(sizes=None, *, cluster=None, rho: float = 1.0):
         _, n = np.unique(np.asarray(cluster), return_counts=True)
     else:
         n = np.asarray(sizes, dtype=float)
-        if n.ndim == 0 or n.shape[-1] == 0 or (n <= 0).any():
-            raise ValueError("sizes must be positive cluster sizes, at least one")
+        if n.ndim == 0 or n.shape[-1] == 0 or (n < 0).any() or (n.sum(axis=-1) <= 0).any():
+            raise ValueError(
+                "sizes must be cluster sizes >= 0 (a size of 0 counts as no cluster), not all 0"
+            )
     n = n.astype(float)
     gamma = n * (1.0 + float(rho) * (n - 1.0))
     out = gamma.sum(axis=-1) ** 2 / (gamma**2).sum(axis=-1)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def cluster_totals(values, cluster) -> tuple[np.ndarray, np.ndarray]:
+def cluster_totals(values, cluster, *, per_model: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Cluster sums of each model's scores and the cluster sizes (clusters in sorted label order).
 
     Parameters
     ----------
     values : array_like (items,) or (items, models)
-        Scores, no NaN (complete units).
+        Scores: no NaN (complete units), or NaN for a missing cell with ``per_model=True``.
     cluster : array_like (items,)
         Each item's cluster label.
+    per_model : bool, default False
+        Skip missing cells: each model's sums and sizes over its own items (``sizes`` is then
+        G x models, 0 where a model has no item of a cluster).
 
     Returns
     -------
     (numpy.ndarray, numpy.ndarray)
-        ``sums`` (G x models) and ``sizes`` (G).
+        ``sums`` (G x models) and ``sizes`` (G, or G x models with ``per_model=True``).
 
     Examples
     --------
     >>> sums, sizes = cluster_totals([[1, 0], [1, 1], [0, 0]], ["b", "a", "b"])
     >>> sums.tolist(), sizes.tolist()
     ([[1.0, 1.0], [1.0, 0.0]], [1, 2])
+    >>> nan = float("nan")
+    >>> sums, sizes = cluster_totals([[1, nan], [1, 1], [0, 0]], ["b", "a", "b"], per_model=True)
+    >>> sums.tolist(), sizes.tolist()
+    ([[1.0, 1.0], [1.0, 0.0]], [[1, 1], [2, 1]])
     """
     x = np.asarray(values, dtype=float)
     if x.ndim == 1:
         x = x[:, None]
-    if not np.isfinite(x).all():
+    present = ~np.isnan(x)
+    if not np.isfinite(x[present]).all() or (not per_model and not present.all()):
         raise ValueError("values must be finite: the wild cluster bootstrap needs complete units")
     _, codes = np.unique(np.asarray(cluster), return_inverse=True)
     codes = codes.ravel()
@@ -227,8 +238,12 @@ def cluster_totals(values, cluster) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"cluster has {codes.size} labels for {x.shape[0]} items")
     n_groups = int(codes.max()) + 1
     sums = np.zeros((n_groups, x.shape[1]))
-    np.add.at(sums, codes, x)
-    return sums, np.bincount(codes, minlength=n_groups)
+    np.add.at(sums, codes, np.where(present, x, 0.0))
+    if not per_model:
+        return sums, np.bincount(codes, minlength=n_groups)
+    sizes = np.zeros((n_groups, x.shape[1]), dtype=np.int64)
+    np.add.at(sizes, codes, present.astype(np.int64))
+    return sums, sizes
 
 
 def wild_weights(n_clusters: int, reps: int = 999, weights: str = "rademacher", rng=None):
@@ -268,29 +283,52 @@ def wild_weights(n_clusters: int, reps: int = 999, weights: str = "rademacher", 
     return points[draws], False
 
 
-def _scale(sizes: np.ndarray, se_type: str) -> tuple[float, np.ndarray]:
-    """``(c, k_g)`` of the CR1 or CR2 variance ``c sum_g k_g e_g^2 / N^2``."""
-    g, total = sizes.size, sizes.sum()
+def _scale(sizes: np.ndarray, se_type: str) -> tuple[float | np.ndarray, np.ndarray]:
+    """``(c, k_g)`` of the CR1 or CR2 variance ``c sum_g k_g e_g^2 / N^2``.
+
+    ``sizes`` is G or G x M (per-model sizes, 0 where a model has no items in a cluster: that
+    cluster is not counted in the model's G and its k_g is 1, multiplying a zero residual sum).
+    """
+    if sizes.ndim == 1:
+        g, total = sizes.size, sizes.sum()
+        if se_type == "CR1":
+            return g / (g - 1.0), np.ones(g)
+        keep = 1.0 - sizes / total
+        return 1.0, 1.0 / keep
+    g = (sizes > 0).sum(axis=0).astype(float)
     if se_type == "CR1":
-        return g / (g - 1.0), np.ones(g)
-    keep = 1.0 - sizes / total
-    return 1.0, 1.0 / keep
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return g / (g - 1.0), np.ones(sizes.shape)
+    keep = 1.0 - sizes / sizes.sum(axis=0)
+    return 1.0, np.where(sizes > 0, 1.0 / np.where(keep > 0, keep, 1.0), 1.0)
 
 
 def _prepare(sums, sizes, se, weights, statistic, alpha=None):
     s = np.asarray(sums, dtype=float)
     if s.ndim == 1:
         s = s[:, None]
-    n = np.asarray(sizes, dtype=float).ravel()
-    if s.ndim != 2 or s.shape[0] != n.size:
-        raise ValueError(f"sums has {s.shape[0]} rows for {n.size} cluster sizes")
-    if n.size < 2:
+    n = np.asarray(sizes, dtype=float)
+    if n.ndim == 2 and n.shape[1] == 1:
+        n = n[:, 0]
+    if n.ndim == 2:  # per-model sizes (missing cells)
+        if n.shape != s.shape:
+            raise ValueError(f"sizes has shape {n.shape}, sums {s.shape}: they must agree")
+        if (n < 0).any() or not np.isfinite(s).all() or (s[n == 0] != 0).any():
+            raise ValueError(
+                "sizes must be >= 0 (0: the model has no items in that cluster, with a sum of "
+                "0) and sums finite"
+            )
+    else:
+        n = n.ravel()
+        if s.ndim != 2 or s.shape[0] != n.size:
+            raise ValueError(f"sums has {s.shape[0]} rows for {n.size} cluster sizes")
+        if (n <= 0).any() or not np.isfinite(s).all():
+            raise ValueError("sizes must be positive and sums finite")
+    if n.shape[0] < 2:
         raise ValueError(
             "the wild cluster bootstrap needs at least 2 clusters: one cluster says nothing "
             "about new clusters"
         )
-    if (n <= 0).any() or not np.isfinite(s).all():
-        raise ValueError("sizes must be positive and sums finite")
     check_choice("se", se, SE_TYPES)
     check_choice("weights", weights, WEIGHTS)
     check_choice("statistic", statistic, STATISTICS)
@@ -307,7 +345,10 @@ class WildClusterMeans:
     symmetric WCR test; +-inf where no finite bound exists, NaN where refused), ``bounded``
     (both bounds finite), ``refused`` (zero residual sums), and, when a ``null`` was given, the
     ``statistic`` and symmetric two-sided ``pvalue`` of ``theta = null``. ``reps`` is the number
-    of weight vectors used, ``enumerated`` whether they were all of them.
+    of weight vectors used, ``enumerated`` whether they were all of them. ``n_clusters`` is G,
+    ``model_clusters`` each model's clusters (G, or fewer with per-model sizes: the clusters in
+    which the model has items) and ``effective_clusters`` G* (one per model with per-model
+    sizes).
     """
 
     estimate: np.ndarray
@@ -326,7 +367,8 @@ class WildClusterMeans:
     reps: int
     enumerated: bool
     n_clusters: int
-    effective_clusters: float
+    model_clusters: np.ndarray
+    effective_clusters: float | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -354,25 +396,55 @@ class WildClusterPairs:
 
 
 class _Draws:
-    """The five per-draw numbers of t*(d) for a fixed weight matrix, for every column."""
+    """The five per-draw numbers of t*(d) for a fixed weight matrix, for every column.
+
+    The B x G x M products are formed for chunks of columns of at most :data:`CHUNK_CELLS`
+    cells, so memory stays flat as models and clusters grow (each column's numbers do not
+    depend on the chunking).
+    """
 
     def __init__(self, w, resid, n, c, k, studentise, enumerated):
-        total = n.sum()
+        total = n.sum(axis=0)  # N, or N_j per model when the sizes are G x M
         self.enumerated = enumerated
         self.total, self.c, self.studentise = total, c, studentise
-        p_ = w[:, :, None] * resid[None, :, :]  # B x G x M: w_g e_g
-        self.a = p_.sum(axis=1) / total  # B x M
-        self.b = (w @ n) / total  # B
+        n_draws, n_groups = w.shape
+        m = resid.shape[1]
+        self.a = np.empty((n_draws, m))
+        if n.ndim == 1:
+            self.b = ((w @ n) / total)[:, None]  # B x 1
+        else:  # per-model sizes: N_gj = 0 drops cluster g for model j
+            self.b = (w @ n) / total  # B x M
         if studentise:
-            p_ -= n[None, :, None] * self.a[:, None, :]
-            q_ = n[None, :] * (w - self.b[:, None])  # B x G
+            self.P, self.Q = np.empty((n_draws, m)), np.empty((n_draws, m))
+            self.R = np.empty((n_draws, 1 if n.ndim == 1 else m))
+        width = max(1, CHUNK_CELLS // max(1, n_draws * n_groups))
+        for start in range(0, m, width):
+            self._chunk(slice(start, start + width), w, resid, n, k, total, studentise)
+
+    def _chunk(self, cols, w, resid, n, k, total, studentise):
+        tot = total if np.ndim(total) == 0 else total[cols]
+        p_ = w[:, :, None] * resid[None, :, cols]  # B x G x m: w_g e_g
+        a = p_.sum(axis=1) / tot  # B x m
+        self.a[:, cols] = a
+        if not studentise:
+            return
+        if n.ndim == 1:
+            p_ -= n[None, :, None] * a[:, None, :]
+            q_ = (n[None, :] * (w - self.b))[:, :, None]  # B x G x 1
             kp = k[None, :, None] * p_
-            self.P = (kp * p_).sum(axis=1)
-            self.Q = (kp * q_[:, :, None]).sum(axis=1)
-            self.R = (k[None, :] * q_ * q_).sum(axis=1)[:, None]
+            if cols.start == 0:
+                self.R[:] = (k[None, :, None] * q_ * q_).sum(axis=1)  # B x 1
+        else:
+            nc, kc = n[:, cols], k[:, cols]
+            p_ -= nc[None, :, :] * a[:, None, :]
+            q_ = nc[None, :, :] * (w[:, :, None] - self.b[:, None, cols])  # B x G x m
+            kp = kc[None, :, :] * p_
+            self.R[:, cols] = (kc[None, :, :] * q_ * q_).sum(axis=1)
+        self.P[:, cols] = (kp * p_).sum(axis=1)
+        self.Q[:, cols] = (kp * q_).sum(axis=1)
 
     def tstar(self, d):
-        num = self.a + d[None, :] * self.b[:, None]
+        num = self.a + d[None, :] * self.b
         if not self.studentise:
             return num
         var = self.P + 2.0 * d[None, :] * self.Q + d[None, :] ** 2 * self.R
@@ -443,8 +515,15 @@ def wild_cluster_means(
     ----------
     sums : array_like (G,) or (G, M)
         Cluster sums of the scores (:func:`cluster_totals`).
-    sizes : array_like (G,)
-        Cluster sizes (items per cluster; the same for every model).
+    sizes : array_like (G,) or (G, M)
+        Cluster sizes (items per cluster), the same for every model, or per model (missing
+        cells: ``sizes[g, j]`` the items model j has in cluster g, 0 when it has none there,
+        with ``sums[g, j] = 0``). A cluster without items for a model is dropped for that model:
+        its residual sum is 0, so its weight moves nothing; the model's G is its own clusters
+        (``model_clusters``; CR1's ``G_j/(G_j - 1)``, CR2's ``1 - N_gj/N_j``), and the
+        2^G enumerated sign vectors give each model every sign vector of its own clusters
+        ``2^(G - G_j)`` times, so its p-value is the one of its own clusters alone. A model with
+        fewer than 2 clusters is refused (NaN).
     alpha : float, default 0.05
     null : float, optional
         Also test ``theta = null`` (symmetric two-sided p-value).
@@ -494,17 +573,28 @@ def wild_cluster_means(
     check_positive_int(max_doublings, "max_doublings")
     check_positive_int(steps, "steps")
     g, m = s.shape
-    total = n.sum()
+    own = np.full(m, g) if n.ndim == 1 else (n > 0).sum(axis=0)  # each model's clusters
+    n2 = n[:, None] if n.ndim == 1 else n  # G x 1 or G x M
+    total = n2.sum(axis=0)
     c, k = _scale(n, se)
-    estimate = s.sum(axis=0) / total
-    resid = s - n[:, None] * estimate[None, :]
-    refused = variance_is_zero((resid**2).sum(axis=0) / total**2, score_width(s / n[:, None]))
-    std = np.sqrt(c * (k[:, None] * resid**2).sum(axis=0)) / total
+    k2 = k[:, None] if n.ndim == 1 else k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = s.sum(axis=0) / total
+        resid = s - n2 * estimate[None, :]
+        cell_means = s / n2
+    resid = np.where(n2 > 0, resid, 0.0)
+    refused = (own < 2) | variance_is_zero(
+        (resid**2).sum(axis=0) / total**2, score_width(cell_means)
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std = np.sqrt(c * (k2 * resid**2).sum(axis=0)) / total
     w, enumerated = wild_weights(g, reps, weights, rng)
     draws = _Draws(w, resid, n, c, k, statistic == "t", enumerated)
     safe = np.where(refused, 1.0, std)
-    cr1 = np.sqrt(g / (g - 1.0) * (resid**2).sum(axis=0)) / total
-    start = 2.0 * special.stdtrit(g - 1, 1.0 - alpha / 2.0) * np.where(refused, 1.0, cr1)
+    df = np.maximum(own - 1.0, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cr1 = np.sqrt(own / df * (resid**2).sum(axis=0)) / total
+    start = 2.0 * special.stdtrit(df, 1.0 - alpha / 2.0) * np.where(refused, 1.0, cr1)
     # d > 0: mu below the estimate (the lower bound); d < 0: above it
     below = _bound(draws, safe, alpha, 1.0, start, max_doublings, steps)
     above = _bound(draws, safe, alpha, -1.0, start, max_doublings, steps)
@@ -517,7 +607,7 @@ def wild_cluster_means(
         pvalue = np.where(refused, np.nan, _symmetric_pvalue(draws, d, safe))
     return WildClusterMeans(
         estimate=estimate,
-        se=std,
+        se=np.where(own < 2, np.nan, std),
         lower=lower,
         upper=upper,
         bounded=np.isfinite(lower) & np.isfinite(upper),
@@ -532,7 +622,8 @@ def wild_cluster_means(
         reps=int(w.shape[0]),
         enumerated=bool(enumerated),
         n_clusters=int(g),
-        effective_clusters=effective_clusters(n),
+        model_clusters=own.astype(np.int64),
+        effective_clusters=effective_clusters(n.T),
     )
 
 
@@ -584,6 +675,10 @@ def wild_cluster_pairs(
     (True, True)
     """
     s, n = _prepare(sums, sizes, se, weights, statistic)
+    if n.ndim == 2:
+        raise ValueError(
+            "wild_cluster_pairs needs complete units: one size per cluster (sizes of shape (G,))"
+        )
     g, m = s.shape
     total = n.sum()
     c, k = _scale(n, se)
