@@ -265,7 +265,7 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
 
     Resampling tests announce their own resolution (:func:`rankci.pairwise_tests`).
     """
-    if pairwise.test in ("bootstrap", "permutation"):
+    if TEST_REGISTRY[pairwise.test].random:
         return
     k = int(np.isfinite(pairwise.pvalue).sum())
     threshold = first_threshold(k, alpha, coverage)
