@@ -14,6 +14,10 @@ paired t test. Two scenarios for the noise e_ij:
 * ``noisy-reference``: e_ij ~ N(0, 0.4²) for the reference pair, N(0, 0.05²) for the four others.
   δ̂ is noisy and the boundary pairs are measured precisely: the case where reusing the data
   (the plug-in) goes wrong.
+* ``ladder``: θ = (0.03, 0, 0.06, 0.09, 0.12, 0.15), so every neighbouring pair of the four
+  other models sits at the gap δ* (three boundary pairs) and the others are 0.06 or more apart;
+  the reference is a precise rerun as in ``rerun``, the others have e_ij ~ N(0, 0.05²), so δ̂
+  lands near δ* and the boundary pairs are measured precisely.
 
 Procedures (``rankci.analyses.delta_choice.choose_delta``), and the error event of each:
 
@@ -26,7 +30,8 @@ Procedures (``rankci.analyses.delta_choice.choose_delta``), and the error event 
 
 Each error rate is reported with its Monte-Carlo SE, sqrt(p (1 − p) / R).
 
-Run:  OMP_NUM_THREADS=1 python validation/delta_split.py      (2,000 replicates, seed 20261202)
+Run:  OMP_NUM_THREADS=1 python validation/delta_split.py      (2,000 replicates per scenario,
+      seed 20261202; 85 s on the shared 2-core machine)
       python validation/delta_split.py --quick                 (40 replicates, seconds)
 """
 
@@ -48,18 +53,27 @@ from rankci.analyses.delta_choice import choose_delta
 
 RESULTS = Path(__file__).resolve().parent / "results" / "delta_split.json"
 THETA = np.array([0.03, 0.0, 0.30, 0.27, 0.60, 0.57])
+LADDER = np.array([0.03, 0.0, 0.06, 0.09, 0.12, 0.15])
 MODELS = ["ref", "ref-rerun", "b", "b-minus", "c", "c-minus"]
 N_ITEMS = 400
 ALPHA = 0.05
 SEED = 20261202
 
 
-SCENARIOS = ("rerun", "noisy-reference")
+SCENARIOS = ("rerun", "noisy-reference", "ladder")
+
+
+def _theta(scenario: str) -> np.ndarray:
+    return LADDER if scenario == "ladder" else THETA
 
 
 def _scores(generator: np.random.Generator, scenario: str) -> Scores:
-    x = THETA + generator.normal(0, 0.5, size=(N_ITEMS, 1))
-    if scenario == "rerun":
+    x = _theta(scenario) + generator.normal(0, 0.5, size=(N_ITEMS, 1))
+    if scenario == "ladder":
+        sd = np.array([0.4, 0.4, 0.05, 0.05, 0.05, 0.05])
+        x = x + generator.normal(0, 1.0, size=(N_ITEMS, THETA.size)) * sd
+        x[:, 1] = x[:, 0] - 0.03 + generator.normal(0, 0.1, size=N_ITEMS)
+    elif scenario == "rerun":
         x = x + generator.normal(0, 0.4, size=(N_ITEMS, THETA.size))
         x[:, 1] = x[:, 0] - 0.03 + generator.normal(0, 0.1, size=N_ITEMS)
     else:
@@ -68,11 +82,11 @@ def _scores(generator: np.random.Generator, scenario: str) -> Scores:
     return Scores.from_matrix(x, models=MODELS, bounds=None)
 
 
-def _wrong(ranking, margin: float) -> bool:
+def _wrong(ranking, margin: float, theta: np.ndarray) -> bool:
     """Some certified 'j better than l' with theta_j - theta_l <= margin."""
     order = [ranking.models.index(m) for m in MODELS]
     d = np.asarray(ranking.dominance)[np.ix_(order, order)]
-    gap = THETA[:, None] - THETA[None, :]
+    gap = theta[:, None] - theta[None, :]
     return bool((d & (gap <= margin + 1e-12)).any())
 
 
@@ -80,7 +94,8 @@ def replicate(i: int, scenario: str) -> dict:
     k = SCENARIOS.index(scenario)
     generator = np.random.default_rng(np.random.SeedSequence([SEED, k, i]))
     scores = _scores(generator, scenario)
-    delta_star = abs(THETA[0] - THETA[1])
+    theta = _theta(scenario)
+    delta_star = abs(theta[0] - theta[1])
     split = choose_delta(scores, how="split", reference=("ref", "ref-rerun"), alpha=ALPHA,
                          rng=int(generator.integers(2**32)))
     bound = choose_delta(scores, how="alpha-split", reference=("ref", "ref-rerun"), alpha=ALPHA)
@@ -89,9 +104,9 @@ def replicate(i: int, scenario: str) -> dict:
     plug = abs(float(np.mean(units.values[:, a] - units.values[:, b])))
     naive = rankci.rank(scores, alpha=ALPHA, delta=plug)
     return {
-        "split": _wrong(split.ranking, split.delta),
-        "alpha-split": _wrong(bound.ranking, delta_star),
-        "plug-in": _wrong(naive, delta_star),
+        "split": _wrong(split.ranking, split.delta, theta),
+        "alpha-split": _wrong(bound.ranking, delta_star, theta),
+        "plug-in": _wrong(naive, delta_star, theta),
         "delta_split": split.delta,
         "delta_alpha": bound.delta,
         "delta_plug": plug,
@@ -129,7 +144,7 @@ def main(argv=None) -> int:
                                for k in ("split", "alpha")},
         }
     record = {"study": "delta_split", "reps": reps, "seed": SEED, "alpha": ALPHA,
-              "n_items": N_ITEMS, "theta": THETA.tolist(), "delta_star": 0.03,
+              "n_items": N_ITEMS, "theta": THETA.tolist(), "theta_ladder": LADDER.tolist(), "delta_star": 0.03,
               "rows": rows, "summary": summary, "seconds": round(time.time() - start, 1),
               "quick": args.quick}
     print(f"delta chosen from the data: {reps} replicates per scenario, alpha = {ALPHA}")
