@@ -144,7 +144,8 @@ def main(argv=None) -> int:
                                for k in ("split", "alpha")},
         }
     record = {"study": "delta_split", "reps": reps, "seed": SEED, "alpha": ALPHA,
-              "n_items": N_ITEMS, "theta": THETA.tolist(), "theta_ladder": LADDER.tolist(), "delta_star": 0.03,
+              "n_items": N_ITEMS, "theta": THETA.tolist(), "theta_ladder": LADDER.tolist(),
+              "delta_star": 0.03,
               "rows": rows, "summary": summary, "seconds": round(time.time() - start, 1),
               "quick": args.quick}
     print(f"delta chosen from the data: {reps} replicates per scenario, alpha = {ALPHA}")

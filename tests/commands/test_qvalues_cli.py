@@ -22,7 +22,7 @@ def data(tmp_path_factory):
     means = {"a": 0.62, "b": 0.55, "c": 0.53, "d": 0.45, "e": 0.44}
     ability = gen.normal(0, 0.15, size=(N_ITEMS, 1))
     rows = []
-    for k, (model, mean) in enumerate(means.items()):
+    for model, mean in means.items():
         scores = np.clip(mean + ability[:, 0] + gen.normal(0, 0.12, N_ITEMS), 0, 1)
         rows += [(model, f"q{i:02d}", s) for i, s in enumerate(scores)]
     frame = pd.DataFrame(rows, columns=["model", "item", "score"])

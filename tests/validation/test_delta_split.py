@@ -43,5 +43,5 @@ def test_error_rates_keep_their_claims_and_the_plug_in_does_not():
     se = math.sqrt(0.05 * 0.95 / reps)
     for name in ("split", "alpha-split"):
         assert np.mean([r[name] for r in runs]) <= 0.05 + 3 * se, name
-    # the same check fails for the plug-in: the study can tell a valid procedure from one that is not
+    # the same check fails for the plug-in: the study tells a valid procedure from one that is not
     assert np.mean([r["plug-in"] for r in runs]) > 0.05 + 3 * se

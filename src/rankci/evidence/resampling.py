@@ -91,7 +91,7 @@ _CHUNK_CELLS = 20_000_000  # resamples x pairs held in memory at once
 
 
 def warn_resolution(reps: int, n_models: int, stacklevel: int = 5) -> None:
-    """Warn when ``1 / (reps + 1)`` times the M (M - 1) pairs exceeds 0.05 (Holm can certify nothing).
+    """Warn when ``M (M - 1) / (reps + 1)`` exceeds 0.05 (Holm can then certify nothing).
 
     Examples
     --------

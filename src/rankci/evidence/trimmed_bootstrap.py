@@ -168,7 +168,7 @@ def _complete_statistics(
     n = resampled.shape[1]
     trimmed, wins, h = trim_and_winsorize(resampled, trim)
     centred = wins - wins.mean(axis=1, keepdims=True)
-    cov = np.einsum("bnj,bnl->bjl", centred, centred) / (n - 1)
+    cov = np.matmul(centred.transpose(0, 2, 1), centred) / (n - 1)
     var_j = np.diagonal(cov, axis1=1, axis2=2)
     var_d = np.maximum(var_j[:, :, None] + var_j[:, None, :] - 2.0 * cov, 0.0)
     hh = h[:, :, None].astype(float)  # h is the same for every model without missing cells
