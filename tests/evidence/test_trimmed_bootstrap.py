@@ -127,3 +127,24 @@ def test_the_level_holds_at_the_null_boundary_by_monte_carlo():
     assert rate <= 0.05 + 3 * se, (rate, se)
     # and it has power away from the null (a test of constant p would pass the line above)
     assert _rejection_rate(25, 100, 1.2, 0.3, seed=2) > 0.5
+
+
+def test_the_command_line_runs_it_with_its_flags(tmp_path):
+    import json
+
+    from rankci.cli import main
+
+    x = np.random.default_rng(5).random((60, 3)) * 0.5 + [0.4, 0.1, 0.0]
+    scores = Scores.from_matrix(x)
+    path = tmp_path / "s.csv"
+    scores.to_frame().to_csv(path, index=False)
+    out = tmp_path / "r.json"
+    argv = ["rank", str(path), "--test", "bootstrap-t", "--trim", "0.1", "--reps", "1999",
+            "--seed", "4", "--format", "json", "-o", str(out)]
+    assert main(argv) == 0
+    payload = json.loads(out.read_text())
+    assert payload["spec"]["test"] == "bootstrap-t"
+    assert payload["spec"]["test_options"] == {"trim": 0.1, "reps": 1999}
+    expected = rankci.rank(scores, test="bootstrap-t", trim=0.1, reps=1999, rng=4)
+    assert payload["dominance"] == expected.to_dict()["dominance"]
+    assert payload["dominance"]["n_pairs"] > 0
