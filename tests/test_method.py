@@ -65,9 +65,15 @@ def test_every_option_name_belongs_to_one_test_or_procedure():
     names = [n for group in (*TEST_OPTIONS.values(), *MULTIPLICITY_OPTIONS.values()) for n in group]
     for test, options in TEST_OPTIONS.items():
         assert len(set(options)) == len(options), test
-    # reps is shared by the two resampling tests, the exact floor for few units by t and z;
-    # nothing else is shared
-    assert {n for n in names if names.count(n) > 1} == {"reps", "exact_bound_n"}
+    # reps is shared by the resampling tests, the exact floor for few units by t and z, trim by
+    # yuen and the bootstrap-t of trimmed means (issue 26); nothing else is shared
+    assert {n for n in names if names.count(n) > 1} == {"reps", "exact_bound_n", "trim"}
+    # a shared name is one option: the same default, type and range wherever it appears
+    from rankci.registry import TEST_REGISTRY
+
+    for name in ("reps", "exact_bound_n", "trim"):
+        declared = {e.option(name) for e in TEST_REGISTRY.values() if name in e.option_names}
+        assert len(declared) == 1, name
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,8 @@ INVALID = {
     ("test", "yuen", "trim"): [0.9, 0.5, -0.1, math.nan, math.inf, "0.2", True, None],
     ("test", "bootstrap", "reps"): [0, -5, 99.5, True, "99"],
     ("test", "permutation", "reps"): [0, -5, 99.5],
+    ("test", "bootstrap-t", "trim"): [0.5, 0.7, -0.2, math.nan, "0.1", None],
+    ("test", "bootstrap-t", "reps"): [0, -1, 19.5, True, "199"],
     ("multiplicity", "max-t", "resampling"): ["jackknife", "Gaussian", 1],
     ("multiplicity", "max-t", "draws"): [0, -5, 10.5, True, "1000"],
     ("multiplicity", "max-t", "covariance"): ["robust", "clustered", None],
@@ -62,6 +64,8 @@ VALID = {
     ("yuen", "trim"): 0.0,
     ("bootstrap", "reps"): 1,
     ("permutation", "reps"): 499,
+    ("bootstrap-t", "trim"): 0.1,
+    ("bootstrap-t", "reps"): 199,
     ("max-t", "resampling"): "bootstrap",
     ("max-t", "draws"): 1,
     ("max-t", "covariance"): "cluster",
@@ -156,7 +160,7 @@ def test_the_hand_written_lists_name_options_of_the_registry():
     assert set(VALID) <= {(entry, option) for _, entry, option in _registry_options()}
     assert set(CLI_INVALID) <= {_flag(name).cli_flag for _, _, name in _registry_options()}
     # every option rankci had when the registry was made has its hand-written values
-    assert len(INVALID) == 13 and len(VALID) == 13 and len(CLI_INVALID) == 8
+    assert len(INVALID) == 15 and len(VALID) == 15 and len(CLI_INVALID) == 8
 
 
 @pytest.mark.parametrize(("kind", "entry", "option", "value"), _cases())
@@ -281,9 +285,11 @@ def test_an_invalid_value_is_refused_before_the_data_are_read(tmp_path, capsys):
 
 def test_a_flag_of_another_test_or_procedure_is_an_error(capsys):
     for argv, words in [
-        (["--trim", "0.1"], "--trim is an option of --test yuen; this run uses --test t"),
-        (["--test", "yuen", "--reps", "99"], "--reps is an option of --test bootstrap or "
-                                               "permutation; this run uses --test yuen"),
+        (["--trim", "0.1"], "--trim is an option of --test yuen or bootstrap-t; this run uses "
+                             "--test t"),
+        (["--test", "yuen", "--reps", "99"], "--reps is an option of --test bootstrap, "
+                                               "bootstrap-t or permutation; this run uses "
+                                               "--test yuen"),
         (["--correction"], "--correction is an option of --test wilcoxon"),
         (["--single-step"], "--single-step is an option of --multiplicity max-t"),
         (["--draws", "100"], "--draws is an option of --multiplicity max-t; this run uses "
@@ -330,7 +336,8 @@ def test_method_spec_reads_the_registry():
         n: e.option_names for n, e in MULTIPLICITY_REGISTRY.items()
     }
     # the tests the issue names, each with the options rankci has always had
-    assert set(TESTS) == {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}
+    assert set(TESTS) == {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation",
+                          "bootstrap-t"}  # bootstrap-t: issue 26 (the seed's trimmed-mean test)
     assert set(MULTIPLICITIES) == {"holm", "bonferroni", "max-t"}
 
 

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rankci._base import RankciWarning, check_choice
+from rankci._base import RankciWarning, check_choice, check_positive_int, seeded_generator
 from rankci.method import MISSING, UNITS
+from rankci.subsampling import draw_items_per_cluster
 
 __all__ = ["Scores", "UnitScores", "UNITS", "MISSING", "InsufficientDataError", "PROMPT_RULE"]
 
@@ -333,15 +334,54 @@ class Scores:
         return pd.DataFrame(out)
 
     def subset(
-        self, *, models: Sequence[str] | None = None, clusters: Sequence[str] | None = None
+        self,
+        *,
+        models: Sequence[str] | None = None,
+        clusters: Sequence[str] | None = None,
+        items: Sequence[str] | None = None,
+        prompts: Sequence[str] | None = None,
+        items_per_cluster: int | None = None,
+        rng: int | np.random.Generator | None = None,
     ) -> Scores:
-        """The rows of some models and/or some clusters.
+        """The rows of some models, clusters, items or prompt variants, or k items per cluster.
 
         The model list is kept as asked (all models by default), even when a model has no rows in
-        the selection; items, clusters and prompts are those that remain.
+        the selection; items, clusters and prompts are those that remain. The selections combine
+        (rows in all of them).
+
+        Parameters
+        ----------
+        models, clusters, items : sequence of str, optional
+            The labels to keep.
+        prompts : sequence of str, optional
+            A subset N_T of the prompt variants (seed 000's prompt subsets): inference with
+            ``unit="prompt"`` then extends to new variants like these.
+        items_per_cluster : int, optional
+            k: in every cluster, k items drawn uniformly without replacement among the items
+            the other selections leave (:func:`rankci.subsampling.draw_items_per_cluster`); a
+            cluster with k items or fewer keeps them all, and is named in the record and in a
+            RankciWarning.
+        rng : int, Generator or None
+            The draws of ``items_per_cluster``; None draws a fresh seed, which is recorded.
+
+        Every selection by ``items``, ``prompts`` or ``items_per_cluster`` is recorded in
+        ``notes["excluded"]["subsample"]`` (a list, one record per call): what was asked, the
+        seed, and the items and prompts kept and dropped, so every result computed from the
+        subset reports it in its ``excluded``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> scores = Scores.from_matrix(
+        ...     np.arange(12.0).reshape(6, 2) / 12, clusters=["a", "a", "a", "b", "b", "b"]
+        ... )
+        >>> two = scores.subset(items_per_cluster=2, rng=0)
+        >>> two.n_items, two.notes["excluded"]["subsample"][0]["seed"]
+        (4, 0)
         """
         keep = np.ones(self.n_rows, dtype=bool)
         model_codes = np.arange(self.n_models)
+        record: dict = {}
         if models is not None:
             model_codes = np.unique([self._code(self.models, m, "model") for m in models])
             keep &= np.isin(self.model_code, model_codes)
@@ -350,8 +390,24 @@ class Scores:
                 raise ValueError("these scores have no cluster column")
             codes = [self._code(self.clusters, c, "cluster") for c in clusters]
             keep &= np.isin(self.item_cluster[self.item_code], codes)
+        if items is not None:
+            codes = [self._code(self.items, i, "item") for i in _labels(items, "items")]
+            keep &= np.isin(self.item_code, codes)
+            record["items"] = len(set(codes))
+        if prompts is not None:
+            if self.prompts is None:
+                raise ValueError("prompts= needs a prompt column (prompt variant or template)")
+            wanted = _labels(prompts, "prompts")
+            codes = [self._code(self.prompts, p, "prompt") for p in wanted]
+            keep &= np.isin(self.prompt_code, codes)
+            record["prompts"] = sorted(set(str(p) for p in wanted))
+        if items_per_cluster is not None:
+            keep &= self._items_per_cluster(keep, items_per_cluster, rng, record)
         if not keep.any():
             raise ValueError("the selection has no scores")
+        notes = dict(self.notes)
+        if record:
+            notes = self._record_subsample(notes, record, keep)
         model_map = np.full(self.n_models, -1, dtype=np.int32)
         model_map[model_codes] = np.arange(model_codes.size)
         item_code, item_kept = _compact(self.item_code[keep])
@@ -373,8 +429,50 @@ class Scores:
             prompt_code=None if prompt_code is None else prompt_code.astype(np.int32),
             item_cluster=None if item_cluster is None else item_cluster.astype(np.int32),
             score=self.score[keep],
-            notes=dict(self.notes),
+            notes=notes,
         )
+
+    def _items_per_cluster(self, keep: np.ndarray, k: object, rng: object, record: dict):
+        """The rows of k items drawn per cluster among the items of the rows ``keep``."""
+        k = check_positive_int(k, "items_per_cluster")
+        if self.clusters is None:
+            raise ValueError(
+                "items_per_cluster needs a cluster column (the items are drawn within clusters)"
+            )
+        seed, generator = seeded_generator(rng)
+        candidates = np.unique(self.item_code[keep])
+        cluster_of = self.item_cluster[candidates]
+        chosen = candidates[draw_items_per_cluster(cluster_of, k, generator)]
+        sizes = np.bincount(cluster_of, minlength=len(self.clusters))
+        short = {
+            self.clusters[c]: int(sizes[c]) for c in np.flatnonzero((sizes > 0) & (sizes < k))
+        }
+        record.update(items_per_cluster=k, seed=seed)
+        if short:
+            record["clusters_with_fewer_items"] = short
+            named = ", ".join(f"{c!r} ({n})" for c, n in list(short.items())[:5])
+            more = f" and {len(short) - 5} more" if len(short) > 5 else ""
+            warnings.warn(
+                f"items_per_cluster={k}: {len(short)} cluster(s) have fewer items and keep all "
+                f"of them: {named}{more}",
+                RankciWarning,
+                stacklevel=3,
+            )
+        return np.isin(self.item_code, chosen)
+
+    def _record_subsample(self, notes: dict, record: dict, keep: np.ndarray) -> dict:
+        """``notes`` with this subsample appended to ``notes["excluded"]["subsample"]``."""
+        kept_items = np.unique(self.item_code[keep]).size
+        record["items_kept"] = int(kept_items)
+        record["items_dropped"] = int(np.unique(self.item_code).size - kept_items)
+        if self.prompt_code is not None:
+            kept_prompts = np.unique(self.prompt_code[keep]).size
+            record["prompts_kept"] = int(kept_prompts)
+            record["prompts_dropped"] = int(np.unique(self.prompt_code).size - kept_prompts)
+        record["rows_dropped"] = int((~keep).sum())
+        excluded = dict(notes.get("excluded", {}))
+        excluded["subsample"] = [*excluded.get("subsample", []), record]
+        return {**notes, "excluded": excluded}
 
     def scored_models(self) -> tuple[str, ...]:
         """The models with at least one score."""
@@ -514,6 +612,14 @@ class Scores:
 
 # ---------------------------------------------------------------------- helpers
 _DECIMAL_COMMA = re.compile(r"[+-]?(\d+,\d*|,\d+)")
+
+
+def _labels(values: object, name: str) -> list[str]:
+    """A non-empty list of labels (a single string is one label, not its characters)."""
+    listed = [values] if isinstance(values, str) else list(values)
+    if not listed:
+        raise ValueError(f"{name} is empty; give at least one label")
+    return [str(v) for v in listed]
 
 
 def _default_labels(prefix: str, n: int) -> list[str]:

@@ -193,7 +193,7 @@ def rank(
     unit : {"item", "observation", "cluster", "prompt"}
         The unit of analysis: what the inference extends to (new questions, the observed set,
         new subjects, new prompt variants).
-    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}
+    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation", "bootstrap-t"}
         The paired test (:func:`rankci.pairwise_tests`).
     coverage : {"simultaneous", "marginal"}
         ``simultaneous`` (Algorithm 2): every statement holds at once with probability

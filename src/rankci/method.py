@@ -123,12 +123,13 @@ class MethodSpec:
     ----------
     unit : {"item", "observation", "cluster", "prompt"}, default "item"
         The unit of analysis: what the inference extends to (:data:`UNIT_SCOPE`).
-    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}, default "t"
-        The one-sided paired test of ``H_jl: theta_j - theta_l <= delta``.
+    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation", "bootstrap-t"}
+        The one-sided paired test of ``H_jl: theta_j - theta_l <= delta`` (default "t").
     test_options : mapping, optional
-        Options of the test (:data:`TEST_OPTIONS`): ``trim`` (Yuen), ``reps`` (bootstrap,
-        permutation), ``zero_method``, ``correction`` and ``distribution`` (Wilcoxon). Only the
-        options given are stored; the others keep the test's defaults.
+        Options of the test (:data:`TEST_OPTIONS`): ``trim`` (Yuen, bootstrap-t), ``reps``
+        (bootstrap, permutation, bootstrap-t), ``zero_method``, ``correction`` and
+        ``distribution`` (Wilcoxon). Only the options given are stored; the others keep the
+        test's defaults.
     coverage : {"simultaneous", "marginal"}, default "simultaneous"
     alpha : float, default 0.05
         The level: the guarantee holds with probability at least ``1 - alpha``.

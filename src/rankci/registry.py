@@ -248,6 +248,15 @@ _REPS = Option(
     minimum=1,
 )
 
+_TRIM = Option(
+    "trim",
+    0.2,
+    "float",
+    "proportion trimmed from each tail (0 gives the paired t)",
+    minimum=0.0,
+    below=0.5,
+)
+
 #: The paired tests of ``H_jl: theta_j - theta_l <= delta`` (:func:`rankci.pairwise_tests`).
 TEST_REGISTRY: Mapping[str, Entry] = _registry(
     Entry(
@@ -291,16 +300,7 @@ TEST_REGISTRY: Mapping[str, Entry] = _registry(
         "yuen",
         "Yuen's dependent-groups trimmed-mean t (trimmed means)",
         "rankci.evidence.yuen:yuen_test",
-        (
-            Option(
-                "trim",
-                0.2,
-                "float",
-                "proportion trimmed from each tail (0 gives the paired t)",
-                minimum=0.0,
-                below=0.5,
-            ),
-        ),
+        (_TRIM,),
     ),
     Entry(
         "z",
@@ -319,6 +319,14 @@ TEST_REGISTRY: Mapping[str, Entry] = _registry(
         "centred paired bootstrap of mean(d), units resampled jointly (mean difference)",
         "rankci.evidence.resampling:bootstrap_test",
         (_REPS,),
+        random=True,
+    ),
+    Entry(
+        "bootstrap-t",
+        "bootstrap-t of trimmed means: Yuen's statistic against its paired bootstrap law, "
+        "each resample studentised by its own winsorised SE (trimmed means)",
+        "rankci.evidence.trimmed_bootstrap:bootstrap_t_test",
+        (_TRIM, _REPS),
         random=True,
     ),
     Entry(

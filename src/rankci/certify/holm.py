@@ -265,7 +265,8 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
 
     Resampling tests announce their own resolution (:func:`rankci.pairwise_tests`).
     """
-    if pairwise.test in ("bootstrap", "permutation"):
+    entry = TEST_REGISTRY.get(pairwise.test)  # None for evidence of a model (mixed contrasts)
+    if entry is not None and entry.random:
         return
     k = int(np.isfinite(pairwise.pvalue).sum())
     threshold = first_threshold(k, alpha, coverage)

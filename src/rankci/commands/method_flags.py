@@ -156,8 +156,9 @@ def given_options(args: argparse.Namespace, registry, chosen: str, choice_flag: 
             value = option.check(value, name=option.cli_flag)
             if option.name not in entry.option_names:
                 users = [e.name for e in registry.values() if option.name in e.option_names]
+                named = " or ".join([", ".join(users[:-1]), users[-1]] if users[:-1] else users)
                 raise ValueError(
-                    f"{option.cli_flag} is an option of {choice_flag} {' or '.join(users)}; this "
+                    f"{option.cli_flag} is an option of {choice_flag} {named}; this "
                     f"run uses {choice_flag} {entry.name}"
                 )
             given[option.name] = value

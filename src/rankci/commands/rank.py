@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from rankci.commands.fdr_table import (
+    add_qvalue_argument,
+    check_qvalue_flags,
+    render_with_qvalues,
+)
 from rankci.commands.flags import add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.method_flags import add_method_arguments, method_options
@@ -18,6 +23,7 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     add_method_arguments(parser)
+    add_qvalue_argument(parser)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -25,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank, rank_by_cluster
 
     common = method_options(args)  # a bad option fails before the data are read
+    check_qvalue_flags(args)
     scores = load_data(args)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
@@ -36,5 +43,11 @@ def run(args: argparse.Namespace) -> int:
             alpha_split=tuple(args.alpha_split),
             **common,
         )
-        emit(render_ranking(result, args.format, args.top_k, pairs=args.pairs), args)
+        if args.q_values is None:
+            emit(render_ranking(result, args.format, args.top_k, pairs=args.pairs), args)
+        else:  # the FWER output unchanged, then the FDR table, each column labelled
+            text = render_with_qvalues(
+                result, scores, args.q_values, args.format, args.top_k, args.pairs
+            )
+            emit(text, args)
     return 0

@@ -23,7 +23,13 @@ from rankci.evidence.bootstrap import resample_counts
 from rankci.evidence.moments import TestArrays, paired_moments, score_width, variance_is_zero
 from rankci.evidence.ttest import exact_floor
 
-__all__ = ["DEFAULT_REPS", "bootstrap_test", "default_reps", "permutation_test"]
+__all__ = [
+    "DEFAULT_REPS",
+    "bootstrap_test",
+    "default_reps",
+    "permutation_test",
+    "warn_resolution",
+]
 
 #: Resamples of the bootstrap and permutation tests when none are asked for (at least).
 DEFAULT_REPS = 9999
@@ -84,7 +90,18 @@ def permutation_test(
 _CHUNK_CELLS = 20_000_000  # resamples x pairs held in memory at once
 
 
-def _warn_resolution(reps: int, n_models: int) -> None:
+def warn_resolution(reps: int, n_models: int, stacklevel: int = 5) -> None:
+    """Warn when ``M (M - 1) / (reps + 1)`` exceeds 0.05 (Holm can then certify nothing).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_resolution(99, 5)
+    >>> "reps=99" in str(caught[0].message)
+    True
+    """
     smallest = 1.0 / (reps + 1)
     family = n_models * (n_models - 1)
     if smallest * family > 0.05:
@@ -93,7 +110,7 @@ def _warn_resolution(reps: int, n_models: int) -> None:
             f"Bonferroni over all {family} ordered pairs can certify nothing at an alpha below "
             f"{smallest * family:.2g}; use reps >= {int(np.ceil(family / 0.05))} for alpha = 0.05",
             RankciWarning,
-            stacklevel=5,
+            stacklevel=stacklevel,
         )
 
 
@@ -153,7 +170,7 @@ def _bootstrap(x: np.ndarray, delta: float, reps: int, generator: np.random.Gene
     (scores in [0, 1]) or 1 (:func:`rankci.evidence.ttest.exact_floor`), and so with fewer than
     three units.
     """
-    _warn_resolution(reps, x.shape[1])
+    warn_resolution(reps, x.shape[1])
     n_units = x.shape[0]
     mean, n, exceed = _resampled_exceedances(
         x,
@@ -177,7 +194,7 @@ def _permutation(x: np.ndarray, delta: float, reps: int, generator: np.random.Ge
     Exact for delta = 0 when the two models' scores are exchangeable within units under the null;
     for delta > 0 it assumes ``d - delta`` is symmetric at the null boundary.
     """
-    _warn_resolution(reps, x.shape[1])
+    warn_resolution(reps, x.shape[1])
     n_units = x.shape[0]
     mean, n, exceed = _resampled_exceedances(
         x,

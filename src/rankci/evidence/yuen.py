@@ -22,7 +22,7 @@ from rankci.evidence.moments import (
     variance_is_zero,
 )
 
-__all__ = ["yuen_test"]
+__all__ = ["trim_and_winsorize", "winsorized_difference_var", "yuen_test"]
 
 
 def yuen_test(units: UnitScores, delta: float, *, trim: float = 0.2) -> TestArrays:
@@ -44,33 +44,55 @@ def yuen_test(units: UnitScores, delta: float, *, trim: float = 0.2) -> TestArra
     return TestArrays(estimate, statistic, pvalue, n, se, df, smallest)
 
 
-def _trim_and_winsorize(a: np.ndarray, trim: float):
-    """Column-wise, ignoring NaN: trimmed mean, winsorized values (NaN kept) and h = n - 2g."""
-    count = (~np.isnan(a)).sum(axis=0)
+def trim_and_winsorize(a: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Along axis -2 (the units), ignoring NaN: trimmed means, winsorized values, h = n - 2g.
+
+    ``a`` has shape (..., n_units, K). With ``count`` the finite values of a column and
+    ``g = floor(trim count)``, the trimmed mean averages the sorted values ``g + 1 .. count - g``,
+    the winsorized values are ``a`` clipped to the sorted values ``g + 1`` and ``count - g``
+    (NaN stays NaN), and ``h = count - 2 g``. Returns the trimmed means (..., K), the winsorized
+    values (the shape of ``a``) and h (..., K).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tm, w, h = trim_and_winsorize(np.array([[1.0], [2.0], [3.0], [4.0], [100.0]]), 0.2)
+    >>> float(tm[0]), w[:, 0].tolist(), int(h[0])
+    (3.0, [2.0, 2.0, 3.0, 4.0, 4.0], 3)
+    """
+    count = (~np.isnan(a)).sum(axis=-2)
     g = np.floor(trim * count).astype(int)
-    s = np.sort(a, axis=0)  # NaN last
-    low = np.take_along_axis(s, np.minimum(g, np.maximum(count - 1, 0))[None, :], axis=0)[0]
-    high_index = np.maximum(count - g - 1, 0)
-    high = np.take_along_axis(s, high_index[None, :], axis=0)[0]
-    cumulative = np.vstack([np.zeros(a.shape[1]), np.nancumsum(s, axis=0)])
+    s = np.sort(a, axis=-2)  # NaN last
+
+    def at(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(values, np.expand_dims(index, -2), axis=-2)[..., 0, :]
+
+    low = at(s, np.minimum(g, np.maximum(count - 1, 0)))
+    high = at(s, np.maximum(count - g - 1, 0))
+    start = np.zeros(s.shape[:-2] + (1,) + s.shape[-1:])
+    cumulative = np.concatenate([start, np.nancumsum(s, axis=-2)], axis=-2)
     h = count - 2 * g
-    kept = (
-        np.take_along_axis(cumulative, (count - g)[None, :], axis=0)[0]
-        - np.take_along_axis(cumulative, g[None, :], axis=0)[0]
-    )
+    kept = at(cumulative, count - g) - at(cumulative, g)
     with np.errstate(invalid="ignore", divide="ignore"):
         trimmed = kept / h
-    winsorized = np.clip(a, low, high)
+    winsorized = np.clip(a, np.expand_dims(low, -2), np.expand_dims(high, -2))
     return trimmed, winsorized, h
 
 
-def _winsorized_difference_var(wj: np.ndarray, wl: np.ndarray) -> np.ndarray:
-    """Sample variance (ddof=1) of wj - wl column by column, ignoring NaN rows."""
+def winsorized_difference_var(wj: np.ndarray, wl: np.ndarray) -> np.ndarray:
+    """Sample variance (ddof=1) of ``wj - wl`` along axis -2, ignoring NaN rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(winsorized_difference_var(np.array([[1.0], [3.0], [np.nan]]), np.zeros((3, 1)))[0])
+    2.0
+    """
     diff = wj - wl
-    count = (~np.isnan(diff)).sum(axis=0)
-    mean = np.nansum(diff, axis=0) / np.maximum(count, 1)
+    count = (~np.isnan(diff)).sum(axis=-2)
+    mean = np.nansum(diff, axis=-2) / np.maximum(count, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.nansum((diff - mean) ** 2, axis=0) / (count - 1)
+        return np.nansum((diff - np.expand_dims(mean, -2)) ** 2, axis=-2) / (count - 1)
 
 
 def _yuen(x: np.ndarray, delta: float, trim: float):
@@ -82,7 +104,7 @@ def _yuen(x: np.ndarray, delta: float, trim: float):
     """
     n_models = x.shape[1]
     if np.isfinite(x).all():
-        trimmed, wins, h = _trim_and_winsorize(x, trim)
+        trimmed, wins, h = trim_and_winsorize(x, trim)
         n_units = x.shape[0]
         cw = np.atleast_2d(np.cov(wins, rowvar=False))
         var_d = np.diag(cw)[:, None] + np.diag(cw)[None, :] - 2.0 * cw
@@ -98,12 +120,12 @@ def _yuen(x: np.ndarray, delta: float, trim: float):
             common = np.isfinite(x[:, [j]]) & np.isfinite(x)
             a = np.where(common, x[:, [j]], np.nan)
             b = np.where(common, x, np.nan)
-            ta, wa, hj = _trim_and_winsorize(a, trim)
-            tb, wb, _ = _trim_and_winsorize(b, trim)
+            ta, wa, hj = trim_and_winsorize(a, trim)
+            tb, wb, _ = trim_and_winsorize(b, trim)
             n[j] = common.sum(axis=0)
             h[j] = hj
             estimate[j] = ta - tb
-            var_d[j] = _winsorized_difference_var(wa, wb)
+            var_d[j] = winsorized_difference_var(wa, wb)
     var_d = np.maximum(var_d, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt((n - 1) * var_d / (h * (h - 1)))

@@ -6,6 +6,8 @@
   retirement rules; save / restore.
 * :func:`replay` - a finished evaluation replayed in a seeded random order (:class:`MonitorRun`).
 * :class:`PairWealth` - the pairwise betting e-processes (:mod:`.wealth`).
+* :func:`weighted_evalue`, :func:`log_weighted_evalue`, :func:`order_weighted_evalue` - the
+  weighted E^W: e-values and e-processes combined by a weighted average (:mod:`.combine`).
 * Certifiers (:mod:`.certify`, on the base class in :mod:`.certifier`; :mod:`.ilp`) and weak
   orders (:mod:`.orders`).
 
@@ -46,6 +48,9 @@ _NAMES = {
     "evaluation_order": "replay",
     "replay": "replay",
     "PairWealth": "wealth",
+    "log_weighted_evalue": "combine",
+    "order_weighted_evalue": "combine",
+    "weighted_evalue": "combine",
 }
 
 __all__ = [
@@ -64,14 +69,17 @@ __all__ = [
     "PairWealth",
     "Shortcut",
     "evaluation_order",
+    "log_weighted_evalue",
     "make_certifier",
     "order_table",
+    "order_weighted_evalue",
     "ordered_bell",
     "parse_look_every",
     "replay",
     "shortcut_statistic",
     "spec_from_dict",
     "weak_orders",
+    "weighted_evalue",
 ]
 
 
@@ -110,6 +118,11 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         Shortcut,
         make_certifier,
         shortcut_statistic,
+    )
+    from rankci.sequential.combine import (
+        log_weighted_evalue,
+        order_weighted_evalue,
+        weighted_evalue,
     )
     from rankci.sequential.ilp import IntegerProgram
     from rankci.sequential.monitor import Monitor
