@@ -187,6 +187,22 @@ def _matches(record: dict, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(str(name), pattern) for name in names)
 
 
+def task_names(option: Iterable[str] | str | None) -> list[str] | None:
+    """The names (or patterns) of a ``tasks=`` / ``exclude_tasks=`` option: a string, or a list
+    of them, each possibly comma-separated; None when the option is not given."""
+    if option is None:
+        return None
+    listed = [option] if isinstance(option, str) else list(option)
+    return [n.strip() for entry in listed for n in str(entry).split(",") if n.strip()]
+
+
+def task_wanted(record: dict, wanted: list[str] | None, unwanted: list[str] | None) -> bool:
+    """Whether the task selection (names from :func:`task_names`) keeps ``record``."""
+    return (wanted is None or any(_matches(record, n) for n in wanted)) and not any(
+        _matches(record, n) for n in unwanted or ()
+    )
+
+
 def select_tasks(
     records: list[dict],
     tasks: Iterable[str] | str | None,
@@ -203,11 +219,8 @@ def select_tasks(
     present = sorted({record["task"] for record in records})
 
     def names(option, what):
-        if option is None:
-            return None
-        listed = [option] if isinstance(option, str) else list(option)
-        out = [n.strip() for entry in listed for n in str(entry).split(",") if n.strip()]
-        for name in out:
+        out = task_names(option)
+        for name in out or ():
             if not any(_matches(record, name) for record in records):
                 raise ValueError(
                     f"{what} {name!r} is not in the logs; tasks found: "
@@ -216,12 +229,7 @@ def select_tasks(
         return out
 
     wanted, unwanted = names(tasks, "task"), names(exclude, "excluded task")
-    kept = [
-        record
-        for record in records
-        if (wanted is None or any(_matches(record, n) for n in wanted))
-        and not any(_matches(record, n) for n in unwanted or ())
-    ]
+    kept = [record for record in records if task_wanted(record, wanted, unwanted)]
     if not kept:
         raise ValueError(
             "no task is left to read after the task selection (tasks=, exclude_tasks=); tasks "
@@ -275,6 +283,7 @@ def build_scores(
     source: str,
     models_found: Iterable[str] = (),
     as_frame: bool = False,
+    reasons: Mapping[str, str] | None = None,
 ) -> Scores | pd.DataFrame:
     """Validate the collected long table into Scores, reporting missing items.
 
@@ -282,7 +291,8 @@ def build_scores(
     that some models lack stay in the table (the analysis decides what to do with them, and
     counts it); they are listed in ``notes["missing"]`` and announced with a RankciWarning.
     A model of ``models_found`` (the models the logs name) that has no score left is never
-    dropped silently: it is listed in ``notes["models_without_scores"]`` with a warning.
+    dropped silently: it is listed in ``notes["models_without_scores"]`` with a warning (giving
+    the reader's reason for the model, from ``reasons``, when it knows one).
 
     With ``as_frame`` the long table itself is returned (columns model, item, [cluster],
     [prompt], score; ``frame.attrs["notes"]``): one model's logs, or logs to combine with others
@@ -292,16 +302,27 @@ def build_scores(
     vanished = [m for m in dict.fromkeys(models_found) if m not in present]
     if vanished:
         notes = {**notes, "models_without_scores": vanished}
-        warnings.warn(
-            f"{source} logs: "
-            + ", ".join(repr(m) for m in vanished)
-            + (" has" if len(vanished) == 1 else " have")
-            + " no score in the logs read (no samples, or none scored); "
-            + ("it is" if len(vanished) == 1 else "they are")
-            + " not in the table",
-            RankciWarning,
-            stacklevel=3,
-        )
+        reasons = reasons or {}
+        plain = [m for m in vanished if m not in reasons]
+        if plain:
+            warnings.warn(
+                f"{source} logs: "
+                + ", ".join(repr(m) for m in plain)
+                + (" has" if len(plain) == 1 else " have")
+                + " no score in the logs read (no samples, or none scored); "
+                + ("it is" if len(plain) == 1 else "they are")
+                + " not in the table",
+                RankciWarning,
+                stacklevel=3,
+            )
+        for m in vanished:
+            if m in reasons:
+                warnings.warn(
+                    f"{source} logs: {m!r} has no score in the logs read ({reasons[m]}); it is "
+                    "not in the table",
+                    RankciWarning,
+                    stacklevel=3,
+                )
     if frame.empty:
         raise ValueError(f"the {source} logs hold no scores")
     report = missing_report(frame)
