@@ -302,7 +302,7 @@ def read_lm_eval(
     long = pd.concat(frames, ignore_index=True)
     _check_same_documents(long)
     long = long.drop(columns=["doc_hash"])
-    group_means = _group_means_differ(read_files, frames, metric_used, filter_used)
+    group_means = _group_means_differ(read_files, frames, metric_used, filter_used, cut_down)
     _warn_reading(without_samples, cut_down, not_run, group_means)
     notes = {
         "source": "lm-eval",
@@ -421,14 +421,17 @@ def _leaves(group: str, children: dict) -> list[str]:
     return out
 
 
-def _group_means_differ(files: list[dict], frames, metric_used: dict, filter_used: dict) -> list:
+def _group_means_differ(
+    files: list[dict], frames, metric_used: dict, filter_used: dict, cut_down: dict
+) -> list:
     """Groups whose score in the harness's results file differs from the mean of the items
     rankci read for them (lm-eval's ``weight_by_size: false`` averages the subtasks' scores,
-    not the items): one record per (model, group), with both numbers."""
+    not the items): one record per (model, group), with both numbers. A group with a subtask
+    whose samples file is cut short is not compared (that file is named already)."""
     per_run: dict[str, dict[str, tuple[float, int]]] = {}
     run_of: dict[str, dict] = {}
     for f, frame in zip(files, frames):
-        if f["run"] and len(frame):
+        if f["run"] and len(frame) and f"{f['model']}/{f['task']}" not in cut_down:
             per_run.setdefault(f["run"], {})[f["base_task"]] = (
                 float(frame["score"].sum()),
                 len(frame),
