@@ -40,7 +40,7 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\bfilter='([^']+)'"), r"--filter \1"),
     (re.compile(r"\bsplit='([^']+)'"), r"--split \1"),
     (re.compile(r"\btrials='(\w+)'"), r"--trials \1"),
-    (re.compile(r"\b(metric|filter|scorer|split|tasks)=(?=[\s,;)]|$)"), r"--\1"),
+    (re.compile(r"\b(metric|filter|scorer|split|trials|tasks)=(?=[\s,;)]|$)"), r"--\1"),
     (re.compile(r"\bexclude_tasks=(?=[\s,;)]|$)"), "--exclude-tasks"),
     (re.compile(r"\bunit='(\w+)'"), r"--unit \1"),
     (re.compile(r"\bmultiplicity='([\w-]+)'"), r"--multiplicity \1"),
