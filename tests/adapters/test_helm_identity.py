@@ -159,3 +159,10 @@ def test_two_strengths_of_one_perturbation_are_different_variants():
                 break
         else:
             raise AssertionError("no perturbed exact_match in stats.json")
+
+
+def test_the_html_report_names_the_trial_some_models_lack(tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert main(["report", str(RUNS / "trials"), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "Trials some models lack, left out for every model: trial1" in page

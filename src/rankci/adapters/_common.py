@@ -370,3 +370,78 @@ def epoch_labels(epochs: np.ndarray) -> np.ndarray:
     epochs = np.asarray(epochs, dtype=np.int64)
     width = len(str(int(epochs.max()))) if epochs.size else 1
     return np.asarray([f"epoch{e:0{width}d}" for e in epochs], dtype=object)
+
+
+def _listed(names, limit: int = 4) -> str:
+    names = list(names)
+    return ", ".join(map(str, names[:limit])) + (", ..." if len(names) > limit else "")
+
+
+def _per_model(mapping: dict) -> str:
+    return "; ".join(f"{m}: {_listed(t)}" for m, t in list(mapping.items())[:4]) + (
+        "; ..." if len(mapping) > 4 else ""
+    )
+
+
+def run_identity_notes(notes: dict) -> list[str]:
+    """What the lm-eval and HELM readers told apart, set aside or found lacking, one phrase
+    each (for the command line's reading summary and the HTML report)."""
+    parts = []
+    split = notes.get("split")
+    if isinstance(split, dict):
+        other = {s: [k for k, v in split.items() if v == s] for s in set(split.values()) - {"test"}}
+        for name, scenarios in sorted(other.items()):
+            parts.append(
+                f"split {name} for {_listed(scenarios)}"
+                + (" (--split)" if str(notes.get("split_rule", "")).startswith("forced") else
+                   " (its runs have no test split)")
+            )
+    if notes.get("trials_lacking"):
+        parts.append(
+            "trials some models lack, left out for every model: "
+            + "; ".join(f"{t} (lacking: {_listed(m)})" for t, m in notes["trials_lacking"].items())
+            + ": --trials decides"
+        )
+    if notes.get("trials_set_aside"):
+        parts.append(
+            f"trials set aside (--trials {notes.get('trials')}): "
+            + _per_model(notes["trials_set_aside"])
+        )
+    averaged = notes.get("trials_averaged")
+    if averaged and len(set(averaged.values())) > 1:
+        parts.append("trials averaged, unequal numbers per run: " + _per_model(
+            {k: [v] for k, v in averaged.items()}
+        ))
+    if notes.get("models_told_apart"):
+        parts.append(
+            "models told apart by model_args: "
+            + _listed(n for names in notes["models_told_apart"].values() for n in names)
+        )
+    if notes.get("tasks_split_by_fewshot"):
+        parts.append(
+            "tasks split by number of shots (not paired): "
+            + ", ".join(
+                f"{t} ({', '.join(f'{n}-shot' for n in shots)})"
+                for t, shots in notes["tasks_split_by_fewshot"].items()
+            )
+        )
+    if notes.get("tasks_without_samples"):
+        parts.append("tasks without a samples file: " + _per_model(notes["tasks_without_samples"]))
+    if notes.get("samples_cut_down"):
+        parts.append(
+            "samples files cut short: "
+            + _listed(f"{k} ({v['lines']} of {v['effective']})"
+                      for k, v in notes["samples_cut_down"].items())
+        )
+    if notes.get("tasks_not_run"):
+        parts.append("tasks a model never ran: " + _per_model(notes["tasks_not_run"]))
+    if notes.get("group_means_differ"):
+        parts.append(
+            "group means differ from the harness's (rankci weights items equally): "
+            + _listed(
+                f"{g['group']} for {g['model']} (harness {g['harness']:.4g}, items "
+                f"{g['mean_of_items']:.4g})"
+                for g in notes["group_means_differ"]
+            )
+        )
+    return parts

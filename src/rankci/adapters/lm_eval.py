@@ -25,9 +25,20 @@ score      ``acc`` if the task has it, else ``exact_match``, else     ``metric=`
 ``cluster="group"`` is the innermost group listing the task (``mmlu_stem`` for ``mmlu_anatomy``),
 ``cluster="benchmark"`` the outermost (``mmlu``); a task outside every group is its own cluster.
 Items are matched across models by id; a document whose ``doc_hash`` differs between two models
-under the same id is an error (the models were run on different data). When a directory holds
-several runs of one task for one model, the latest is read and the others are listed in
-``notes["superseded"]``.
+under the same id is an error (the models were run on different data).
+
+A run's identity is its model, its ``model_args``, its task and its ``num_fewshot`` (from the
+results file of the run): runs under one model name whose ``model_args`` differ
+(``revision=step1``, ``revision=step2``) are different models, ``"pythia (revision=step1)"``
+(``notes["models_told_apart"]``); a task run with different numbers of shots is several tasks,
+``"<task>:num_fewshot=<n>"``, whose items are not paired (``notes["tasks_split_by_fewshot"]``).
+Of several runs of one identity the latest is read; the others are listed in
+``notes["superseded"]`` and a warning line names both runs (and says when their task hashes
+differ). Tasks a results file lists without a samples file (``notes["tasks_without_samples"]``),
+samples files with fewer documents than ``n-samples.effective`` (``notes["samples_cut_down"]``),
+names of ``tasks=`` a model never ran (``notes["tasks_not_run"]``) and groups whose harness score
+is not the mean of their items, as with ``weight_by_size: false``
+(``notes["group_means_differ"]``), are named with a warning.
 
 Layouts and variants read:
 
