@@ -166,3 +166,19 @@ def test_macro_group_note_in_the_command_line_summary(capsys):
     err = capsys.readouterr().err
     assert "group means differ from the harness's" in err
     assert "toy_mc_macro for model-b (harness 0.1917, items 0.2)" in err
+
+
+def test_a_selected_task_listed_without_samples_is_not_called_never_run(tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(LOGS / "revisions", logs)
+    echo = sorted((logs / "pythia").glob("samples_toy_echo_*.jsonl"))
+    echo[1].unlink()  # step2's
+    table = read(logs, tasks=["toy_echo"], as_frame=True)  # one model left with scores
+    assert set(table["model"]) == {"pythia (revision=step1)"}
+    notes = table.attrs["notes"]
+    assert notes["tasks_without_samples"] == {"pythia (revision=step2)": ["toy_echo"]}
+    assert notes["tasks_not_run"] == {"other": ["toy_echo"]}
+    assert notes["models_without_scores"] == ["other", "pythia (revision=step2)"]
+    echo[0].unlink()  # no samples of toy_echo left, though both results files list it
+    with pytest.raises(ValueError, match="task 'toy_echo' has no samples file in the logs"):
+        read(logs, tasks=["toy_echo"])

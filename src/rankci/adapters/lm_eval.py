@@ -231,6 +231,8 @@ def read_lm_eval(
         warn(line)
     by_shots = _split_by_fewshot(files)
     models_found = sorted({f["model"] for f in files})
+    every_file = files
+    _check_tasks_have_samples(files, tasks)
     files, skipped_tasks = select_tasks(files, tasks, exclude_tasks)
     if told_apart:
         warn(
@@ -253,8 +255,8 @@ def read_lm_eval(
             )
         )
     wanted, unwanted = task_names(tasks), task_names(exclude_tasks)
-    without_samples = _tasks_without_samples(files, wanted, unwanted)
-    not_run = _tasks_not_run(files, models_found, wanted)
+    without_samples = _tasks_without_samples(every_file, wanted, unwanted)
+    not_run = _tasks_not_run(every_file, models_found, wanted)
 
     cluster_mode = _cluster_mode(cluster)
     frames = []
@@ -355,8 +357,15 @@ def read_lm_eval(
         models_found=models_found,
         as_frame=as_frame,
         reasons={
-            m: "it never ran " + ", ".join(repr(t) for t in names)
-            for m, names in not_run.items()
+            **{
+                m: "its results files list " + ", ".join(repr(t) for t in names)
+                + " without a samples file"
+                for m, names in without_samples.items()
+            },
+            **{
+                m: "it never ran " + ", ".join(repr(t) for t in names)
+                for m, names in not_run.items()
+            },
         },
     )
 
@@ -391,6 +400,28 @@ def _tasks_without_samples(files: list[dict], wanted, unwanted) -> dict[str, lis
             if task_wanted(record, wanted, unwanted):
                 out.setdefault(f["model"], []).append(task)
     return {m: sorted(set(t)) for m, t in sorted(out.items())}
+
+
+def _check_tasks_have_samples(files: list[dict], tasks) -> None:
+    """A name of ``tasks=`` that no samples file matches but a results file lists: say so."""
+    for name in task_names(tasks) or ():
+        if any(_matches(f, name) for f in files):
+            continue
+        listing = sorted(
+            {
+                f["model"]
+                for f in files
+                for t in _listed_tasks(f)
+                if _matches({"task": t, "aliases": _ancestors(t, f["parents"])}, name)
+            }
+        )
+        if listing:
+            raise ValueError(
+                f"task {name!r} has no samples file in the logs, though the results files of "
+                + ", ".join(repr(m) for m in listing)
+                + " list it: it was run without --log_samples (or its samples files are "
+                "elsewhere), so it has no per-item scores"
+            )
 
 
 def _tasks_not_run(files: list[dict], models: list[str], wanted) -> dict[str, list[str]]:
