@@ -166,3 +166,18 @@ def test_the_html_report_names_the_trial_some_models_lack(tmp_path, capsys):
     assert main(["report", str(RUNS / "trials"), "-o", str(out)]) == 0
     page = out.read_text()
     assert "Trials some models lack, left out for every model: trial1" in page
+
+
+def test_a_scenario_a_model_never_ran_is_said(tmp_path, capsys):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(RUNS / "splits", runs)
+    weak = "simple_mcqa:model=mock_weak"
+    shutil.copytree(RUNS / "trials" / weak, runs / weak)
+    scores, messages = read_warning(runs, tasks=["rankci_valid_mcqa"])
+    assert scores.models == ("mock/medium", "mock/strong")
+    assert scores.notes["tasks_not_run"] == {"mock/weak": ["rankci_valid_mcqa"]}
+    assert any("'mock/weak'" in m and "never ran 'rankci_valid_mcqa'" in m for m in messages)
+    assert main(["rank", str(runs), "--tasks", "rankci_valid_mcqa", "--format", "json"]) == 0
+    assert "tasks a model never ran: mock/weak: rankci_valid_mcqa" in capsys.readouterr().err

@@ -203,6 +203,22 @@ def task_wanted(record: dict, wanted: list[str] | None, unwanted: list[str] | No
     )
 
 
+def tasks_not_run(records: list[dict], wanted: list[str] | None) -> dict[str, list[str]]:
+    """{model: [names]}: the names of the task selection (:func:`task_names`) that match none of
+    a model's records (its tasks, with their ``"aliases"``): tasks the model never ran."""
+    if not wanted:
+        return {}
+    by_model: dict[str, list[dict]] = {}
+    for record in records:
+        by_model.setdefault(record["model"], []).append(record)
+    out = {}
+    for model, mine in sorted(by_model.items()):
+        missing = [n for n in wanted if not any(_matches(r, n) for r in mine)]
+        if missing:
+            out[model] = missing
+    return out
+
+
 def select_tasks(
     records: list[dict],
     tasks: Iterable[str] | str | None,

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankci._base import check_choice
 from rankci.adapters._common import (
     LogReader,
     ModelNames,
@@ -55,6 +56,8 @@ from rankci.adapters._common import (
     expand_sources,
     model_namer,
     select_tasks,
+    task_names,
+    tasks_not_run,
     warn,
 )
 from rankci.data import Scores
@@ -158,12 +161,17 @@ def read_helm(
         listed = ", ".join(repr(c) for c in CLUSTERS)
         raise ValueError(f"unknown cluster {cluster!r}; choose one of {listed}, or None")
     cluster = None if cluster in ("", "none") else cluster
-    if trials not in TRIAL_RULES:
-        listed = ", ".join(repr(t) for t in TRIAL_RULES)
-        raise ValueError(f"unknown trials {trials!r}; choose one of {listed}")
+    check_choice("trials", trials, TRIAL_RULES)
     runs = [_read_run_spec(d) for d in _find_runs(expand_sources(source, "HELM runs"))]
     rename = model_namer(model, sorted({r["model"] for r in runs}))
+    every_run = [{**r, "model": rename(r["model"])} for r in runs]
     runs, skipped = select_tasks(runs, tasks, exclude_tasks)
+    not_run = tasks_not_run(every_run, task_names(tasks))
+    if not_run:
+        warn(
+            "HELM runs: scenarios asked for that a model never ran: "
+            + "; ".join(f"{m}: {', '.join(t)}" for m, t in not_run.items())
+        )
     seen: dict[tuple[str, str], Path] = {}
     for run in runs:
         run["model"] = rename(run["model"])
@@ -245,6 +253,8 @@ def read_helm(
         notes["perturbed_entries_skipped"] = perturbed_skipped
     if without_metric:
         notes["instances_without_metric"] = without_metric
+    if not_run:
+        notes["tasks_not_run"] = not_run
     return build_scores(
         long,
         cluster=cluster is not None,
@@ -252,8 +262,11 @@ def read_helm(
         bounds=bounds,
         notes=notes,
         source="HELM",
-        models_found=sorted({r["model"] for r in runs}),
+        models_found=sorted({r["model"] for r in every_run}),
         as_frame=as_frame,
+        reasons={
+            m: "it never ran " + ", ".join(repr(t) for t in names) for m, names in not_run.items()
+        },
     )
 
 

@@ -81,6 +81,7 @@ from rankci.adapters._common import (
     select_tasks,
     task_names,
     task_wanted,
+    tasks_not_run,
     warn,
 )
 from rankci.data import Scores
@@ -256,7 +257,7 @@ def read_lm_eval(
         )
     wanted, unwanted = task_names(tasks), task_names(exclude_tasks)
     without_samples = _tasks_without_samples(every_file, wanted, unwanted)
-    not_run = _tasks_not_run(every_file, models_found, wanted)
+    not_run = _tasks_not_run(every_file, wanted)
 
     cluster_mode = _cluster_mode(cluster)
     frames = []
@@ -424,22 +425,17 @@ def _check_tasks_have_samples(files: list[dict], tasks) -> None:
             )
 
 
-def _tasks_not_run(files: list[dict], models: list[str], wanted) -> dict[str, list[str]]:
+def _tasks_not_run(files: list[dict], wanted) -> dict[str, list[str]]:
     """{model: [names]}: names of ``tasks=`` that match no task of a model's runs, neither a
     samples file nor a task its results files list: the model never ran them."""
-    if not wanted:
-        return {}
-    records: dict[str, list[dict]] = {m: [] for m in models}
+    records: list[dict] = []
     for f in files:
-        records.setdefault(f["model"], []).append(f)
-        for task in _listed_tasks(f):
-            records[f["model"]].append({"task": task, "aliases": _ancestors(task, f["parents"])})
-    out = {}
-    for model in models:
-        missing = [n for n in wanted if not any(_matches(r, n) for r in records[model])]
-        if missing:
-            out[model] = missing
-    return out
+        records.append(f)
+        records.extend(
+            {"model": f["model"], "task": t, "aliases": _ancestors(t, f["parents"])}
+            for t in _listed_tasks(f)
+        )
+    return tasks_not_run(records, wanted)
 
 
 def _effective_samples(f: dict) -> int | None:
