@@ -25,15 +25,20 @@ prompt     the train trial (``trial0``, ...) when a run has several   ``perturba
 score      the ``mean`` of stat ``exact_match``                       ``metric=`` (name or list)
 =========  =========================================================  ==========================
 
-Only the instances of one split are read: ``test`` by default, ``split="valid"`` (``--split``) for
-the others; the instances of other splits are counted in ``notes["other_split_instances"]``. The
+Only the instances of one split are read per scenario: by default ``test`` when every run of
+the scenario has it, else the one split its runs evaluated (HELM reports HellaSwag on ``valid``);
+``split="valid"`` (``--split``) forces one split for every scenario. ``notes["split"]`` maps each
+scenario to its split; the instances of other splits are counted in
+``notes["other_split_instances"]``. Train trials follow ``trials=`` (``all``, ``first``,
+``common``, ``mean``; ``--trials``), and a trial some model lacks is named. The
 scenario keeps the run name's ``dataset=`` argument (``commonsense:dataset=hellaswag``), which
 some scenarios take in the run name rather than in their arguments, so a suite holding several
 datasets of one scenario reads them as different scenarios (same benchmark cluster).
 
 Entries computed on perturbed inputs (``data_augmentation=robustness`` and the like) are left out
 by default and counted in ``notes["perturbed_entries_skipped"]``; with ``perturbations=True`` each
-perturbation is a prompt variant (``original``, ``mild_mix``, ...). Two runs of one model on the
+perturbation is a prompt variant (``original``, ``mild_mix``, ``typos(prob=0.1)``: a
+perturbation's settings are part of its name). Two runs of one model on the
 same scenario (for example in two suites) are an error naming both directories.
 """
 
