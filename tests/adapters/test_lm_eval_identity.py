@@ -64,13 +64,14 @@ def test_a_superseded_run_gets_a_warning_line_naming_both_runs(tmp_path):
     shutil.copytree(LOGS / "revisions", logs)
     (old, _), (new, results) = results_files(logs / "pythia")
     results["config"]["model_args"]["revision"] = "step1"  # now one identity, run twice
+    results["task_hashes"]["toy_echo"] = "0" * 64  # as if its documents had changed
     new.write_text(json.dumps(results))
     scores, messages = read_warning(logs)
     assert scores.models == ("other", "pythia")
     lines = [m for m in messages if "supersedes" in m]
     assert len(lines) == 1
     assert str(new.resolve()) in lines[0] and str(old.resolve()) in lines[0]
-    assert "toy_arith" in lines[0] and "toy_echo" in lines[0]
+    assert "toy_arith, toy_capitals, toy_echo (task hash differs" in lines[0]
     assert len(scores.notes["superseded"]) == 3
 
 

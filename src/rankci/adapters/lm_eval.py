@@ -836,8 +836,8 @@ def _latest_runs(files: list[dict], rename) -> tuple[list[dict], list[str], list
     A run's identity is its model (with its ``model_args``, :func:`_tell_models_apart`), its
     task and its number of few-shot examples: runs that differ in shots are different tasks
     (:func:`_split_by_fewshot`), never a retry. Runs of one identity whose task hash differs saw
-    different documents (another ``--limit``, a changed dataset); the newest is read all the
-    same, and the line says so."""
+    different documents or prompts (another ``--limit``, a changed dataset or template); the
+    newest is read all the same, and the line says so."""
     for f in files:
         f["model"] = rename(f["model"])
     shots: dict[tuple[str, str], set] = {}
@@ -855,7 +855,7 @@ def _latest_runs(files: list[dict], rename) -> tuple[list[dict], list[str], list
             superseded.append(str(old["path"]))
             task = f["base_task"]
             if old["task_hash"] and f["task_hash"] and old["task_hash"] != f["task_hash"]:
-                task += " (task hash differs: other documents)"
+                task += " (task hash differs: other documents or prompts)"
             pairs.setdefault((f["model"], _run_label(old), _run_label(f)), []).append(task)
         latest[key] = f
     lines = []
