@@ -71,7 +71,7 @@ def test_a_valid_only_scenario_is_read_on_valid_beside_test_scenarios():
 def test_the_command_line_reads_the_valid_only_run_and_names_its_split(capsys):
     assert main(["rank", str(RUNS / "splits"), "--format", "json"]) == 0
     err = capsys.readouterr().err
-    assert "split valid for rankci_valid_mcqa (its runs have no test split)" in err
+    assert "split valid for rankci_valid_mcqa (not every run of it has a test split)" in err
     # --split forces one split for every scenario
     assert main(["rank", str(RUNS / "splits"), "--split", "test"]) == 2
     assert "choose one with --split valid" in capsys.readouterr().err
@@ -98,7 +98,8 @@ def test_a_trial_one_model_lacks_is_named_not_dropped_silently():
     scores, messages = read_warning(RUNS / "trials")
     assert scores.notes["trials"] == "all"
     assert scores.notes["trials_lacking"] == {"trial1": ["mock/medium", "mock/weak"]}
-    assert any("trial1 is lacking from the runs of 'mock/medium', 'mock/weak'" in m for m in messages)
+    lacking = "trial1 is lacking from the runs of 'mock/medium', 'mock/weak'"
+    assert any(lacking in m for m in messages)
     assert scores.notes["excluded"]["inconsistent_prompts"]["variants"] == ["trial1"]
 
 

@@ -410,7 +410,7 @@ def run_identity_notes(notes: dict) -> list[str]:
             parts.append(
                 f"split {name} for {_listed(scenarios)}"
                 + (" (--split)" if str(notes.get("split_rule", "")).startswith("forced") else
-                   " (its runs have no test split)")
+                   " (not every run of it has a test split)")
             )
     if notes.get("trials_lacking"):
         parts.append(

@@ -70,9 +70,9 @@ import pandas as pd
 
 from rankci.adapters._common import (
     LogReader,
-    _matches,
     ModelNames,
     Source,
+    _matches,
     build_scores,
     check_not_lfs_pointer,
     expand_sources,
