@@ -469,15 +469,9 @@ def _apply_trial_rule(long: pd.DataFrame, rule: str) -> tuple[pd.DataFrame, dict
     if rule == "first":
         keep = (long["trial"] == 0).to_numpy()
     else:  # common: per scenario, the trials every model of it ran
-        pairs = long[["scenario", "model", "trial"]].drop_duplicates()
-        per_scenario = pairs.groupby("scenario")["model"].nunique()
-        having = pairs.groupby(["scenario", "trial"])["model"].nunique()
-        shared = {k for k, n in having.items() if n == per_scenario[k[0]]}
-        keep = np.fromiter(
-            ((s, t) in shared for s, t in zip(long["scenario"], long["trial"])),
-            dtype=bool,
-            count=len(long),
-        )
+        models_of_scenario = long.groupby("scenario")["model"].transform("nunique")
+        models_of_trial = long.groupby(["scenario", "trial"])["model"].transform("nunique")
+        keep = (models_of_trial == models_of_scenario).to_numpy()
     if (~keep).any():
         dropped = long.loc[~keep]
         aside = dropped.groupby(label[~keep], sort=True)["trial"].unique()
