@@ -187,6 +187,38 @@ def _matches(record: dict, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(str(name), pattern) for name in names)
 
 
+def task_names(option: Iterable[str] | str | None) -> list[str] | None:
+    """The names (or patterns) of a ``tasks=`` / ``exclude_tasks=`` option: a string, or a list
+    of them, each possibly comma-separated; None when the option is not given."""
+    if option is None:
+        return None
+    listed = [option] if isinstance(option, str) else list(option)
+    return [n.strip() for entry in listed for n in str(entry).split(",") if n.strip()]
+
+
+def task_wanted(record: dict, wanted: list[str] | None, unwanted: list[str] | None) -> bool:
+    """Whether the task selection (names from :func:`task_names`) keeps ``record``."""
+    return (wanted is None or any(_matches(record, n) for n in wanted)) and not any(
+        _matches(record, n) for n in unwanted or ()
+    )
+
+
+def tasks_not_run(records: list[dict], wanted: list[str] | None) -> dict[str, list[str]]:
+    """{model: [names]}: the names of the task selection (:func:`task_names`) that match none of
+    a model's records (its tasks, with their ``"aliases"``): tasks the model never ran."""
+    if not wanted:
+        return {}
+    by_model: dict[str, list[dict]] = {}
+    for record in records:
+        by_model.setdefault(record["model"], []).append(record)
+    out = {}
+    for model, mine in sorted(by_model.items()):
+        missing = [n for n in wanted if not any(_matches(r, n) for r in mine)]
+        if missing:
+            out[model] = missing
+    return out
+
+
 def select_tasks(
     records: list[dict],
     tasks: Iterable[str] | str | None,
@@ -203,11 +235,8 @@ def select_tasks(
     present = sorted({record["task"] for record in records})
 
     def names(option, what):
-        if option is None:
-            return None
-        listed = [option] if isinstance(option, str) else list(option)
-        out = [n.strip() for entry in listed for n in str(entry).split(",") if n.strip()]
-        for name in out:
+        out = task_names(option)
+        for name in out or ():
             if not any(_matches(record, name) for record in records):
                 raise ValueError(
                     f"{what} {name!r} is not in the logs; tasks found: "
@@ -216,12 +245,7 @@ def select_tasks(
         return out
 
     wanted, unwanted = names(tasks, "task"), names(exclude, "excluded task")
-    kept = [
-        record
-        for record in records
-        if (wanted is None or any(_matches(record, n) for n in wanted))
-        and not any(_matches(record, n) for n in unwanted or ())
-    ]
+    kept = [record for record in records if task_wanted(record, wanted, unwanted)]
     if not kept:
         raise ValueError(
             "no task is left to read after the task selection (tasks=, exclude_tasks=); tasks "
@@ -275,6 +299,7 @@ def build_scores(
     source: str,
     models_found: Iterable[str] = (),
     as_frame: bool = False,
+    reasons: Mapping[str, str] | None = None,
 ) -> Scores | pd.DataFrame:
     """Validate the collected long table into Scores, reporting missing items.
 
@@ -282,7 +307,8 @@ def build_scores(
     that some models lack stay in the table (the analysis decides what to do with them, and
     counts it); they are listed in ``notes["missing"]`` and announced with a RankciWarning.
     A model of ``models_found`` (the models the logs name) that has no score left is never
-    dropped silently: it is listed in ``notes["models_without_scores"]`` with a warning.
+    dropped silently: it is listed in ``notes["models_without_scores"]`` with a warning (giving
+    the reader's reason for the model, from ``reasons``, when it knows one).
 
     With ``as_frame`` the long table itself is returned (columns model, item, [cluster],
     [prompt], score; ``frame.attrs["notes"]``): one model's logs, or logs to combine with others
@@ -292,16 +318,27 @@ def build_scores(
     vanished = [m for m in dict.fromkeys(models_found) if m not in present]
     if vanished:
         notes = {**notes, "models_without_scores": vanished}
-        warnings.warn(
-            f"{source} logs: "
-            + ", ".join(repr(m) for m in vanished)
-            + (" has" if len(vanished) == 1 else " have")
-            + " no score in the logs read (no samples, or none scored); "
-            + ("it is" if len(vanished) == 1 else "they are")
-            + " not in the table",
-            RankciWarning,
-            stacklevel=3,
-        )
+        reasons = reasons or {}
+        plain = [m for m in vanished if m not in reasons]
+        if plain:
+            warnings.warn(
+                f"{source} logs: "
+                + ", ".join(repr(m) for m in plain)
+                + (" has" if len(plain) == 1 else " have")
+                + " no score in the logs read (no samples, or none scored); "
+                + ("it is" if len(plain) == 1 else "they are")
+                + " not in the table",
+                RankciWarning,
+                stacklevel=3,
+            )
+        for m in vanished:
+            if m in reasons:
+                warnings.warn(
+                    f"{source} logs: {m!r} has no score in the logs read ({reasons[m]}); it is "
+                    "not in the table",
+                    RankciWarning,
+                    stacklevel=3,
+                )
     if frame.empty:
         raise ValueError(f"the {source} logs hold no scores")
     report = missing_report(frame)
@@ -349,3 +386,78 @@ def epoch_labels(epochs: np.ndarray) -> np.ndarray:
     epochs = np.asarray(epochs, dtype=np.int64)
     width = len(str(int(epochs.max()))) if epochs.size else 1
     return np.asarray([f"epoch{e:0{width}d}" for e in epochs], dtype=object)
+
+
+def _listed(names, limit: int = 4) -> str:
+    names = list(names)
+    return ", ".join(map(str, names[:limit])) + (", ..." if len(names) > limit else "")
+
+
+def _per_model(mapping: dict) -> str:
+    return "; ".join(f"{m}: {_listed(t)}" for m, t in list(mapping.items())[:4]) + (
+        "; ..." if len(mapping) > 4 else ""
+    )
+
+
+def run_identity_notes(notes: dict) -> list[str]:
+    """What the lm-eval and HELM readers told apart, set aside or found lacking, one phrase
+    each (for the command line's reading summary and the HTML report)."""
+    parts = []
+    split = notes.get("split")
+    if isinstance(split, dict):
+        other = {s: [k for k, v in split.items() if v == s] for s in set(split.values()) - {"test"}}
+        for name, scenarios in sorted(other.items()):
+            parts.append(
+                f"split {name} for {_listed(scenarios)}"
+                + (" (--split)" if str(notes.get("split_rule", "")).startswith("forced") else
+                   " (not every run of it has a test split)")
+            )
+    if notes.get("trials_lacking"):
+        parts.append(
+            "trials some models lack, left out for every model: "
+            + "; ".join(f"{t} (lacking: {_listed(m)})" for t, m in notes["trials_lacking"].items())
+            + ": --trials decides"
+        )
+    if notes.get("trials_set_aside"):
+        parts.append(
+            f"trials set aside (--trials {notes.get('trials')}): "
+            + _per_model(notes["trials_set_aside"])
+        )
+    averaged = notes.get("trials_averaged")
+    if averaged and len(set(averaged.values())) > 1:
+        parts.append("trials averaged, unequal numbers per run: " + _per_model(
+            {k: [v] for k, v in averaged.items()}
+        ))
+    if notes.get("models_told_apart"):
+        parts.append(
+            "models told apart by model_args: "
+            + _listed(n for names in notes["models_told_apart"].values() for n in names)
+        )
+    if notes.get("tasks_split_by_fewshot"):
+        parts.append(
+            "tasks split by number of shots (not paired): "
+            + ", ".join(
+                f"{t} ({', '.join(f'{n}-shot' for n in shots)})"
+                for t, shots in notes["tasks_split_by_fewshot"].items()
+            )
+        )
+    if notes.get("tasks_without_samples"):
+        parts.append("tasks without a samples file: " + _per_model(notes["tasks_without_samples"]))
+    if notes.get("samples_cut_down"):
+        parts.append(
+            "samples files cut short: "
+            + _listed(f"{k} ({v['lines']} of {v['effective']})"
+                      for k, v in notes["samples_cut_down"].items())
+        )
+    if notes.get("tasks_not_run"):
+        parts.append("tasks a model never ran: " + _per_model(notes["tasks_not_run"]))
+    if notes.get("group_means_differ"):
+        parts.append(
+            "group means differ from the harness's (rankci weights items equally): "
+            + _listed(
+                f"{g['group']} for {g['model']} (harness {g['harness']:.4g}, items "
+                f"{g['mean_of_items']:.4g})"
+                for g in notes["group_means_differ"]
+            )
+        )
+    return parts

@@ -25,15 +25,20 @@ prompt     the train trial (``trial0``, ...) when a run has several   ``perturba
 score      the ``mean`` of stat ``exact_match``                       ``metric=`` (name or list)
 =========  =========================================================  ==========================
 
-Only the instances of one split are read: ``test`` by default, ``split="valid"`` (``--split``) for
-the others; the instances of other splits are counted in ``notes["other_split_instances"]``. The
+Only the instances of one split are read per scenario: by default ``test`` when every run of
+the scenario has it, else the one split its runs evaluated (HELM reports HellaSwag on ``valid``);
+``split="valid"`` (``--split``) forces one split for every scenario. ``notes["split"]`` maps each
+scenario to its split; the instances of other splits are counted in
+``notes["other_split_instances"]``. Train trials follow ``trials=`` (``all``, ``first``,
+``common``, ``mean``; ``--trials``), and a trial some model lacks is named. The
 scenario keeps the run name's ``dataset=`` argument (``commonsense:dataset=hellaswag``), which
 some scenarios take in the run name rather than in their arguments, so a suite holding several
 datasets of one scenario reads them as different scenarios (same benchmark cluster).
 
 Entries computed on perturbed inputs (``data_augmentation=robustness`` and the like) are left out
 by default and counted in ``notes["perturbed_entries_skipped"]``; with ``perturbations=True`` each
-perturbation is a prompt variant (``original``, ``mild_mix``, ...). Two runs of one model on the
+perturbation is a prompt variant (``original``, ``mild_mix``, ``typos(prob=0.1)``: a
+perturbation's settings are part of its name). Two runs of one model on the
 same scenario (for example in two suites) are an error naming both directories.
 """
 
@@ -46,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankci._base import check_choice
 from rankci.adapters._common import (
     LogReader,
     ModelNames,
@@ -55,6 +61,9 @@ from rankci.adapters._common import (
     expand_sources,
     model_namer,
     select_tasks,
+    task_names,
+    tasks_not_run,
+    warn,
 )
 from rankci.data import Scores
 
@@ -71,7 +80,8 @@ def read_helm(
     model: ModelNames = None,
     cluster: str | None = "scenario",
     perturbations: bool = False,
-    split: str = "test",
+    split: str | None = None,
+    trials: str = "all",
     tasks: Sequence[str] | str | None = None,
     exclude_tasks: Sequence[str] | str | None = None,
     bounds: tuple[float, float] | None = (0.0, 1.0),
@@ -92,9 +102,19 @@ def read_helm(
     cluster : {"scenario", "benchmark", "group"} or None
     perturbations : bool, default False
         Also read the entries computed on perturbed inputs, as prompt variants.
-    split : str, default "test"
-        The split whose instances are read (HELM's ``test``, ``valid``, ...); a run with no
-        instance of it is an error naming the splits it has.
+    split : str, optional
+        The split whose instances are read (HELM's ``test``, ``valid``, ...), for every scenario;
+        a run with no instance of it is an error naming the splits it has. Default: per
+        scenario, ``test`` when every run of it has test instances, else the one split its runs
+        evaluated (HellaSwag: ``valid``), as HELM itself reports them; recorded in
+        ``notes["split"]`` (scenario -> split).
+    trials : {"all", "first", "common", "mean"}, default "all"
+        What to do with the train trials (``--num-train-trials``, different in-context
+        examples): ``all``: each trial is a prompt variant (``trial0``, ``trial1``, ...), and a
+        trial that some model lacks altogether is named in a warning (the prompt-variant rule
+        then leaves it out for every model); ``first``: only trial 0; ``common``: per scenario,
+        the trials every model ran; ``mean``: each item's score is the mean over its trials.
+        The trials set aside are counted in ``notes["trials_set_aside"]``.
     tasks, exclude_tasks : sequence of str, optional
         Read only (or leave out) these scenarios (``mmlu:subject=anatomy``) or benchmarks
         (``mmlu``); glob patterns allowed.
@@ -146,9 +166,17 @@ def read_helm(
         listed = ", ".join(repr(c) for c in CLUSTERS)
         raise ValueError(f"unknown cluster {cluster!r}; choose one of {listed}, or None")
     cluster = None if cluster in ("", "none") else cluster
+    check_choice("trials", trials, TRIAL_RULES)
     runs = [_read_run_spec(d) for d in _find_runs(expand_sources(source, "HELM runs"))]
     rename = model_namer(model, sorted({r["model"] for r in runs}))
+    every_run = [{**r, "model": rename(r["model"])} for r in runs]
     runs, skipped = select_tasks(runs, tasks, exclude_tasks)
+    not_run = tasks_not_run(every_run, task_names(tasks))
+    if not_run:
+        warn(
+            "HELM runs: scenarios asked for that a model never ran: "
+            + "; ".join(f"{m}: {', '.join(t)}" for m, t in not_run.items())
+        )
     seen: dict[tuple[str, str], Path] = {}
     for run in runs:
         run["model"] = rename(run["model"])
@@ -160,16 +188,20 @@ def read_helm(
                 "one run directory each)"
             )
         seen[key] = run["path"]
+    for run in runs:
+        run["entries"] = _load_entries(run)
+        run["chosen"] = _choose_metric(metric, _offered(run["entries"]), run)
+        run["splits"] = _eval_splits(run["entries"], run["chosen"])
+    split_of = _choose_splits(runs, split)
 
     frames = []
     metric_used: dict[str, str] = {}
     perturbed_skipped: dict[str, int] = {}
     without_metric: dict[str, int] = {}
-    trials = False
     other_split: dict[str, int] = {}
     for run in runs:
         frame, chosen, n_perturbed, n_without, n_other = _read_instances(
-            run, metric, perturbations, split
+            run, perturbations, split_of[run["scenario"]]
         )
         scenario = run["scenario"]
         if metric_used.setdefault(scenario, chosen) != chosen:
@@ -184,15 +216,17 @@ def read_helm(
             without_metric[label] = n_without
         if n_other:
             other_split[label] = n_other
-        trials = trials or bool((frame["trial"] > 0).any())
+        frame["scenario"] = scenario
         if cluster is not None:
             frame["cluster"] = run[cluster]
         frames.append(frame)
     long = pd.concat(frames, ignore_index=True)
-    prompt = trials or perturbations
+    long, trial_notes = _apply_trial_rule(long, trials)
+    with_trials = bool((long["trial"] > 0).any())
+    prompt = with_trials or perturbations
     if prompt:
         parts = []
-        if trials:
+        if with_trials:
             parts.append("trial" + long["trial"].astype(str))
         if perturbations:
             parts.append(long["perturbation"])
@@ -200,14 +234,21 @@ def read_helm(
         for extra in parts[1:]:
             label = label + "|" + extra
         long["prompt"] = label
-    long = long.drop(columns=["trial", "perturbation"])
+    long = long.drop(columns=["trial", "perturbation", "scenario"])
     notes = {
         "source": "helm",
         "runs": [str(r["path"]) for r in runs],
         "metric": metric_used,
         "cluster": cluster,
         "perturbations": bool(perturbations),
-        "split": split,
+        "split": split_of,
+        "split_rule": (
+            "forced (split=)"
+            if split is not None
+            else "test where every run of the scenario has it, else the one split evaluated"
+        ),
+        "trials": trials,
+        **trial_notes,
     }
     if other_split:
         notes["other_split_instances"] = other_split
@@ -217,6 +258,8 @@ def read_helm(
         notes["perturbed_entries_skipped"] = perturbed_skipped
     if without_metric:
         notes["instances_without_metric"] = without_metric
+    if not_run:
+        notes["tasks_not_run"] = not_run
     return build_scores(
         long,
         cluster=cluster is not None,
@@ -224,8 +267,11 @@ def read_helm(
         bounds=bounds,
         notes=notes,
         source="HELM",
-        models_found=sorted({r["model"] for r in runs}),
+        models_found=sorted({r["model"] for r in every_run}),
         as_frame=as_frame,
+        reasons={
+            m: "it never ran " + ", ".join(repr(t) for t in names) for m, names in not_run.items()
+        },
     )
 
 
@@ -312,18 +358,139 @@ def _plain_arg(value) -> str:
 
 
 # ---------------------------------------------------------------------- instances
-def _read_instances(run: dict, metric, perturbations: bool, split: str = "test"):
+def _load_entries(run: dict) -> list:
     path = run["path"] / "per_instance_stats.json"
     entries = _load_json(path)
     if not isinstance(entries, list):
         raise ValueError(f"{str(path)!r} is not a list of per-instance entries")
+    return entries
+
+
+def _offered(entries: list) -> list[str]:
     offered: list[str] = []
     for entry in entries[:50]:
         for stat in entry.get("stats") or []:
             name = (stat.get("name") or {}).get("name")
             if name and name not in offered:
                 offered.append(name)
-    chosen = _choose_metric(metric, offered, run)
+    return offered
+
+
+def _eval_splits(entries: list, chosen: str) -> list[str]:
+    """The splits on which the run has the stat ``chosen`` (HELM's evaluated splits)."""
+    splits: dict[str, None] = {}
+    for entry in entries:
+        for stat in entry.get("stats") or []:
+            name = stat.get("name") or {}
+            if name.get("name") == chosen:
+                if name.get("split") is not None:
+                    splits[str(name["split"])] = None
+                break
+    return list(splits)
+
+
+def _choose_splits(runs: list[dict], split: str | None) -> dict[str, str]:
+    """The split read for each scenario: ``split`` when given; otherwise ``test`` when every
+    run of the scenario has it, else the one split they all evaluated (a scenario HELM reports
+    on ``valid``, such as HellaSwag). Several candidates and no test is an error."""
+    by_scenario: dict[str, list[dict]] = {}
+    for run in runs:
+        by_scenario.setdefault(run["scenario"], []).append(run)
+    out: dict[str, str] = {}
+    for scenario, group in sorted(by_scenario.items()):
+        if split is not None:
+            out[scenario] = split
+            continue
+        known = [set(run["splits"]) for run in group if run["splits"]]
+        if not known or all("test" in s for s in known):
+            out[scenario] = "test"
+            continue
+        common = set.intersection(*known)
+        if len(common) == 1:
+            out[scenario] = common.pop()
+            continue
+        listed = "; ".join(
+            f"{run['model']}: {', '.join(run['splits']) or 'no split named'}" for run in group
+        )
+        candidates = sorted(common) or sorted(set.union(*known))
+        raise ValueError(
+            f"scenario {scenario!r} has no test split in every run and "
+            + ("several splits in common" if common else "no split that every run evaluated")
+            + f" ({listed}): choose one with split={candidates[0]!r}"
+        )
+    return out
+
+
+#: what read_helm(trials=) does with the train trials
+TRIAL_RULES = ("all", "first", "common", "mean")
+
+
+def _apply_trial_rule(long: pd.DataFrame, rule: str) -> tuple[pd.DataFrame, dict]:
+    """The rows kept (or averaged) under the trial rule, and the notes saying what it did."""
+    notes: dict = {}
+    if not len(long) or not (long["trial"] > 0).any():
+        return long, notes
+    label = long["model"] + "/" + long["scenario"]
+    if rule == "all":
+        models = sorted(set(long["model"]))
+        lacking = {}
+        for trial in sorted(set(long["trial"])):
+            having = set(long.loc[long["trial"] == trial, "model"])
+            if len(having) < len(models):
+                lacking[f"trial{trial}"] = [m for m in models if m not in having]
+        if lacking:
+            notes["trials_lacking"] = lacking
+            warn(
+                "HELM runs: "
+                + "; ".join(
+                    f"{t} is lacking from the runs of " + ", ".join(repr(m) for m in ms)
+                    for t, ms in lacking.items()
+                )
+                + ": each trial is a prompt variant, and a variant that not every model has is "
+                "left out for every model (counted in the rows excluded); trials='first' reads "
+                "trial 0 only, trials='common' the trials every model ran, trials='mean' the "
+                "mean over each item's trials"
+            )
+        return long, notes
+    if rule == "mean":
+        counts = long.groupby(label, sort=True)["trial"].nunique()
+        keys = [c for c in ("model", "item", "perturbation", "scenario", "cluster") if c in long]
+        averaged = long.groupby(keys, sort=False, as_index=False).agg(score=("score", "mean"))
+        averaged["trial"] = 0
+        notes["trials_averaged"] = {str(k): int(v) for k, v in counts.items()}
+        if counts.nunique() > 1:
+            warn(
+                "HELM runs: the runs differ in their number of train trials ("
+                + ", ".join(f"{k}: {v}" for k, v in counts.items())
+                + "); under trials='mean' an item's score averages a different number of "
+                "in-context example sets for different models"
+            )
+        return averaged[[*long.columns]], notes
+    if rule == "first":
+        keep = (long["trial"] == 0).to_numpy()
+    else:  # common: per scenario, the trials every model of it ran
+        models_of_scenario = long.groupby("scenario")["model"].transform("nunique")
+        models_of_trial = long.groupby(["scenario", "trial"])["model"].transform("nunique")
+        keep = (models_of_trial == models_of_scenario).to_numpy()
+    if (~keep).any():
+        dropped = long.loc[~keep]
+        aside = dropped.groupby(label[~keep], sort=True)["trial"].unique()
+        notes["trials_set_aside"] = {
+            str(k): sorted(int(t) for t in v) for k, v in aside.items()
+        }
+        warn(
+            f"HELM runs: trials={rule!r} sets aside {int((~keep).sum())} rows: "
+            + "; ".join(
+                f"trial {', '.join(map(str, v))} of {k}"
+                for k, v in notes["trials_set_aside"].items()
+            )
+        )
+    return long.loc[keep].reset_index(drop=True), notes
+
+
+def _read_instances(run: dict, perturbations: bool, split: str = "test"):
+    path = run["path"] / "per_instance_stats.json"
+    entries, chosen = run["entries"], run["chosen"]
     items, trials, labels, values = [], [], [], []
     n_perturbed = n_without = n_other = 0
     splits: dict[str, None] = {}
@@ -381,10 +548,23 @@ def _read_instances(run: dict, metric, perturbations: bool, split: str = "test")
     return frame, chosen, n_perturbed, n_without, n_other
 
 
+#: the fields of HELM's PerturbationDescription that do not change the perturbation
+_PERTURBATION_FLAGS = frozenset({"name", "robustness", "fairness", "computed_on"})
+
+
 def _perturbation_label(perturbation) -> str:
+    """``original``, or the perturbation with its settings (``typos(prob=0.1)``): two strengths
+    of one perturbation are different prompt variants, never paired."""
     if not perturbation:
         return "original"
     name = str(perturbation.get("name", "perturbed"))
+    settings = ", ".join(
+        f"{k}={v}"
+        for k, v in sorted(perturbation.items())
+        if k not in _PERTURBATION_FLAGS and v is not None
+    )
+    if settings:
+        name = f"{name}({settings})"
     computed = perturbation.get("computed_on")
     return name if computed in (None, "perturbed") else f"{name}:{computed}"
 
@@ -411,7 +591,7 @@ READER = LogReader(
     format="helm",
     label="HELM",
     read=read_helm,
-    takes=frozenset({"metric", "split"}),
+    takes=frozenset({"metric", "split", "trials"}),
     score_option="metric",
     benchmark_cluster="benchmark",
     names_a_log=lambda path: path.name in ("per_instance_stats.json", "run_spec.json"),

@@ -25,9 +25,20 @@ score      ``acc`` if the task has it, else ``exact_match``, else     ``metric=`
 ``cluster="group"`` is the innermost group listing the task (``mmlu_stem`` for ``mmlu_anatomy``),
 ``cluster="benchmark"`` the outermost (``mmlu``); a task outside every group is its own cluster.
 Items are matched across models by id; a document whose ``doc_hash`` differs between two models
-under the same id is an error (the models were run on different data). When a directory holds
-several runs of one task for one model, the latest is read and the others are listed in
-``notes["superseded"]``.
+under the same id is an error (the models were run on different data).
+
+A run's identity is its model, its ``model_args``, its task and its ``num_fewshot`` (from the
+results file of the run): runs under one model name whose ``model_args`` differ
+(``revision=step1``, ``revision=step2``) are different models, ``"pythia (revision=step1)"``
+(``notes["models_told_apart"]``); a task run with different numbers of shots is several tasks,
+``"<task>:num_fewshot=<n>"``, whose items are not paired (``notes["tasks_split_by_fewshot"]``).
+Of several runs of one identity the latest is read; the others are listed in
+``notes["superseded"]`` and a warning line names both runs (and says when their task hashes
+differ). Tasks a results file lists without a samples file (``notes["tasks_without_samples"]``),
+samples files with fewer documents than ``n-samples.effective`` (``notes["samples_cut_down"]``),
+names of ``tasks=`` a model never ran (``notes["tasks_not_run"]``) and groups whose harness score
+is not the mean of their items, as with ``weight_by_size: false``
+(``notes["group_means_differ"]``), are named with a warning.
 
 Layouts and variants read:
 
@@ -61,12 +72,16 @@ from rankci.adapters._common import (
     LogReader,
     ModelNames,
     Source,
+    _matches,
     build_scores,
     check_not_lfs_pointer,
     expand_sources,
     get_field,
     model_namer,
     select_tasks,
+    task_names,
+    task_wanted,
+    tasks_not_run,
     warn,
 )
 from rankci.data import Scores
@@ -209,17 +224,47 @@ def read_lm_eval(
     >>> folder.cleanup()
     """
     files = _find_sample_files(expand_sources(source, "lm-evaluation-harness samples"))
+    told_apart = _tell_models_apart(files)
     found_models = sorted({f["model"] for f in files})
     rename = model_namer(model, found_models)
-    files, superseded = _latest_runs(files, rename)
+    files, superseded, superseding = _latest_runs(files, rename)
+    for line in superseding:
+        warn(line)
+    by_shots = _split_by_fewshot(files)
     models_found = sorted({f["model"] for f in files})
+    every_file = files
+    _check_tasks_have_samples(files, tasks)
     files, skipped_tasks = select_tasks(files, tasks, exclude_tasks)
+    if told_apart:
+        warn(
+            "lm-evaluation-harness logs: "
+            + "; ".join(
+                f"the runs of {name!r} differ in model_args, so they are different models: "
+                + ", ".join(repr(n) for n in names)
+                for name, names in told_apart.items()
+            )
+        )
+    if by_shots:
+        warn(
+            "lm-evaluation-harness logs: "
+            + "; ".join(
+                f"task {task!r} was run with different numbers of few-shot examples ("
+                + ", ".join(f"{n}-shot: {', '.join(m)}" for n, m in shots.items())
+                + f"), so each is a task of its own ({task}:num_fewshot=N) and their items are "
+                "not paired"
+                for task, shots in by_shots.items()
+            )
+        )
+    wanted, unwanted = task_names(tasks), task_names(exclude_tasks)
+    without_samples = _tasks_without_samples(every_file, wanted, unwanted)
+    not_run = _tasks_not_run(every_file, wanted)
 
     cluster_mode = _cluster_mode(cluster)
     frames = []
     metric_used: dict[str, str] = {}
     filter_used: dict[str, str] = {}
     no_value: dict[str, int] = {}
+    cut_down: dict[str, dict[str, int]] = {}
     corpus: dict[str, str] = {}
     read_files = []
     for f in files:
@@ -230,7 +275,10 @@ def read_lm_eval(
         if isinstance(outcome, str):  # a corpus-level metric: the task is skipped
             corpus[task] = outcome
             continue
-        frame, chosen_metric, chosen_filter, n_none = outcome
+        frame, chosen_metric, chosen_filter, n_none, n_lines = outcome
+        effective = _effective_samples(f)
+        if effective is not None and n_lines < effective:
+            cut_down[f"{f['model']}/{task}"] = {"lines": n_lines, "effective": effective}
         for used, chosen in ((metric_used, chosen_metric), (filter_used, chosen_filter)):
             if used.setdefault(task, chosen) != chosen:
                 raise ValueError(
@@ -268,6 +316,8 @@ def read_lm_eval(
     long = pd.concat(frames, ignore_index=True)
     _check_same_documents(long)
     long = long.drop(columns=["doc_hash"])
+    group_means = _group_means_differ(read_files, frames, metric_used, filter_used, cut_down)
+    _warn_reading(without_samples, cut_down, not_run, group_means)
     notes = {
         "source": "lm-eval",
         "files": [str(f["path"]) for f in read_files],
@@ -280,6 +330,18 @@ def read_lm_eval(
         notes["samples_without_value"] = no_value
     if superseded:
         notes["superseded"] = superseded
+    if told_apart:
+        notes["models_told_apart"] = told_apart
+    if by_shots:
+        notes["tasks_split_by_fewshot"] = by_shots
+    if without_samples:
+        notes["tasks_without_samples"] = without_samples
+    if cut_down:
+        notes["samples_cut_down"] = cut_down
+    if not_run:
+        notes["tasks_not_run"] = not_run
+    if group_means:
+        notes["group_means_differ"] = group_means
     if skipped_tasks:
         notes["tasks_skipped"] = skipped_tasks
     if corpus:
@@ -295,7 +357,209 @@ def read_lm_eval(
         source="lm-evaluation-harness",
         models_found=models_found,
         as_frame=as_frame,
+        reasons={
+            **{
+                m: "its results files list " + ", ".join(repr(t) for t in names)
+                + " without a samples file"
+                for m, names in without_samples.items()
+            },
+            **{
+                m: "it never ran " + ", ".join(repr(t) for t in names)
+                for m, names in not_run.items()
+            },
+        },
     )
+
+
+# ---------------------------------------------------------------------- what the runs lack
+def _listed_tasks(f: dict) -> list[str]:
+    """The tasks a run's results file lists (with per-task sample counts, else results)."""
+    results = f.get("results") or {}
+    listed = results.get("n-samples") or {}
+    if not listed:
+        groups = set(results.get("group_subtasks") or {})
+        listed = {t: None for t in results.get("results") or {} if t not in groups}
+    return [str(t) for t in listed]
+
+
+def _tasks_without_samples(files: list[dict], wanted, unwanted) -> dict[str, list[str]]:
+    """{model: [tasks]}: tasks that a run read lists in its results file, within the task
+    selection, with no samples file of that run (``--log_samples`` off for it, a file lost)."""
+    have: dict[str, set] = {}
+    runs: dict[str, dict] = {}
+    for f in files:
+        if f["run"]:
+            have.setdefault(f["run"], set()).add(f["base_task"])
+            runs.setdefault(f["run"], f)
+    out: dict[str, list[str]] = {}
+    read = {(f["model"], f["base_task"]) for f in files}
+    for run, f in runs.items():
+        for task in _listed_tasks(f):
+            record = {"task": task, "aliases": _ancestors(task, f["parents"])}
+            if task in have[run] or (f["model"], task) in read:
+                continue
+            if task_wanted(record, wanted, unwanted):
+                out.setdefault(f["model"], []).append(task)
+    return {m: sorted(set(t)) for m, t in sorted(out.items())}
+
+
+def _check_tasks_have_samples(files: list[dict], tasks) -> None:
+    """A name of ``tasks=`` that no samples file matches but a results file lists: say so."""
+    for name in task_names(tasks) or ():
+        if any(_matches(f, name) for f in files):
+            continue
+        listing = sorted(
+            {
+                f["model"]
+                for f in files
+                for t in _listed_tasks(f)
+                if _matches({"task": t, "aliases": _ancestors(t, f["parents"])}, name)
+            }
+        )
+        if listing:
+            raise ValueError(
+                f"task {name!r} has no samples file in the logs, though the results files of "
+                + ", ".join(repr(m) for m in listing)
+                + " list it: it was run without --log_samples (or its samples files are "
+                "elsewhere), so it has no per-item scores"
+            )
+
+
+def _tasks_not_run(files: list[dict], wanted) -> dict[str, list[str]]:
+    """{model: [names]}: names of ``tasks=`` that match no task of a model's runs, neither a
+    samples file nor a task its results files list: the model never ran them."""
+    records: list[dict] = []
+    for f in files:
+        records.append(f)
+        records.extend(
+            {"model": f["model"], "task": t, "aliases": _ancestors(t, f["parents"])}
+            for t in _listed_tasks(f)
+        )
+    return tasks_not_run(records, wanted)
+
+
+def _effective_samples(f: dict) -> int | None:
+    """The number of documents the harness evaluated for the task (``n-samples.effective``)."""
+    counts = ((f.get("results") or {}).get("n-samples") or {}).get(f["base_task"]) or {}
+    effective = counts.get("effective") if isinstance(counts, Mapping) else None
+    return int(effective) if isinstance(effective, (int, float)) else None
+
+
+def _leaves(group: str, children: dict) -> list[str]:
+    out, stack, seen = [], [group], set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node in children:
+            stack.extend(reversed(children[node]))
+        elif node != group:
+            out.append(node)
+    return out
+
+
+def _group_means_differ(
+    files: list[dict], frames, metric_used: dict, filter_used: dict, cut_down: dict
+) -> list:
+    """Groups whose score in the harness's results file differs from the mean of the items
+    rankci read for them (lm-eval's ``weight_by_size: false`` averages the subtasks' scores,
+    not the items): one record per (model, group), with both numbers. A group with a subtask
+    whose samples file is cut short is not compared (that file is named already)."""
+    per_run: dict[str, dict[str, tuple[float, int]]] = {}
+    run_of: dict[str, dict] = {}
+    for f, frame in zip(files, frames):
+        if f["run"] and len(frame) and f"{f['model']}/{f['task']}" not in cut_down:
+            per_run.setdefault(f["run"], {})[f["base_task"]] = (
+                float(frame["score"].sum()),
+                len(frame),
+                f["task"],
+            )
+            run_of.setdefault(f["run"], f)
+    out = []
+    for run, tasks in per_run.items():
+        f = run_of[run]
+        results = f["results"]
+        children = {
+            str(g): [str(c) for c in (cs or [])]
+            for g, cs in (results.get("group_subtasks") or {}).items()
+        }
+        for group, aggregate in sorted((results.get("groups") or {}).items()):
+            leaves = _leaves(str(group), children)
+            if not leaves or any(t not in tasks for t in leaves):
+                continue  # not every subtask read: no mean of the group to compare
+            used = {(metric_used.get(tasks[t][2]), filter_used.get(tasks[t][2])) for t in leaves}
+            if len(used) != 1:
+                continue
+            metric_name, filter_name = used.pop()
+            harness = (aggregate or {}).get(f"{metric_name},{filter_name}")
+            if not isinstance(harness, (int, float)):
+                continue
+            pooled = sum(tasks[t][0] for t in leaves) / sum(tasks[t][1] for t in leaves)
+            if abs(pooled - float(harness)) <= 1e-9:
+                continue
+            subscores = []
+            for child in children.get(str(group), []):
+                value = ((results.get("results") or {}).get(child) or {}).get(
+                    f"{metric_name},{filter_name}"
+                )
+                if value is None:
+                    value = ((results.get("groups") or {}).get(child) or {}).get(
+                        f"{metric_name},{filter_name}"
+                    )
+                subscores.append(value)
+            macro = (
+                all(isinstance(v, (int, float)) for v in subscores)
+                and abs(float(np.mean(subscores)) - float(harness)) <= 1e-9
+            )
+            out.append(
+                {
+                    "model": f["model"],
+                    "group": str(group),
+                    "metric": f"{metric_name},{filter_name}",
+                    "harness": float(harness),
+                    "mean_of_items": pooled,
+                    "harness_weighting": (
+                        "unweighted mean of its subtasks (weight_by_size: false)"
+                        if macro
+                        else "not the mean of its items"
+                    ),
+                }
+            )
+    return out
+
+
+def _warn_reading(without_samples, cut_down, not_run, group_means) -> None:
+    """One warning per kind of thing the runs lack or report otherwise."""
+    if without_samples:
+        warn(
+            "lm-evaluation-harness logs: tasks in the results files with no samples file (run "
+            "with --log_samples, or a file lost), so they have no per-item scores: "
+            + "; ".join(f"{m}: {', '.join(t)}" for m, t in without_samples.items())
+        )
+    if cut_down:
+        warn(
+            "lm-evaluation-harness logs: samples files with fewer documents than the harness "
+            "evaluated (n-samples.effective; a file cut short or copied in part): "
+            + "; ".join(f"{k} ({v['lines']} of {v['effective']})" for k, v in cut_down.items())
+        )
+    if not_run:
+        warn(
+            "lm-evaluation-harness logs: tasks asked for that a model never ran (no results "
+            "and no samples of it in its logs): "
+            + "; ".join(f"{m}: {', '.join(t)}" for m, t in not_run.items())
+        )
+    if group_means:
+        warn(
+            "lm-evaluation-harness logs: group means that differ from the harness's: "
+            + "; ".join(
+                f"{g['group']} for {g['model']}: the harness reports {g['metric']} = "
+                f"{g['harness']:.4g} ({g['harness_weighting']}), the mean of its items is "
+                f"{g['mean_of_items']:.4g}"
+                for g in group_means
+            )
+            + "; rankci's cluster and overall means weight every item equally"
+        )
 
 
 # ---------------------------------------------------------------------- files
@@ -342,6 +606,7 @@ def _find_sample_files(paths: list[Path]) -> list[dict]:
                 "model": info["model"] or path.parent.name,
                 "parents": info["parents"],
                 "results": info["results"],
+                "run": info["path"] if info["results"] else None,
                 "layout": "samples_<task>_<date>.jsonl",
             }
         )
@@ -359,7 +624,31 @@ def _find_sample_files(paths: list[Path]) -> list[dict]:
         )
     for f in files:
         f["aliases"] = _ancestors(f["task"], f["parents"])
+        f["base_task"] = f["task"]
+        results = f["results"] or {}
+        args = (results.get("config") or {}).get("model_args") if results else None
+        f["model_args"] = _parse_model_args(args) if results else None
+        shots = (results.get("n-shot") or {}).get(f["task"])
+        if shots is None:
+            shots = ((results.get("configs") or {}).get(f["task"]) or {}).get("num_fewshot")
+        f["num_fewshot"] = int(shots) if isinstance(shots, (int, float)) else None
+        f["task_hash"] = (results.get("task_hashes") or {}).get(f["task"])
     return files
+
+
+def _parse_model_args(args) -> dict[str, str]:
+    """``config.model_args`` as a mapping: lm-eval writes a dict, or (older versions and the
+    command line's form) a string ``key=value,key=value``."""
+    if isinstance(args, Mapping):
+        return {str(k): str(v) for k, v in args.items()}
+    if isinstance(args, str):
+        out = {}
+        for part in args.split(","):
+            key, sep, value = part.partition("=")
+            if key.strip():
+                out[key.strip()] = value.strip() if sep else ""
+        return out
+    return {}
 
 
 def _ancestors(task: str, parents: dict) -> list[str]:
@@ -425,6 +714,7 @@ def _legacy_files(results_path: Path, explicit: set[Path]) -> list[dict]:
                 "model": model,
                 "parents": parents,
                 "results": results,
+                "run": str(results_path),
                 "layout": "results.json + <model_args>_<task>.jsonl",
             }
         )
@@ -443,16 +733,20 @@ def _results_for(directory: Path, date: str, cache: dict) -> dict:
     entry = cache[directory]
     runs = entry["runs"]
     if not runs:
-        return {"model": None, "parents": {}, "results": {}}
+        return {"model": None, "parents": {}, "results": {}, "path": None}
     key = date if date in runs else max(runs)
     if key not in entry["parsed"]:
         results = _load_results(runs[key])
         entry["parsed"][key] = {
             "model": _model_name(results),
             "parents": _group_parents(results.get("group_subtasks") or {}),
-            "results": results if key == date else {},
+            "results": results,
+            "path": str(runs[key]),
         }
-    return entry["parsed"][key]
+    info = entry["parsed"][key]
+    # a samples file without a results file of its own date takes only the model name and the
+    # groups from the latest one, not its aggregates or settings
+    return info if key == date else {**info, "results": {}, "path": None}
 
 
 def _model_name(results: dict) -> str | None:
@@ -481,18 +775,127 @@ def _group_parents(group_subtasks: dict) -> dict[str, str]:
     return parents
 
 
-def _latest_runs(files: list[dict], rename) -> tuple[list[dict], list[str]]:
-    """Keep the latest run of each (model, task); list the superseded files."""
+#: ``model_args`` that say how a model is run, not which model it is (never tell runs apart)
+OPERATIONAL_ARGS = frozenset(
+    {
+        "batch_size",
+        "max_batch_size",
+        "device",
+        "device_map",
+        "parallelize",
+        "cache_dir",
+        "num_concurrent",
+        "max_retries",
+        "timeout",
+        "trust_remote_code",
+        "logits_cache",
+    }
+)
+
+
+def _tell_models_apart(files: list[dict]) -> dict[str, list[str]]:
+    """Runs under one model name whose ``model_args`` differ (``revision=step1`` and
+    ``revision=step2``) are different models: each is named ``<name> (<the differing
+    arguments>)``. Returns {model name: [the names given]} for the names split."""
+    by_name: dict[str, list[dict]] = {}
+    for f in files:
+        by_name.setdefault(f["model"], []).append(f)
+    split: dict[str, list[str]] = {}
+    for name, group in by_name.items():
+        known = [f for f in group if f["model_args"] is not None]
+        settings = {
+            frozenset((k, v) for k, v in f["model_args"].items() if k not in OPERATIONAL_ARGS)
+            for f in known
+        }
+        if len(settings) < 2:
+            continue
+        dicts = [dict(s) for s in settings]
+        keys = sorted(
+            {k for d in dicts for k in d if len({d.get(k) for d in dicts}) > 1}
+        )
+        for f in group:
+            if f["model_args"] is None:
+                f["model"] = f"{name} (model_args unknown)"
+                continue
+            args = f["model_args"]
+            shown = ", ".join(f"{k}={args.get(k, '<default>')}" for k in keys)
+            f["model"] = f"{name} ({shown})"
+        split[name] = sorted({f["model"] for f in group})
+    return split
+
+
+def _run_label(f: dict) -> str:
+    """A run, as the warnings name it: its results file (else the samples file)."""
+    return str(f["run"] or f["path"])
+
+
+def _latest_runs(files: list[dict], rename) -> tuple[list[dict], list[str], list[str]]:
+    """Keep the latest run of each (model, task, num_fewshot); list the superseded files and
+    say, one line per pair of runs, which run superseded which.
+
+    A run's identity is its model (with its ``model_args``, :func:`_tell_models_apart`), its
+    task and its number of few-shot examples: runs that differ in shots are different tasks
+    (:func:`_split_by_fewshot`), never a retry. Runs of one identity whose task hash differs saw
+    different documents or prompts (another ``--limit``, a changed dataset or template); the
+    newest is read all the same, and the line says so."""
     for f in files:
         f["model"] = rename(f["model"])
-    latest: dict[tuple[str, str], dict] = {}
+    shots: dict[tuple[str, str], set] = {}
+    for f in files:
+        if f["num_fewshot"] is not None:
+            shots.setdefault((f["model"], f["base_task"]), set()).add(f["num_fewshot"])
+    latest: dict[tuple, dict] = {}
     superseded: list[str] = []
+    pairs: dict[tuple[str, str, str], list[str]] = {}
     for f in sorted(files, key=lambda f: (f["date"], str(f["path"]))):
-        key = (f["model"], f["task"])
+        several = len(shots.get((f["model"], f["base_task"]), ())) > 1
+        key = (f["model"], f["base_task"], f["num_fewshot"] if several else None)
         if key in latest:
-            superseded.append(str(latest[key]["path"]))
+            old = latest[key]
+            superseded.append(str(old["path"]))
+            task = f["base_task"]
+            if old["task_hash"] and f["task_hash"] and old["task_hash"] != f["task_hash"]:
+                task += " (task hash differs: other documents or prompts)"
+            pairs.setdefault((f["model"], _run_label(old), _run_label(f)), []).append(task)
         latest[key] = f
-    return sorted(latest.values(), key=lambda f: (f["model"], f["task"])), superseded
+    lines = []
+    for (model, old, new), tasks in pairs.items():
+        listed = ", ".join(tasks[:5]) + (f", ... ({len(tasks)} tasks)" if len(tasks) > 5 else "")
+        lines.append(
+            f"lm-evaluation-harness logs: model {model!r}: the run {new} supersedes the older "
+            f"run {old} of the same model, model_args and shots, which is set aside, for "
+            f"{listed}"
+        )
+    kept = sorted(latest.values(), key=lambda f: (f["model"], f["task"], f["date"]))
+    return kept, superseded, lines
+
+
+def _split_by_fewshot(files: list[dict]) -> dict[str, dict[str, list[str]]]:
+    """A task run with different numbers of few-shot examples is several tasks, never one
+    pool: each is named ``<task>:num_fewshot=<n>`` (its items ``<task>:num_fewshot=<n>/<id>``,
+    so they are not paired across shots); ``tasks=`` still selects them all by the task's name.
+    Returns {task: {shots: [models]}} for the tasks split."""
+    by_task: dict[str, set] = {}
+    for f in files:
+        if f["num_fewshot"] is not None:
+            by_task.setdefault(f["base_task"], set()).add(f["num_fewshot"])
+    split: dict[str, dict[str, list[str]]] = {}
+    for f in files:
+        if len(by_task.get(f["base_task"], ())) < 2:
+            continue
+        if f["num_fewshot"] is None:
+            raise ValueError(
+                f"task {f['base_task']!r} was run with different numbers of few-shot examples, "
+                f"and the run of {str(f['path'])!r} does not say how many (no results file of "
+                "its own): read its results file too, or leave it out"
+            )
+        base = f["base_task"]
+        f["task"] = f"{base}:num_fewshot={f['num_fewshot']}"
+        f["aliases"] = [base, *f["aliases"]]
+        models = split.setdefault(base, {}).setdefault(str(f["num_fewshot"]), [])
+        if f["model"] not in models:
+            models.append(f["model"])
+    return {t: dict(sorted(v.items(), key=lambda kv: int(kv[0]))) for t, v in split.items()}
 
 
 # ---------------------------------------------------------------------- samples
@@ -586,13 +989,13 @@ def _filter_names(f: dict) -> list[str]:
     """The task's filters in the order lm-eval applies them (its config's ``filter_list``), else
     as the results file's ``metric,filter`` keys name them."""
     results = f.get("results") or {}
-    config = (results.get("configs") or {}).get(f["task"]) or {}
+    config = (results.get("configs") or {}).get(f["base_task"]) or {}
     listed = config.get("filter_list")
     if isinstance(listed, list) and listed:
         names = [str(e.get("name")) for e in listed if isinstance(e, dict) and e.get("name")]
         if names:
             return names
-    keys = (results.get("results") or {}).get(f["task"]) or {}
+    keys = (results.get("results") or {}).get(f["base_task"]) or {}
     names = [k.split(",", 1)[1] for k in keys if "," in k and "_stderr" not in k.split(",")[0]]
     return list(dict.fromkeys(names))
 
@@ -600,7 +1003,7 @@ def _filter_names(f: dict) -> list[str]:
 def _blocks_by_filter(f: dict, records: list[dict], filter, metric) -> tuple[list[dict], str]:
     """Sample lines without a ``filter`` key (lm-eval <= 0.4.4): one block of lines per filter,
     in the order of the task's ``filter_list``. Returns the chosen filter's lines."""
-    path, task = f["path"], f["task"]
+    path, task = f["path"], f["base_task"]
     occurrence: dict = {}
     block = np.empty(len(records), dtype=np.int64)
     for k, r in enumerate(records):
@@ -641,9 +1044,9 @@ def _check_block(f: dict, records, block, names, metric) -> None:
     """The blocks' means must equal the harness's aggregates ``<metric>,<filter>`` (when the
     results file has them and they tell the filters apart): the lines are then where lm-eval
     put them."""
-    aggregates = ((f.get("results") or {}).get("results") or {}).get(f["task"]) or {}
+    aggregates = ((f.get("results") or {}).get("results") or {}).get(f["base_task"]) or {}
     offered = _metrics_of(records[0])
-    wanted = metric.get(f["task"]) if isinstance(metric, Mapping) else metric
+    wanted = metric.get(f["base_task"]) if isinstance(metric, Mapping) else metric
     candidates = [wanted] if isinstance(wanted, str) else list(wanted or PREFERRED_METRICS)
     for name in [*candidates, *offered]:
         keys = [f"{name},{n}" for n in names]
@@ -671,13 +1074,13 @@ def _type_of(records: list[dict], name: str) -> str:
 
 def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str | None):
     """The task's scores as a frame, or a string saying why the task is skipped."""
-    path, task = f["path"], f["task"]
+    path, task, base = f["path"], f["task"], f["base_task"]
     records = _load_lines(path)
     if not records:
         raise ValueError(f"{str(path)!r} holds no samples")
     if any("filter" in r for r in records):
         filters = list(dict.fromkeys(str(r.get("filter", "none")) for r in records))
-        chosen_filter = _choose(filter, task, filters, "filter")
+        chosen_filter = _choose(filter, base, filters, "filter")
         records = [r for r in records if str(r.get("filter", "none")) == chosen_filter]
     else:
         records, chosen_filter = _blocks_by_filter(f, records, filter, metric)
@@ -686,9 +1089,9 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
     try:
         if not per_sample:
             raise ValueError("no per-sample metric")
-        chosen_metric = _choose(metric, task, per_sample, "metric", PREFERRED_METRICS)
+        chosen_metric = _choose(metric, base, per_sample, "metric", PREFERRED_METRICS)
     except ValueError:
-        wanted = metric.get(task) if isinstance(metric, Mapping) else metric
+        wanted = metric.get(base) if isinstance(metric, Mapping) else metric
         wanted = [] if wanted is None else [wanted] if isinstance(wanted, str) else list(wanted)
         hit = [w for w in wanted if w in corpus]
         if not per_sample or hit:
@@ -721,7 +1124,7 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
         ids.append(_item_id(r, item, path))
         hashes.append(r.get("doc_hash"))
         if cluster_mode is not None:
-            clusters.append(_cluster_of(r, task, cluster_mode, parents, path))
+            clusters.append(_cluster_of(r, task, base, cluster_mode, parents, path))
     frame = pd.DataFrame(
         {
             "model": f["model"],
@@ -740,7 +1143,7 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
             f"{str(path)!r}: item {first!r} appears twice for filter {chosen_filter!r}; "
             "choose a unique item field with item="
         )
-    return frame, chosen_metric, chosen_filter, int((~keep).sum())
+    return frame, chosen_metric, chosen_filter, int((~keep).sum()), len(records)
 
 
 def _irt_tasks(files: list[dict]) -> dict[str, str]:
@@ -748,14 +1151,14 @@ def _irt_tasks(files: list[dict]) -> dict[str, str]:
     found: dict[str, str] = {}
     for f in files:
         task = f["task"]
-        config = ((f.get("results") or {}).get("configs") or {}).get(task) or {}
+        config = ((f.get("results") or {}).get("configs") or {}).get(f["base_task"]) or {}
         aggregations = " ".join(
             str(m.get("aggregation", ""))
             for m in config.get("metric_list") or []
             if isinstance(m, dict)
         )
         if (
-            task in IRT_TASKS
+            f["base_task"] in IRT_TASKS
             or "tinyBenchmarks" in f.get("aliases", ())
             or re.search(r"\b(?:agg_)?g?p?irt", aggregations)
         ):
@@ -779,13 +1182,19 @@ def _item_id(record: dict, item: str | None, path: Path) -> str:
         ) from None
 
 
-def _cluster_of(record: dict, task: str, mode: str, parents: dict, path: Path) -> str:
+def _cluster_of(
+    record: dict, task: str, base: str, mode: str, parents: dict, path: Path
+) -> str:
+    """The item's cluster; ``task`` is the task as read (``toy:num_fewshot=3`` when runs of the
+    task differ in shots), ``base`` the harness's task name."""
     if mode == "task":
         return task
     if mode == "group":
-        return parents.get(task, task)
+        return parents.get(base, task)
     if mode == "benchmark":
-        top, seen = task, {task}
+        if base not in parents:
+            return task
+        top, seen = base, {base}
         while top in parents and parents[top] not in seen:
             top = parents[top]
             seen.add(top)

@@ -124,7 +124,15 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
     )
     group.add_argument(
         "--split",
-        help="HELM logs: the split whose instances are read (default: test; valid, ...)",
+        help="HELM logs: the split whose instances are read, for every scenario (default: per "
+        "scenario, test where its runs have it, else the one split they evaluated, e.g. valid)",
+    )
+    group.add_argument(
+        "--trials",
+        choices=("all", "first", "common", "mean"),
+        help="HELM logs: the train trials read (default all: each trial a prompt variant; "
+        "first: trial 0; common: per scenario the trials every model ran; mean: each item's "
+        "mean over its trials)",
     )
 
 

@@ -35,6 +35,7 @@ _LOG_ONLY = (
     ("exclude_tasks", "--exclude-tasks"),
     ("log_filter", "--filter"),
     ("split", "--split"),
+    ("trials", "--trials"),
 )
 
 
@@ -105,6 +106,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             exclude_tasks=getattr(args, "exclude_tasks", None),
             filter=getattr(args, "log_filter", None),
             split=getattr(args, "split", None),
+            trials=getattr(args, "trials", None),
         )
     given = [flag for dest, flag in _LOG_ONLY if getattr(args, dest, None)]
     if given:
@@ -188,6 +190,9 @@ def _log_notes(notes: dict) -> list[str]:
             parts.append(
                 f"; {what}: {', '.join(map(str, names[:4]))}" + (", ..." if len(names) > 4 else "")
             )
+    from rankci.adapters._common import run_identity_notes
+
+    parts.extend(f"; {phrase}" for phrase in run_identity_notes(notes))
     if notes.get("irt_scored"):
         parts.append(
             "; IRT-scored tasks (tinyBenchmarks) read as raw item scores: "
@@ -199,3 +204,4 @@ def _log_notes(notes: dict) -> list[str]:
             "data (anytime-valid: rankci monitor)"
         )
     return parts
+

@@ -431,6 +431,12 @@ def _data_notes(scores: Scores) -> list[str]:
     ):
         if notes.get(key):
             items.append(f"<li><b>{what}</b>: {html.escape(', '.join(map(str, notes[key])))}.</li>")
+    from rankci.adapters._common import run_identity_notes
+
+    items.extend(
+        f"<li>{html.escape(phrase[:1].upper() + phrase[1:])}.</li>"
+        for phrase in run_identity_notes(notes)
+    )
     return items
 
 
