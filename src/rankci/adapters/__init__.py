@@ -52,7 +52,7 @@ READERS: Mapping[str, LogReader] = MappingProxyType(
 BENCHMARK_CLUSTER = {name: reader.benchmark_cluster for name, reader in READERS.items()}
 
 #: the keywords of :func:`read_log` that only some readers take (:attr:`LogReader.takes`)
-_SPECIFIC = ("metric", "scorer", "item", "filter", "split")
+_SPECIFIC = ("metric", "scorer", "item", "filter", "split", "epochs")
 
 
 def read_log(
@@ -68,6 +68,7 @@ def read_log(
     exclude_tasks: str | Sequence[str] | None = None,
     filter: str | Sequence[str] | None = None,
     split: str | None = None,
+    epochs: str | None = None,
     as_frame: bool = False,
 ) -> Scores:
     """Read evaluation logs of the given format (``"lm-eval"``, ``"inspect"``, ``"helm"``).
@@ -100,6 +101,8 @@ def read_log(
         lm-eval filter (``strict-match``); wins over a filter given in ``metric``.
     split : str, optional
         HELM split (default ``test``).
+    epochs : {"prompt", "mean"}, optional
+        Inspect epochs: prompt variants (default) or averaged per item.
     as_frame : bool, default False
         Return the long table instead of Scores (one model's logs, or logs to combine later).
 
@@ -143,7 +146,14 @@ def read_log(
     """
     check_choice("format", format, LOG_FORMATS)
     reader = READERS[format]
-    given = {"metric": metric, "scorer": scorer, "item": item, "filter": filter, "split": split}
+    given = {
+        "metric": metric,
+        "scorer": scorer,
+        "item": item,
+        "filter": filter,
+        "split": split,
+        "epochs": epochs,
+    }
     for name in _SPECIFIC:
         if given[name] is not None and name not in reader.takes:
             raise ValueError(_refusal(reader, name))
