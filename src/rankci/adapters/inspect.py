@@ -28,11 +28,25 @@ and ``"N"`` 0, booleans, numbers, numeric strings, ``yes``/``no``/``true``/``fal
 a value it cannot convert is an error here instead of a silent 0. Samples that ended in an error,
 or that the chosen scorer did not score, have no score: they are counted per model in
 ``notes["samples_errored"]`` / ``notes["samples_unscored"]`` and the items they leave missing are
-reported in ``notes["missing"]``. When several logs hold the same task and model, a completed
-(``success``) log with samples is preferred over a cancelled, errored or unfinished one, then the
-most recently created; the others are set aside, listed in ``notes["set_aside"]`` (path, status,
-samples, why) and ``notes["superseded"]``, and announced with a warning. A log without samples is
-reported (``notes["logs_without_samples"]``), and so is a model left with no score.
+reported in ``notes["missing"]``.
+
+A run's identity is its model, its task and the settings that change the questions or their
+scoring: the task arguments (``eval.task_args``, defaults included), the dataset's name
+(``eval.dataset.name``) and the task version (``eval.task_version``). Runs of one task whose
+settings differ are different tasks, named ``<task>[<the settings that differ>]``
+(``quiz[subset=easy]``, ``quiz[subset=hard]``; the dataset and version only where the arguments
+do not tell them apart), listed in ``notes["task_variants"]``; a task whose runs share their
+settings keeps its plain name. When several logs hold the same run, a log whose samples carry
+scores is preferred over one whose samples carry none (``score=False``), then a completed
+(``success``) log with samples over a cancelled, errored or unfinished one, then the most recently
+created (``eval.created`` compared as instants, time-zone offsets applied); the others are set
+aside, listed in ``notes["set_aside"]`` (path, status, samples, scored, why) and
+``notes["superseded"]``, and announced with a warning. A log without samples is reported
+(``notes["logs_without_samples"]``), and so is a model left with no score. In a directory, a
+``.json`` file that is not an Inspect log (no ``eval.model`` / ``eval.task``) is skipped and
+listed in ``notes["files_skipped"]``. Models run with different numbers of epochs are reported in
+``notes["epochs_differ"]``: as prompt variants, an epoch not every model has is left out for every
+model (``epochs="mean"`` keeps them, averaged per item).
 
 Logs written under an early-stopping manager (``results.early_stopping`` with stopped samples)
 hold adaptively stopped data: fixed-sample tests do not keep their guarantee on them. They are
@@ -123,7 +137,9 @@ def read_inspect(
     -------
     Scores
         ``notes`` records the logs read, their status, the scorer per task, errored and unscored
-        samples, superseded logs and the items some models lack (``notes["missing"]``).
+        samples, superseded logs, the tasks told apart by their settings
+        (``notes["task_variants"]``), files skipped, epochs that differ between models and the
+        items some models lack (``notes["missing"]``).
 
     References
     ----------

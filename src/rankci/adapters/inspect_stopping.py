@@ -83,8 +83,9 @@ class RankEarlyStopping:
         through the dataset before the slow ones let the monitor settle anything, and nothing
         is saved on it. Waiting samples hold their Inspect concurrency slot.
     lead_timeout : float, default 600
-        Seconds a sample waits for the others at most (then it runs), so that a sample that never
-        completes elsewhere (an error) cannot hold the evaluation up for good.
+        Seconds a sample waits for the others at most (then it runs): a last resort, since an
+        errored sample retires its model at once (see the module's "Errored samples") and so
+        holds nobody up.
     **monitor_options
         Passed to :class:`rankci.sequential.Monitor` (``certifier``, ``bet``, ``width``, ...).
         ``sampling`` is ``"finite"`` with ``n_items`` the number of samples in the task.
