@@ -124,8 +124,12 @@ def test_runs_with_different_task_arguments_are_separate_tasks(tmp_path, capsys)
 def test_runs_of_one_task_on_different_datasets_are_separate_tasks(tmp_path):
     def named(dataset):
         samples = [Sample(input=f"Question {i}", target="yes", id=i) for i in range(N)]
-        return Task(dataset=MemoryDataset(samples, name=dataset), solver=generate(),
-                    scorer=match(), name="quiz")
+        return Task(
+            dataset=MemoryDataset(samples, name=dataset),
+            solver=generate(),
+            scorer=match(),
+            name="quiz",
+        )
 
     for name in ("a", "b"):
         run(tmp_path, name, named("first"))
@@ -206,8 +210,9 @@ def test_mixed_epochs_are_said_and_the_cli_offers_the_readers_epoch_rules(tmp_pa
     assert "rankci: warning: " in err and "--epochs mean averages each item's epochs" in err
     # --epochs mean: each item's epochs averaged while reading, nothing left out
     out = tmp_path / "scores.json"
-    assert main(["scores", str(tmp_path), "--epochs", "mean", "--format", "json",
-                 "-o", str(out)]) == 0
+    assert (
+        main(["scores", str(tmp_path), "--epochs", "mean", "--format", "json", "-o", str(out)]) == 0
+    )
     err = capsys.readouterr().err
     assert f"read {tmp_path}: 3 models, {N} items, 1 clusters, {3 * N} scores" in err
     assert "rows excluded: none" in err

@@ -193,9 +193,10 @@ def test_an_unknown_model_and_bad_options_are_refused(tmp_path, plan):
 
 def test_an_errored_sample_under_the_brake_neither_stalls_nor_reports_empty_retirements(plan):
     """The issue-26 case: fail_on_error=False, one errored sample early on, max_lead=20 and a short
-    lead_timeout (before, every model froze at the errored item until lead_timeout, then crawled
-    on in waves of timed-out waits, and the summary listed retirements that saved nothing). The errored model is retired at that item (its pairs keep the evidence of the
-    items before it), nobody waits for its score, and every retirement reported saved samples."""
+    lead_timeout. Before, the models waited for the errored score until lead_timeout, then ran
+    every sample, and the summary listed retirements that saved nothing. Now the errored model
+    is retired at that item (its pairs keep the evidence of the items before it), nobody waits
+    for its score, and every retirement reported saved samples."""
     import tempfile
     import time
 

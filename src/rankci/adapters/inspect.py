@@ -59,8 +59,8 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from datetime import datetime, timezone
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -534,9 +534,7 @@ def _read_log(path: Path) -> dict:
         "model": str(spec["model"]),
         "created": created,
         "instant": _instant(created),
-        "scored": any(
-            sample.get("scores") and not sample.get("error") for sample in samples
-        ),
+        "scored": any(sample.get("scores") and not sample.get("error") for sample in samples),
         "status": str(header.get("status", "unknown")),
         "epochs": int(epochs),
         "scorers": scorers,
@@ -659,23 +657,12 @@ def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
             if len({_show(s["task_args"].get(name, _ABSENT)) for s in settings}) > 1
         ]
         differing = [k for k in _SETTING_NAMES if len({_show(s[k]) for s in settings}) > 1]
-
-        def parts(setting, with_others):
-            shown = [
-                f"{name}={_show(setting['task_args'][name])}"
-                for name in differing_args
-                if name in setting["task_args"]
-            ]
-            if with_others:
-                shown += [f"{_SETTING_NAMES[k]}={_show(setting[k])}" for k in differing]
-            return ",".join(shown)
-
         # the task arguments name a variant; the dataset and version only where they must
-        by_args = {key: parts(setting, False) for key, setting in variants.items()}
-        with_others = len(set(by_args.values())) < len(by_args)
+        by_args = {key: _shown(setting, differing_args, ()) for key, setting in variants.items()}
+        others = differing if len(set(by_args.values())) < len(by_args) else ()
         named: dict[str, dict] = {}
         for key, setting in variants.items():
-            label = f"{task}[{parts(setting, with_others)}]"
+            label = f"{task}[{_shown(setting, differing_args, others)}]"
             if label in named:  # the shown values coincide (1 and "1"): show everything
                 label = f"{task}[{key}]"
             named[label] = setting
@@ -690,6 +677,17 @@ def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
 
 
 _ABSENT = object()
+
+
+def _shown(setting: dict, arg_names: Sequence[str], others: Sequence[str]) -> str:
+    """``name=value,...`` of the named task arguments, then of the other named settings."""
+    shown = [
+        f"{name}={_show(setting['task_args'][name])}"
+        for name in arg_names
+        if name in setting["task_args"]
+    ]
+    shown += [f"{_SETTING_NAMES[k]}={_show(setting[k])}" for k in others]
+    return ",".join(shown)
 
 
 def _show(value) -> str:

@@ -189,8 +189,11 @@ def _log_notes(notes: dict) -> list[str]:
                 f"{len(unscored)} whose samples carry no score, for a scored log: "
                 + ", ".join(unscored[:4])
                 + (", ..." if len(unscored) > 4 else "")
-                + (f"; {len(set_aside) - len(unscored)} older or unfinished runs"
-                   if len(set_aside) > len(unscored) else "")
+                + (
+                    f"; {len(set_aside) - len(unscored)} older or unfinished runs"
+                    if len(set_aside) > len(unscored)
+                    else ""
+                )
             )
         parts.append(f"; logs set aside: {len(set_aside)} ({why})")
     if notes.get("task_variants"):
@@ -207,7 +210,8 @@ def _log_notes(notes: dict) -> list[str]:
             for task, counts in (epochs_differ or {}).items()
         )
         if notes.get("epochs_averaged"):
-            parts.append("; epochs averaged per item (--epochs mean" + (f"; {differ})" if differ else ")"))
+            listed = f"; {differ}" if differ else ""
+            parts.append(f"; epochs averaged per item (--epochs mean{listed})")
         else:
             parts.append(
                 f"; epochs differ between models ({differ}): an epoch not every model has is "
