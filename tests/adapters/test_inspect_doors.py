@@ -119,6 +119,10 @@ def test_runs_with_different_task_arguments_are_separate_tasks(tmp_path, capsys)
     assert "logs set aside" not in err
     assert main(["rank", str(tmp_path), "--tasks", hard]) == 0
     assert f"read {tmp_path}: 2 models, {N} items, 1 clusters" in capsys.readouterr().err
+    # and they are separate benchmarks
+    out = tmp_path / "benchmarks.json"
+    assert main(["benchmarks", str(tmp_path), "--format", "json", "-o", str(out)]) == 0
+    assert {easy, hard} <= set(json.loads(out.read_text())["benchmarks"])
 
 
 def test_runs_of_one_task_on_different_datasets_are_separate_tasks(tmp_path):
@@ -226,3 +230,24 @@ def test_mixed_epochs_are_said_and_the_cli_offers_the_readers_epoch_rules(tmp_pa
     assert "--epochs applies to evaluation logs" in capsys.readouterr().err
     assert main(["rank", str(LM_EVAL), "--epochs", "mean"]) == 2
     assert "--epochs applies to Inspect logs, not to lm-eval logs" in capsys.readouterr().err
+
+
+def test_runs_scored_with_other_scorer_options_are_separate_tasks(tmp_path):
+    def scored(location):
+        samples = [Sample(input=f"Question {i}", target="yes", id=i) for i in range(N)]
+        return Task(
+            dataset=MemoryDataset(samples),
+            solver=generate(),
+            scorer=match(location=location),
+            name="quiz",
+        )
+
+    for name in ("a", "b"):
+        run(tmp_path, name, scored("end"))
+        run(tmp_path, name, scored("begin"))
+    scores = quiet(tmp_path)
+    assert scores.clusters == (
+        "quiz[scorer=match(location=begin)]",
+        "quiz[scorer=match(location=end)]",
+    )
+    assert scores.n_items == 2 * N and "set_aside" not in scores.notes

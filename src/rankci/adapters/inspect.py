@@ -32,10 +32,10 @@ reported in ``notes["missing"]``.
 
 A run's identity is its model, its task and the settings that change the questions or their
 scoring: the task arguments (``eval.task_args``, defaults included), the dataset's name
-(``eval.dataset.name``) and the task version (``eval.task_version``). Runs of one task whose
-settings differ are different tasks, named ``<task>[<the settings that differ>]``
-(``quiz[subset=easy]``, ``quiz[subset=hard]``; the dataset and version only where the arguments
-do not tell them apart), listed in ``notes["task_variants"]``; a task whose runs share their
+(``eval.dataset.name``), the task version (``eval.task_version``) and the scorers' options
+(``eval.scorers``). Runs of one task whose settings differ are different tasks, named
+``<task>[<the settings that differ>]`` (``quiz[subset=easy]``, ``quiz[subset=hard]``; the
+dataset, version and scorers only where the arguments do not tell them apart), listed in ``notes["task_variants"]``; a task whose runs share their
 settings keeps its plain name. When several logs hold the same run, a log whose samples carry
 scores is preferred over one whose samples carry none (``score=False``), then a completed
 (``success``) log with samples over a cancelled, errored or unfinished one, then the most recently
@@ -530,6 +530,12 @@ def _read_log(path: Path) -> dict:
             "task_args": dict(spec.get("task_args") or {}),
             "dataset": dataset.get("name"),
             "task_version": spec.get("task_version", 0),
+            # the scorers' options (their names choose the score: scorer=)
+            "scorers": {
+                str(entry.get("name")): dict(entry["options"])
+                for entry in spec.get("scorers") or []
+                if isinstance(entry, dict) and entry.get("options")
+            },
         },
         "model": str(spec["model"]),
         "created": created,
@@ -626,7 +632,7 @@ def _latest(logs: list[dict]) -> tuple[list[dict], list[dict]]:
 
 
 #: the settings of a run that change its questions or their scoring, as named in task labels
-_SETTING_NAMES = {"dataset": "dataset", "task_version": "version"}
+_SETTING_NAMES = {"dataset": "dataset", "task_version": "version", "scorers": "scorer"}
 
 
 def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
@@ -634,8 +640,9 @@ def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
 
     A run's identity is its model, its task and the settings that change the questions or their
     scoring: the task arguments (``eval.task_args``, defaults included), the dataset's name
-    (``eval.dataset.name``) and the task version (``eval.task_version``). Runs of one task whose
-    settings differ are different tasks: each is labelled with the task name and the settings in
+    (``eval.dataset.name``), the task version (``eval.task_version``) and the scorers with their
+    options (``eval.scorers``). Runs of one task whose settings differ are different tasks: each
+    is labelled with the task name and the settings in
     which it differs from the others, ``quiz[subset=easy]``, and that label is the task
     everywhere (items ``quiz[subset=easy]/<id>``, the cluster, the benchmark). A task whose runs
     all share their settings keeps its plain name. Returns ``{task: {label: settings}}`` for the
@@ -686,8 +693,27 @@ def _shown(setting: dict, arg_names: Sequence[str], others: Sequence[str]) -> st
         for name in arg_names
         if name in setting["task_args"]
     ]
-    shown += [f"{_SETTING_NAMES[k]}={_show(setting[k])}" for k in others]
+    shown += [
+        f"{_SETTING_NAMES[k]}="
+        + (_show_scorers(setting[k]) if k == "scorers" else _show(setting[k]))
+        for k in others
+    ]
     return ",".join(shown)
+
+
+def _show_scorers(scorers: dict) -> str:
+    """``match(location=end)`` for ``{"match": {"location": "end"}}``; ``default`` for none."""
+    if not scorers:
+        return "default"
+    return "+".join(
+        name
+        + (
+            "(" + ",".join(f"{k}={_show(v)}" for k, v in sorted(options.items())) + ")"
+            if options
+            else ""
+        )
+        for name, options in scorers.items()
+    )
 
 
 def _show(value) -> str:
