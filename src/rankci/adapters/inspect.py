@@ -642,11 +642,11 @@ def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
     scoring: the task arguments (``eval.task_args``, defaults included), the dataset's name
     (``eval.dataset.name``), the task version (``eval.task_version``) and the scorers with their
     options (``eval.scorers``). Runs of one task whose settings differ are different tasks: each
-    is labelled with the task name and the settings in
-    which it differs from the others, ``quiz[subset=easy]``, and that label is the task
-    everywhere (items ``quiz[subset=easy]/<id>``, the cluster, the benchmark). A task whose runs
-    all share their settings keeps its plain name. Returns ``{task: {label: settings}}`` for the
-    tasks told apart.
+    is labelled with the task name and the settings in which it differs from the others,
+    ``quiz[subset=easy]``, and that label is the task everywhere (items
+    ``quiz[subset=easy]/<id>``, the cluster, the benchmark). A task whose runs all share their
+    settings keeps its plain name. Returns ``{task: {label: settings}}`` for the tasks told
+    apart.
     """
     by_task: dict[str, dict[str, dict]] = {}
     for log in logs:
@@ -664,7 +664,7 @@ def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
             if len({_show(s["task_args"].get(name, _ABSENT)) for s in settings}) > 1
         ]
         differing = [k for k in _SETTING_NAMES if len({_show(s[k]) for s in settings}) > 1]
-        # the task arguments name a variant; the dataset and version only where they must
+        # the task arguments name a variant; the dataset, version and scorers only where needed
         by_args = {key: _shown(setting, differing_args, ()) for key, setting in variants.items()}
         others = differing if len(set(by_args.values())) < len(by_args) else ()
         named: dict[str, dict] = {}
