@@ -39,6 +39,7 @@ MODELS = tuple(ACCURACY)
 K = 2
 MAX_LEAD = 12
 SLOW = "mockllm/c"
+LEAD_TIMEOUT = 8.0  # seconds: short, yet above any wait of a run that does not stall
 
 
 def planned_model(name: str, plan_column: np.ndarray, fail_on: int | None = None, delay=0.0):
@@ -124,13 +125,20 @@ def test_every_certified_statement_is_true_for_the_planned_abilities(run, plan):
 
 def test_the_run_equals_the_monitor_fed_in_the_shuffled_order(run, plan):
     """Completion order plays no part: the same statements and retirements as an offline feed."""
-    stopper = run["stopper"]
+    assert_is_the_offline_monitor(run["stopper"], plan, run["order"])
+
+
+def assert_is_the_offline_monitor(stopper, plan, order, errored=None):
+    """The manager's monitor equals one fed the planned scores in the shuffled order offline
+    (``errored``: (model, t), that model retired before item t, as the errored-sample rule says)."""
     reference = Monitor(
-        MODELS, sampling="finite", n_items=N_ITEMS, retire="topk", k=K, look_every=1
+        MODELS, sampling="finite", n_items=len(order), retire="topk", k=K, look_every=1
     )
-    for i in run["order"]:
+    for t, i in enumerate(order):
         if reference.finished:
             break
+        if errored is not None and t == errored[1] and errored[0] not in reference.retired:
+            reference.retire(errored[0], reason=f"errored sample q{i:03d}")
         row = plan[i].astype(float)
         row[~reference.active] = np.nan
         reference.update(row)
@@ -190,22 +198,84 @@ def test_an_unknown_model_and_bad_options_are_refused(tmp_path, plan):
     assert "'mockllm/z' is not one of the manager's models" in logs[0].error.message
 
 
-def test_a_failed_sample_holds_items_back_until_its_task_ends(tmp_path, plan):
+def test_an_errored_sample_under_the_brake_neither_stalls_nor_reports_empty_retirements(plan):
+    """The issue-26 case: fail_on_error=False, one errored sample early on, max_lead=20 and a short
+    lead_timeout. Before, the models waited for the errored score until lead_timeout, then ran
+    every sample, and the summary listed retirements that saved nothing. Now the errored model
+    is retired at that item (its pairs keep the evidence of the items before it), nobody waits
+    for its score, and every retirement reported saved samples."""
+    import tempfile
+    import time
+
+    n_items, failing, at = 160, "mockllm/b", 25
+    rng = np.random.default_rng(26)
+    planned = rng.random((n_items, len(MODELS))) < np.array(list(ACCURACY.values()))
+    stopper = RankEarlyStopping(
+        MODELS, k=K, retire="topk", order_seed=2026, max_lead=20, lead_timeout=LEAD_TIMEOUT
+    )
+    data = dataset(n_items)
+    stopper.shuffle(data)
+    order = [int(sample.id[1:]) for sample in data]
+    task = Task(dataset=data, solver=generate(), scorer=match(), early_stopping=stopper)
+    models = [
+        planned_model(m, planned[:, j], fail_on=order[at] if m == failing else None)
+        for j, m in enumerate(MODELS)
+    ]
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as log_dir, warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankci.RankciWarning)
+        logs = eval(task, model=models, log_dir=log_dir, display="none", fail_on_error=False,
+                    max_tasks=len(MODELS), log_buffer=n_items)
+    elapsed = time.monotonic() - start
+    assert [log.status for log in logs] == ["success"] * len(MODELS)
+    summary = stopper.summary()
+    entries = summary["models"]
+    # it never stalled: no wait ran into lead_timeout, and the run took seconds
+    assert all(entry["waits_timed_out"] == 0 for entry in entries.values()), entries
+    assert elapsed < 3 * LEAD_TIMEOUT, elapsed
+    # the rule: the errored model is retired at that item, its sample named
+    assert entries[failing]["samples_errored"] == [f"q{order[at]:03d}"]
+    assert entries[failing]["retired"]["t"] == at
+    assert entries[failing]["retired"]["reason"] == f"errored sample q{order[at]:03d}"
+    # honest retirements: every one reported stopped samples, as Inspect's logs record them
+    stops = {log.eval.model: len(log.results.early_stopping.early_stops) for log in logs}
+    assert summary["retired"] and summary["evaluations_saved"] > n_items
+    for name in summary["retired"]:
+        assert entries[name]["retired"]["evaluations_saved"] == stops[name] > 0
+    for name in summary["retired_nothing_saved"]:
+        assert stops[name] == 0 and "retired" not in entries[name]
+    assert set(summary["retired"]) | set(summary["retired_nothing_saved"]) == set(
+        stopper.monitor.retired
+    )
+    # the guarantee: every certified statement is true for the accuracies over all 300 items
+    theta = dict(zip(MODELS, planned.mean(axis=0)))
+    for better, worse in summary["certified"]:
+        assert theta[better] > theta[worse], (better, worse)
+    # and the run is the monitor fed in the shuffled order, the errored model retired at item 25
+    assert_is_the_offline_monitor(stopper, planned, order, errored=(failing, at))
+
+
+def test_an_error_on_the_last_item_retires_with_nothing_saved_and_says_so(tmp_path, plan):
     stopper = RankEarlyStopping(MODELS[:3], k=1, retire="none", order_seed=5)
     data = dataset(30)
     stopper.shuffle(data)
-    first_item = int(next(iter(data)).id[1:])
+    last = int(list(data)[-1].id[1:])
     task = Task(dataset=data, solver=generate(), scorer=match(), early_stopping=stopper)
     models = [
-        planned_model(m, plan[:, j], fail_on=first_item if j == 1 else None)
+        planned_model(m, plan[:, j], fail_on=last if j == 1 else None)
         for j, m in enumerate(MODELS[:3])
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankci.RankciWarning)
         logs = eval(task, model=models, log_dir=str(tmp_path), display="none", fail_on_error=False)
     assert [log.status for log in logs] == ["success"] * 3
-    assert stopper.monitor.t == 29  # every item fed; the failed one is excluded, not consumed
-    assert stopper.monitor.excluded["items_excluded"] == 1
+    summary = stopper.summary()
+    assert stopper.monitor.t == 30  # every item fed, the last one without the errored model
+    assert stopper.monitor.excluded["items_excluded"] == 0
+    assert summary["retired"] == [] and summary["evaluations_saved"] == 0
+    assert summary["retired_nothing_saved"] == [MODELS[1]]
+    record = summary["models"][MODELS[1]]["retired_nothing_saved"]
+    assert record == {"t": 29, "reason": f"errored sample q{last:03d}", "evaluations_saved": 0}
 
 
 def test_inspects_own_seeded_shuffle_is_accepted(tmp_path, plan):

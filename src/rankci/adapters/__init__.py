@@ -52,7 +52,7 @@ READERS: Mapping[str, LogReader] = MappingProxyType(
 BENCHMARK_CLUSTER = {name: reader.benchmark_cluster for name, reader in READERS.items()}
 
 #: the keywords of :func:`read_log` that only some readers take (:attr:`LogReader.takes`)
-_SPECIFIC = ("metric", "scorer", "item", "filter", "split", "trials")
+_SPECIFIC = ("metric", "scorer", "item", "filter", "split", "trials", "epochs")
 
 
 def read_log(
@@ -69,6 +69,7 @@ def read_log(
     filter: str | Sequence[str] | None = None,
     split: str | None = None,
     trials: str | None = None,
+    epochs: str | None = None,
     as_frame: bool = False,
 ) -> Scores:
     """Read evaluation logs of the given format (``"lm-eval"``, ``"inspect"``, ``"helm"``).
@@ -105,6 +106,8 @@ def read_log(
     trials : {"all", "first", "common", "mean"}, optional
         HELM train trials (default ``all``: each trial a prompt variant; see
         :func:`rankci.adapters.read_helm`).
+    epochs : {"prompt", "mean"}, optional
+        Inspect epochs: prompt variants (default) or averaged per item.
     as_frame : bool, default False
         Return the long table instead of Scores (one model's logs, or logs to combine later).
 
@@ -155,6 +158,7 @@ def read_log(
         "filter": filter,
         "split": split,
         "trials": trials,
+        "epochs": epochs,
     }
     for name in _SPECIFIC:
         if given[name] is not None and name not in reader.takes:

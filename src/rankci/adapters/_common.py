@@ -49,7 +49,7 @@ class LogReader:
     takes : frozenset of str
         The keywords of :func:`rankci.adapters.read_log` beyond those every reader takes
         (``model``, ``cluster``, ``tasks``, ``exclude_tasks``, ``as_frame``) that apply here:
-        some of ``metric``, ``scorer``, ``item``, ``filter``, ``split``.
+        some of ``metric``, ``scorer``, ``item``, ``filter``, ``split``, ``epochs``.
     score_option : {"metric", "scorer"}
         The keyword that chooses the score.
     benchmark_cluster : str
@@ -184,7 +184,8 @@ def model_namer(model: ModelNames, found: list[str], option: str = "model") -> C
 
 def _matches(record: dict, pattern: str) -> bool:
     names = [record["task"], *record.get("aliases", ())]
-    return any(fnmatch.fnmatchcase(str(name), pattern) for name in names)
+    # a name matches itself even when it reads as a pattern (an Inspect task 'quiz[subset=easy]')
+    return any(str(name) == pattern or fnmatch.fnmatchcase(str(name), pattern) for name in names)
 
 
 def task_names(option: Iterable[str] | str | None) -> list[str] | None:

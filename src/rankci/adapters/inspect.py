@@ -28,11 +28,25 @@ and ``"N"`` 0, booleans, numbers, numeric strings, ``yes``/``no``/``true``/``fal
 a value it cannot convert is an error here instead of a silent 0. Samples that ended in an error,
 or that the chosen scorer did not score, have no score: they are counted per model in
 ``notes["samples_errored"]`` / ``notes["samples_unscored"]`` and the items they leave missing are
-reported in ``notes["missing"]``. When several logs hold the same task and model, a completed
-(``success``) log with samples is preferred over a cancelled, errored or unfinished one, then the
-most recently created; the others are set aside, listed in ``notes["set_aside"]`` (path, status,
-samples, why) and ``notes["superseded"]``, and announced with a warning. A log without samples is
-reported (``notes["logs_without_samples"]``), and so is a model left with no score.
+reported in ``notes["missing"]``.
+
+A run's identity is its model, its task and the settings that change the questions or their
+scoring: the task arguments (``eval.task_args``, defaults included), the dataset's name
+(``eval.dataset.name``), the task version (``eval.task_version``) and the scorers' options
+(``eval.scorers``). Runs of one task whose settings differ are different tasks, named
+``<task>[<the settings that differ>]`` (``quiz[subset=easy]``, ``quiz[subset=hard]``; the
+dataset, version and scorers only where the arguments do not tell them apart), listed in ``notes["task_variants"]``; a task whose runs share their
+settings keeps its plain name. When several logs hold the same run, a log whose samples carry
+scores is preferred over one whose samples carry none (``score=False``), then a completed
+(``success``) log with samples over a cancelled, errored or unfinished one, then the most recently
+created (``eval.created`` compared as instants, time-zone offsets applied); the others are set
+aside, listed in ``notes["set_aside"]`` (path, status, samples, scored, why) and
+``notes["superseded"]``, and announced with a warning. A log without samples is reported
+(``notes["logs_without_samples"]``), and so is a model left with no score. In a directory, a
+``.json`` file that is not an Inspect log (no ``eval.model`` / ``eval.task``) is skipped and
+listed in ``notes["files_skipped"]``. Models run with different numbers of epochs are reported in
+``notes["epochs_differ"]``: as prompt variants, an epoch not every model has is left out for every
+model (``epochs="mean"`` keeps them, averaged per item).
 
 Logs written under an early-stopping manager (``results.early_stopping`` with stopped samples)
 hold adaptively stopped data: fixed-sample tests do not keep their guarantee on them. They are
@@ -46,6 +60,7 @@ import json
 import math
 import zipfile
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -122,7 +137,9 @@ def read_inspect(
     -------
     Scores
         ``notes`` records the logs read, their status, the scorer per task, errored and unscored
-        samples, superseded logs and the items some models lack (``notes["missing"]``).
+        samples, superseded logs, the tasks told apart by their settings
+        (``notes["task_variants"]``), files skipped, epochs that differ between models and the
+        items some models lack (``notes["missing"]``).
 
     References
     ----------
@@ -152,12 +169,42 @@ def read_inspect(
     """
     if epochs not in EPOCHS:
         raise ValueError(f"unknown epochs {epochs!r}; choose one of 'prompt', 'mean'")
-    paths = _find_logs(expand_sources(source, "Inspect logs"))
-    logs = [_read_log(path) for path in paths]
+    logs, not_logs = [], {}
+    for path, scanned in _find_logs(expand_sources(source, "Inspect logs")):
+        try:
+            logs.append(_read_log(path))
+        except _NotALog:
+            if not scanned:  # a file named on its own must be a log
+                raise
+            not_logs[str(path)] = "a .json file without eval.model / eval.task"
+    if not_logs:
+        warn(
+            "Inspect logs: skipped "
+            + ", ".join(repr(p) for p in not_logs)
+            + " (found in the directory, but not an Inspect log: no eval.model / eval.task)"
+        )
+    if not logs:
+        raise ValueError(
+            "no Inspect logs found: the .json files read are not Inspect logs ("
+            + ", ".join(repr(p) for p in not_logs)
+            + ")"
+        )
     rename = model_namer(model, sorted({log["model"] for log in logs}))
     for log in logs:
         log["model"] = rename(log["model"])
     models_found = sorted({log["model"] for log in logs})
+    variants = _label_variants(logs)
+    if variants:
+        warn(
+            "Inspect logs: "
+            + "; ".join(
+                f"task {task!r} was run with different settings, read as the separate tasks "
+                + ", ".join(repr(label) for label in labels)
+                for task, labels in variants.items()
+            )
+            + " (their items are never paired with each other, and one is never a retry of "
+            "another)"
+        )
     logs, set_aside = _latest(logs)
     logs, skipped = select_tasks(logs, tasks, exclude_tasks)
     if set_aside:
@@ -236,6 +283,17 @@ def read_inspect(
         )
     long = pd.concat(frames, ignore_index=True)
     with_epochs = bool((long["epoch"] > 1).any()) if len(long) else False
+    epochs_differ = _epochs_differ(logs)
+    if epochs_differ and epochs == "prompt":
+        warn(
+            "Inspect logs: the models were run with different numbers of epochs ("
+            + "; ".join(
+                f"{task}: " + ", ".join(f"{m} {n}" for m, n in counts.items())
+                for task, counts in epochs_differ.items()
+            )
+            + "); read as prompt variants, an epoch that not every model has is left out for "
+            "every model (and counted); epochs='mean' averages each item's epochs instead"
+        )
     if epochs == "mean":
         keys = ["model", "item"] + (["cluster"] if cluster is not None else [])
         long = long.groupby(keys, sort=False, as_index=False)["score"].mean()
@@ -249,6 +307,17 @@ def read_inspect(
         "epochs": {f"{log['model']}/{log['task']}": log["epochs"] for log in logs},
         "cluster": cluster,
     }
+    if epochs == "mean":
+        notes["epochs_averaged"] = True
+    if epochs_differ:
+        notes["epochs_differ"] = epochs_differ
+    if variants:
+        notes["task_variants"] = {
+            task: {label: _jsonable_settings(setting) for label, setting in labels.items()}
+            for task, labels in variants.items()
+        }
+    if not_logs:
+        notes["files_skipped"] = not_logs
     for name, counts in (("samples_errored", errored), ("samples_unscored", unscored)):
         if counts:
             notes[name] = counts
@@ -338,8 +407,13 @@ def inspect_value_to_float(value, where: str = "") -> float:
 
 
 # ---------------------------------------------------------------------- files
-def _find_logs(paths: list[Path]) -> list[Path]:
-    found: list[Path] = []
+class _NotALog(ValueError):
+    """A file that is not an Inspect log (a directory scan skips a .json file of this kind)."""
+
+
+def _find_logs(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """The log files named or found, each with whether a directory scan found it."""
+    found: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir():
             hits = [
@@ -347,9 +421,9 @@ def _find_logs(paths: list[Path]) -> list[Path]:
                 for p in path.rglob("*")
                 if p.suffix in (".eval", ".json") and p.is_file() and looks_like_log(p)
             ]
-            found.extend(sorted(hits))
+            found.extend((hit, True) for hit in sorted(hits))
         elif path.suffix in (".eval", ".json"):
-            found.append(path)
+            found.append((path, False))
         else:
             raise ValueError(f"{str(path)!r} is not an Inspect log (expected .eval or .json)")
     if not found:
@@ -390,6 +464,20 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
     return archive
 
 
+def _instant(created: str) -> float:
+    """``eval.created`` as seconds since the epoch, compared as instants (time-zone offsets
+    applied; a time without an offset is read as UTC); -inf when absent or unreadable."""
+    if not created:
+        return -math.inf
+    try:
+        moment = datetime.fromisoformat(created.strip())
+    except ValueError:
+        return -math.inf
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
 def _stdlib_zstd() -> bool:
     return getattr(zipfile, "ZIP_ZSTANDARD", None) == _ZSTD
 
@@ -416,7 +504,7 @@ def _read_log(path: Path) -> dict:
         samples = header.pop("samples", None) or []
     spec = header.get("eval")
     if not isinstance(spec, dict) or "model" not in spec or "task" not in spec:
-        raise ValueError(f"{str(path)!r} is not an Inspect log: no eval.model / eval.task")
+        raise _NotALog(f"{str(path)!r} is not an Inspect log: no eval.model / eval.task")
     config = spec.get("config") or {}
     epochs = config.get("epochs") or 1
     scorers = [s.get("name") for s in spec.get("scorers") or [] if s.get("name")]
@@ -432,11 +520,27 @@ def _read_log(path: Path) -> dict:
         }
     else:
         stopping = None
+    dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
+    created = str(spec.get("created", "") or "")
     return {
         "path": path,
         "task": str(spec["task"]),
+        "task_name": str(spec["task"]),
+        "settings": {
+            "task_args": dict(spec.get("task_args") or {}),
+            "dataset": dataset.get("name"),
+            "task_version": spec.get("task_version", 0),
+            # the scorers' options (their names choose the score: scorer=)
+            "scorers": {
+                str(entry.get("name")): dict(entry["options"])
+                for entry in spec.get("scorers") or []
+                if isinstance(entry, dict) and entry.get("options")
+            },
+        },
         "model": str(spec["model"]),
-        "created": str(spec.get("created", "")),
+        "created": created,
+        "instant": _instant(created),
+        "scored": any(sample.get("scores") and not sample.get("error") for sample in samples),
         "status": str(header.get("status", "unknown")),
         "epochs": int(epochs),
         "scorers": scorers,
@@ -466,13 +570,21 @@ def _eval_samples(archive: zipfile.ZipFile, names: set[str]) -> list[dict]:
 
 
 def _latest(logs: list[dict]) -> tuple[list[dict], list[dict]]:
-    """One log per (model, task): a completed log with samples first, then the newest.
+    """One log per run identity (model, task and its settings): a log whose samples carry
+    scores first, then one with samples, then a completed one, then the newest (``eval.created``
+    compared as instants).
 
     Returns the logs kept and a record of every log set aside (path, status, samples, the log
     kept instead and why)."""
 
     def priority(log):
-        return (bool(log["samples"]), log["status"] == "success", log["created"], str(log["path"]))
+        return (
+            log["scored"],
+            bool(log["samples"]),
+            log["status"] == "success",
+            log["instant"],
+            str(log["path"]),
+        )
 
     groups: dict[tuple[str, str], list[dict]] = {}
     for log in logs:
@@ -483,12 +595,19 @@ def _latest(logs: list[dict]) -> tuple[list[dict], list[dict]]:
         best = ranked[0]
         kept.append(best)
         for other in ranked[1:]:
+            newer = other["instant"] > best["instant"]
             if bool(other["samples"]) != bool(best["samples"]):
                 reason = "a log with samples is preferred over one without"
+            elif other["scored"] != best["scored"]:
+                reason = (
+                    "a log whose samples carry scores is preferred over "
+                    + ("a newer one" if newer else "one")
+                    + " whose samples carry none (run without scoring, score=False)"
+                )
             elif (other["status"] == "success") != (best["status"] == "success"):
                 reason = (
                     "a completed log is preferred over a newer unfinished one"
-                    if (other["created"] > best["created"])
+                    if newer
                     else "a completed log is preferred over an unfinished one"
                 )
             else:
@@ -500,14 +619,131 @@ def _latest(logs: list[dict]) -> tuple[list[dict], list[dict]]:
                     "task": key[1],
                     "status": other["status"],
                     "samples": len(other["samples"]),
+                    "scored": other["scored"],
                     "created": other["created"],
                     "kept": str(best["path"]),
                     "kept_status": best["status"],
                     "kept_samples": len(best["samples"]),
+                    "kept_created": best["created"],
                     "reason": reason,
                 }
             )
     return kept, set_aside
+
+
+#: the settings of a run that change its questions or their scoring, as named in task labels
+_SETTING_NAMES = {"dataset": "dataset", "task_version": "version", "scorers": "scorer"}
+
+
+def _label_variants(logs: list[dict]) -> dict[str, dict[str, dict]]:
+    """Name apart the runs of one task with different settings (in place).
+
+    A run's identity is its model, its task and the settings that change the questions or their
+    scoring: the task arguments (``eval.task_args``, defaults included), the dataset's name
+    (``eval.dataset.name``), the task version (``eval.task_version``) and the scorers with their
+    options (``eval.scorers``). Runs of one task whose settings differ are different tasks: each
+    is labelled with the task name and the settings in which it differs from the others,
+    ``quiz[subset=easy]``, and that label is the task everywhere (items
+    ``quiz[subset=easy]/<id>``, the cluster, the benchmark). A task whose runs all share their
+    settings keeps its plain name. Returns ``{task: {label: settings}}`` for the tasks told
+    apart.
+    """
+    by_task: dict[str, dict[str, dict]] = {}
+    for log in logs:
+        by_task.setdefault(log["task_name"], {})[_settings_key(log["settings"])] = log["settings"]
+    told_apart: dict[str, dict[str, dict]] = {}
+    labels: dict[tuple[str, str], str] = {}
+    for task, variants in by_task.items():
+        if len(variants) < 2:
+            continue
+        settings = list(variants.values())
+        arg_names = sorted({name for s in settings for name in s["task_args"]})
+        differing_args = [
+            name
+            for name in arg_names
+            if len({_show(s["task_args"].get(name, _ABSENT)) for s in settings}) > 1
+        ]
+        differing = [k for k in _SETTING_NAMES if len({_show(s[k]) for s in settings}) > 1]
+        # the task arguments name a variant; the dataset, version and scorers only where needed
+        by_args = {key: _shown(setting, differing_args, ()) for key, setting in variants.items()}
+        others = differing if len(set(by_args.values())) < len(by_args) else ()
+        named: dict[str, dict] = {}
+        for key, setting in variants.items():
+            label = f"{task}[{_shown(setting, differing_args, others)}]"
+            if label in named:  # the shown values coincide (1 and "1"): show everything
+                label = f"{task}[{key}]"
+            named[label] = setting
+            labels[(task, key)] = label
+        told_apart[task] = dict(sorted(named.items()))
+    for log in logs:
+        label = labels.get((log["task_name"], _settings_key(log["settings"])))
+        if label is not None:
+            log["task"] = label
+            log["aliases"] = [log["task_name"]]
+    return told_apart
+
+
+_ABSENT = object()
+
+
+def _shown(setting: dict, arg_names: Sequence[str], others: Sequence[str]) -> str:
+    """``name=value,...`` of the named task arguments, then of the other named settings."""
+    shown = [
+        f"{name}={_show(setting['task_args'][name])}"
+        for name in arg_names
+        if name in setting["task_args"]
+    ]
+    shown += [
+        f"{_SETTING_NAMES[k]}="
+        + (_show_scorers(setting[k]) if k == "scorers" else _show(setting[k]))
+        for k in others
+    ]
+    return ",".join(shown)
+
+
+def _show_scorers(scorers: dict) -> str:
+    """``match(location=end)`` for ``{"match": {"location": "end"}}``; ``default`` for none."""
+    if not scorers:
+        return "default"
+    return "+".join(
+        name
+        + (
+            "(" + ",".join(f"{k}={_show(v)}" for k, v in sorted(options.items())) + ")"
+            if options
+            else ""
+        )
+        for name, options in scorers.items()
+    )
+
+
+def _show(value) -> str:
+    if value is _ABSENT:
+        return "(absent)"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _epochs_differ(logs: list[dict]) -> dict[str, dict[str, int]]:
+    """``{task: {model: epochs}}`` for the tasks whose logs read have different epochs."""
+    by_task: dict[str, dict[str, int]] = {}
+    for log in logs:
+        if log["samples"]:
+            by_task.setdefault(log["task"], {})[log["model"]] = log["epochs"]
+    return {
+        task: dict(sorted(counts.items()))
+        for task, counts in sorted(by_task.items())
+        if len(set(counts.values())) > 1
+    }
+
+
+def _jsonable_settings(settings: dict) -> dict:
+    """The settings of a run as JSON-safe values (for ``notes["task_variants"]``)."""
+    return json.loads(_settings_key(settings))
+
+
+def _settings_key(settings: dict) -> str:
+    return json.dumps(settings, sort_keys=True, default=str)
 
 
 def _choose_scorer(log: dict, scorer) -> str:
@@ -595,7 +831,7 @@ READER = LogReader(
     format="inspect",
     label="Inspect",
     read=read_inspect,
-    takes=frozenset({"scorer", "item"}),
+    takes=frozenset({"scorer", "item", "epochs"}),
     score_option="scorer",
     benchmark_cluster="task",
     names_a_log=lambda path: path.suffix == ".eval",

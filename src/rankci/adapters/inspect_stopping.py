@@ -20,13 +20,27 @@ seed: by :meth:`RankEarlyStopping.shuffle` (recommended) or by Inspect's
 ``eval(..., sample_shuffle=<seed>)``. Feeding items in completion order instead would let the
 time a sample takes (which may depend on its difficulty) choose the order.
 
-Samples that end in an error are never scored, so an item a model failed on holds back the items
-after it until that model's task ends; it is then fed without that model's score, and the monitor
-counts it as excluded.
+Errored samples. A sample that ends in an error (with ``fail_on_error=False``, after Inspect's own
+``retry_on_error`` retries) is never scored, so that model's score on that item is missing. The
+monitor's finite-benchmark e-processes cannot skip one item of one model (the offsets assume that
+every item is revealed to every pair), so the rule is: **a model is retired at the item where its
+sample errored** (reason ``"errored sample <id>"``). Its pairs keep the wealth they had after the
+items before it. The guarantee is time-uniform (Ville's inequality bounds the chance that a wealth
+*ever* reaches 1/alpha), and a frozen wealth is one of the values the unfrozen one took, so
+freezing at any time -- even one chosen by the data, as an error is -- keeps every statement made
+about the model, then or later, true with the stated probability for the accuracies over the whole
+dataset (the argument of Proposition 4.5 of the source for retirements); the item, and every later one, is fed without its score, and its remaining samples are
+not run. The manager learns of the error from Inspect's ``on_sample_end`` hook (registered, once,
+when the first task starts), so the other models never wait for a score that will not come.
+Inspect's ``retry_on_error=N`` retries a passing failure before it counts as one.
+
+Honest records. A model whose question is settled only after every one of its samples had run or
+started saved nothing: the summary lists it under ``retired_nothing_saved``, never as retired.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from numbers import Integral
 
@@ -39,6 +53,9 @@ from rankci.sequential.spec import MonitorSpec
 __all__ = ["RankEarlyStopping"]
 
 MANAGER = "rankci"
+#: the managers alive, told of errored samples by the one Inspect hook (:func:`_install_hook`)
+_MANAGERS: weakref.WeakSet = weakref.WeakSet()
+_HOOK: list = []  # the hook class, once registered with Inspect
 
 
 class RankEarlyStopping:
@@ -68,8 +85,9 @@ class RankEarlyStopping:
         through the dataset before the slow ones let the monitor settle anything, and nothing
         is saved on it. Waiting samples hold their Inspect concurrency slot.
     lead_timeout : float, default 600
-        Seconds a sample waits for the others at most (then it runs), so that a sample that never
-        completes elsewhere (an error) cannot hold the evaluation up for good.
+        Seconds a sample waits for the others at most (then it runs): a last resort, since an
+        errored sample retires its model at once (see the module's "Errored samples") and so
+        holds nobody up.
     **monitor_options
         Passed to :class:`rankci.sequential.Monitor` (``certifier``, ``bet``, ``width``, ...).
         ``sampling`` is ``"finite"`` with ``n_items`` the number of samples in the task.
@@ -145,6 +163,9 @@ class RankEarlyStopping:
         self._ignored = dict.fromkeys(self.models, 0)
         self._waits = dict.fromkeys(self.models, 0)
         self._timeouts = dict.fromkeys(self.models, 0)
+        self._errored: dict[str, list[str]] = {m: [] for m in self.models}  # sample ids
+        self._failed: np.ndarray | None = None  # items x models: a sample of it errored
+        self._eval_ids: dict[str, str] = {}  # Inspect's eval_id of each model's task -> model
 
     def _new_monitor(self, n_items: int):
         from rankci.sequential import Monitor
@@ -180,6 +201,7 @@ class RankEarlyStopping:
             self.monitor = self._new_monitor(len(order))
             self._sums = np.zeros((len(order), len(self.models)))
             self._counts = np.zeros((len(order), len(self.models)), dtype=np.int64)
+            self._failed = np.zeros((len(order), len(self.models)), dtype=bool)
         elif order != self._order or int(epochs) != self._epochs:
             raise ValueError(
                 f"rankci early stopping: model {model!r} sees its samples in another order (or "
@@ -189,6 +211,11 @@ class RankEarlyStopping:
         else:
             self._check_shuffled(task, order)
         self._started.add(model)
+        eval_id = getattr(task, "eval_id", None)
+        if eval_id:
+            self._eval_ids[str(eval_id)] = model
+        _install_hook()
+        _MANAGERS.add(self)
         return MANAGER
 
     async def schedule_sample(self, id, epoch: int):
@@ -227,6 +254,28 @@ class RankEarlyStopping:
         self._sums[position, j] += self._value(scores, id, epoch)
         self._counts[position, j] += 1
         self._advance()
+
+    def sample_errored(self, model: str, id, epoch: int) -> None:
+        """A sample of ``model`` ended in an error: that model is retired at that item (see the
+        module's "Errored samples"); the items after it are fed without waiting for it."""
+        if self.monitor is None or model not in self.models:
+            return
+        position = self._position.get(str(id))
+        if position is None:
+            return
+        j = self.models.index(model)
+        if not self._failed[position, j]:
+            self._failed[position, j] = True
+            self._errored[model].append(str(id))
+        self._advance()
+
+    def _sample_ended(self, eval_id: str, sample) -> None:
+        """Inspect's ``on_sample_end``: only errored samples of this manager's tasks matter."""
+        if getattr(sample, "error", None) is None:
+            return
+        model = self._eval_ids.get(str(eval_id))
+        if model is not None:
+            self.sample_errored(model, sample.id, int(getattr(sample, "epoch", 1) or 1))
 
     async def complete_task(self) -> dict:
         """The summary stored in the task's log: certified statements, evaluations saved."""
@@ -282,8 +331,12 @@ class RankEarlyStopping:
                 entry["waits_timed_out"] = self._timeouts[name]
             if statuses is not None:
                 entry[f"top_{self.k}"] = str(statuses[j])
+            if self._errored[name]:
+                entry["samples_errored"] = list(self._errored[name])
             if name in self.monitor.retired:
-                entry["retired"] = dict(self.monitor.retired[name])
+                record = {**self.monitor.retired[name], "evaluations_saved": self._saved[name]}
+                # a retirement that stopped no sample saved nothing: never reported as one
+                entry["retired" if self._saved[name] else "retired_nothing_saved"] = record
             models[name] = entry
         return {
             "manager": MANAGER,
@@ -299,6 +352,14 @@ class RankEarlyStopping:
             "certified": [list(pair) for pair in ranking.dominance_pairs()],
             "models": models,
             "evaluations_saved": int(sum(self._saved.values())),
+            "retired": sorted(m for m, e in models.items() if "retired" in e),
+            "retired_nothing_saved": sorted(
+                m for m, e in models.items() if "retired_nothing_saved" in e
+            ),
+            "errors": (
+                "a model whose sample ended in an error is retired at that item; its pairs keep "
+                "the evidence of the items before it (a stopped e-process is an e-process)"
+            ),
             "excluded": dict(self.monitor.excluded),
             "guarantee": ranking.guarantee,
         }
@@ -372,6 +433,12 @@ class RankEarlyStopping:
         n = len(self._order)
         ended = np.array([m in self._ended for m in self.models])
         while self._next < n and not monitor.finished:
+            failed = self._failed[self._next] & monitor.active
+            for j in np.flatnonzero(failed):
+                item = self._order[self._next]
+                monitor.retire(self.models[j], reason=f"errored sample {item}")
+            if monitor.finished:
+                return
             active = monitor.active
             counts = self._counts[self._next]
             done = counts >= self._epochs
@@ -383,3 +450,27 @@ class RankEarlyStopping:
             row[ok] = self._sums[self._next, ok] / counts[ok]
             monitor.update(row)
             self._next += 1
+
+
+def _install_hook() -> None:
+    """Register, once, the Inspect hook that tells the live managers of errored samples.
+
+    Inspect calls ``on_sample_end`` when a sample has finished for good (scored, or errored with
+    no retry left); it does not call the manager's ``complete_sample`` for an errored sample.
+    """
+    if _HOOK:
+        return
+    from inspect_ai.hooks import Hooks, hooks
+
+    class _ErroredSamples(Hooks):
+        def enabled(self) -> bool:
+            return len(_MANAGERS) > 0
+
+        async def on_sample_end(self, data) -> None:
+            for manager in list(_MANAGERS):
+                manager._sample_ended(data.eval_id, data.sample)
+
+    hooks(name="rankci_early_stopping", description="rankci: errored samples under early stopping")(
+        _ErroredSamples
+    )
+    _HOOK.append(_ErroredSamples)

@@ -146,6 +146,7 @@ def _side_frame(args: argparse.Namespace, path: str, side: str):
             exclude_tasks=args.exclude_tasks,
             filter=args.log_filter,
             split=args.split,
+            epochs=args.epochs,
             as_frame=True,
         )
         frame = frame.assign(model=[_tag(str(m), side) for m in frame["model"]])

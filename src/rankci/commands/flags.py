@@ -134,6 +134,13 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
         "first: trial 0; common: per scenario the trials every model ran; mean: each item's "
         "mean over its trials)",
     )
+    group.add_argument(
+        "--epochs",
+        choices=("prompt", "mean"),
+        help="Inspect logs: 'prompt' reads each epoch as a prompt variant (default; an epoch "
+        "that not every model has is left out for every model, and counted), 'mean' averages "
+        "each item's epochs",
+    )
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:

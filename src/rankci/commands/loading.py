@@ -36,6 +36,7 @@ _LOG_ONLY = (
     ("log_filter", "--filter"),
     ("split", "--split"),
     ("trials", "--trials"),
+    ("epochs", "--epochs"),
 )
 
 
@@ -107,6 +108,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             filter=getattr(args, "log_filter", None),
             split=getattr(args, "split", None),
             trials=getattr(args, "trials", None),
+            epochs=getattr(args, "epochs", None),
         )
     given = [flag for dest, flag in _LOG_ONLY if getattr(args, dest, None)]
     if given:
@@ -178,8 +180,47 @@ def _log_notes(notes: dict) -> list[str]:
     parts = []
     set_aside = notes.get("set_aside") or notes.get("superseded")
     if set_aside:
-        parts.append(f"; logs set aside: {len(set_aside)} (older or unfinished runs)")
+        unscored = [
+            os.path.basename(a["path"])
+            for a in set_aside
+            if isinstance(a, dict) and a.get("scored") is False and a.get("samples")
+        ]
+        why = "older or unfinished runs"
+        if unscored:
+            why = (
+                f"{len(unscored)} whose samples carry no score, for a scored log: "
+                + ", ".join(unscored[:4])
+                + (", ..." if len(unscored) > 4 else "")
+                + (
+                    f"; {len(set_aside) - len(unscored)} older or unfinished runs"
+                    if len(set_aside) > len(unscored)
+                    else ""
+                )
+            )
+        parts.append(f"; logs set aside: {len(set_aside)} ({why})")
+    if notes.get("task_variants"):
+        labels = [label for named in notes["task_variants"].values() for label in named]
+        parts.append(
+            "; tasks told apart by their settings (never paired): "
+            + ", ".join(labels[:6])
+            + (", ..." if len(labels) > 6 else "")
+        )
+    epochs_differ = notes.get("epochs_differ")
+    if epochs_differ or notes.get("epochs_averaged"):
+        differ = "; ".join(
+            f"{task}: " + ", ".join(f"{m} {n}" for m, n in counts.items())
+            for task, counts in (epochs_differ or {}).items()
+        )
+        if notes.get("epochs_averaged"):
+            listed = f"; {differ}" if differ else ""
+            parts.append(f"; epochs averaged per item (--epochs mean{listed})")
+        else:
+            parts.append(
+                f"; epochs differ between models ({differ}): an epoch not every model has is "
+                "left out for every model (--epochs mean averages each item's epochs)"
+            )
     for key, what in (
+        ("files_skipped", "files skipped (not Inspect logs)"),
         ("tasks_skipped_corpus_metric", "tasks skipped (corpus-level metric)"),
         ("logs_without_samples", "logs without samples"),
         ("models_without_scores", "models without scores"),

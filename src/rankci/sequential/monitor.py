@@ -369,12 +369,15 @@ class Monitor:
         )
 
     # ------------------------------------------------------------------ looks
-    def retire(self, model: str | int) -> None:
-        """Stop evaluating a model (by name or index): its pairs' wealths are frozen for good."""
+    def retire(self, model: str | int, reason: str = "manual") -> None:
+        """Stop evaluating a model (by name or index): its pairs' wealths are frozen for good.
+
+        ``reason`` is recorded in :attr:`retired` (``"manual"`` unless the caller says why).
+        """
         j = self._model_index(model)
         if self._ranking is None and self.looks:  # the last look's ranking, as it was
             self._ranking = self._build_ranking(n_looks=self._ranking_looks)
-        self._retire([j], "manual")
+        self._retire([j], str(reason))
 
     def _retire(self, indices, reason: str) -> None:
         self._flush()
