@@ -167,7 +167,7 @@ def test_unknown_options_and_unreadable_files(tmp_path, long_frame):
         rankci.read_scores(weird)
     broken = tmp_path / "broken.parquet"
     broken.write_text("not parquet")
-    with pytest.raises(ValueError, match=r"could not read"):
+    with pytest.raises(ValueError, match=r"broken.parquet' is text, not Parquet"):
         rankci.read_scores(broken)
     with pytest.raises(ValueError, match=r"no score column found"):
         rankci.read_scores(long_frame.rename(columns={"score": "points"}), layout="long")

@@ -20,6 +20,7 @@ _KEYWORD_FLAGS = (
         "pass --from csv, tsv, parquet or jsonl",
     ),
     (re.compile(r" \(format=\)"), ""),
+    (re.compile(r"\bformat='(\w+)'"), r"--from \1"),
     (re.compile(r"\bformat=(?=[\s,;)]|$)"), "--from"),
     (re.compile(r"\blayout='(\w+)'"), r"--layout \1"),
     (re.compile(r"\bmodel= and score= name columns"), "--model-col and --score-col name columns"),

@@ -1,0 +1,98 @@
+"""A first contact without surprises (issue 26, item 6): each case a new user met, through the
+real command line (``rankci.cli.main``, or a subprocess where the process matters)."""
+
+import gzip
+import json
+import zipfile
+
+import pandas as pd
+import pytest
+
+from rankci.cli import main
+
+ROWS = [("möd", "q1", 1), ("möd", "q2", 0), ("b", "q1", 1), ("b", "q2", 1), ("c", "q1", 0)]
+TEXT = "model,item,score\n" + "".join(f"{m},{i},{s}\n" for m, i, s in ROWS)
+
+
+def _error(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rankci: error:") and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize(
+    "encoding, byte, guess",
+    [("latin-1", "0xf6", "Latin-1"), ("cp1252", "0x92", "Windows-1252")],
+)
+def test_a_file_not_in_utf8_names_its_byte_line_encoding_and_the_fix(
+    tmp_path, capsys, encoding, byte, guess
+):
+    path = tmp_path / "scores.csv"
+    text = TEXT if encoding == "latin-1" else TEXT.replace("ö", "\u2019")
+    path.write_bytes(text.encode(encoding))
+    err = _error(capsys, ["rank", str(path)])
+    assert "'utf-8' codec" not in err
+    assert f"{str(path)!r} is not UTF-8 (byte {byte} on line 2)" in err
+    assert guess in err and "re-save it as UTF-8" in err and "iconv" in err
+
+
+def test_utf16_with_a_byte_order_mark_is_decoded_and_said(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    path.write_bytes(TEXT.encode("utf-16"))
+    assert main(["scores", str(path), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "decoded as UTF-16" in captured.err
+    assert {row["model"] for row in json.loads(captured.out)["models"]} == {"möd", "b", "c"}
+
+
+def test_gzip_under_a_csv_name_is_named_with_the_fix(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    path.write_bytes(gzip.compress(TEXT.encode()))
+    err = _error(capsys, ["rank", str(path)])
+    assert f"{str(path)!r} is gzip-compressed" in err and ".gz" in err
+
+
+def test_parquet_under_a_csv_name_says_pass_from_parquet(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(ROWS, columns=["model", "item", "score"]).to_parquet(path)
+    err = _error(capsys, ["rank", str(path)])
+    assert f"{str(path)!r} is a Parquet file" in err and "pass --from parquet" in err
+    assert main(["rank", str(path), "--from", "parquet", "--format", "json"]) == 0
+
+
+def _workbook(path):
+    with zipfile.ZipFile(path, "w") as archive:  # the parts every .xlsx has
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+
+
+@pytest.mark.parametrize("name", ["scores.xlsx", "scores.csv"])
+def test_an_excel_workbook_is_told_to_save_as_csv_not_to_pass_from_csv(tmp_path, capsys, name):
+    path = tmp_path / name
+    _workbook(path)
+    err = _error(capsys, ["rank", str(path)])
+    assert "Excel workbook" in err and "CSV UTF-8" in err and "--from csv" not in err
+
+
+@pytest.mark.parametrize("name", ["scores.jsonl", "scores.json"])
+def test_a_json_array_is_named_with_what_json_lines_expects(tmp_path, capsys, name):
+    path = tmp_path / name
+    path.write_text(json.dumps([{"model": m, "item": i, "score": s} for m, i, s in ROWS]))
+    err = _error(capsys, ["rank", str(path)])
+    assert "JSON array" in err and "one JSON object per line" in err
+    assert "not a JSON object" not in err
+
+
+def test_two_columns_of_one_name_are_refused_with_both_positions(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    path.write_text("model,item,score,score\na,q1,1,0\na,q2,0,1\nb,q1,1,1\nb,q2,1,0\n")
+    err = _error(capsys, ["rank", str(path)])
+    assert "column 'score' appears twice" in err and "columns 3 and 4" in err
+
+
+def test_a_key_written_twice_in_a_json_line_is_refused(tmp_path, capsys):
+    path = tmp_path / "scores.jsonl"
+    path.write_text('{"model": "a", "item": "q1", "score": 1, "score": 0}\n')
+    err = _error(capsys, ["rank", str(path)])
+    assert "column 'score' appears twice" in err and "line 1" in err
