@@ -420,6 +420,12 @@ def rank_by_cluster(
     spec, rng = resolve_spec(spec, rng, keywords, options, "rank_by_cluster")
     if spec.unit not in CLUSTER_UNITS:
         listed = ", ".join(repr(u) for u in CLUSTER_UNITS)
+        if spec.unit == "cluster":
+            raise ValueError(
+                "rank_by_cluster ranks within each cluster, where one cluster cannot be the "
+                f"unit: choose unit= one of {listed} (the units inside each cluster), or rank "
+                "over all clusters with the clusters as units by rank(unit='cluster')"
+            )
         raise ValueError(f"unknown unit {spec.unit!r}; choose one of {listed}")
     rankings: dict[str, Ranking] = {}
     skipped: dict[str, str] = {}

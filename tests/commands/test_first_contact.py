@@ -96,3 +96,39 @@ def test_a_key_written_twice_in_a_json_line_is_refused(tmp_path, capsys):
     path.write_text('{"model": "a", "item": "q1", "score": 1, "score": 0}\n')
     err = _error(capsys, ["rank", str(path)])
     assert "column 'score' appears twice" in err and "line 1" in err
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    import numpy as np
+
+    from rankci.simulate import simulate_scores
+
+    sim = simulate_scores(np.linspace(1.0, -1.0, 5), 200, n_clusters=4, rng=1)
+    path = tmp_path_factory.mktemp("board") / "scores.csv"
+    sim.scores.to_frame().to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("command", ["rank", "report", "benchmarks"])
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_top_k_has_one_rule_in_every_command(board, tmp_path, capsys, command, value):
+    argv = [command, str(board), "--top-k", value, "-o", str(tmp_path / "out")]
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--top-k" in err and "K must be an integer >= 1" in err
+    assert not (tmp_path / "out").exists()  # report used to drop the column and write the page
+
+
+def test_report_checks_the_monitor_flags_in_their_own_words(board, tmp_path, capsys):
+    page = tmp_path / "r.html"
+    err = _error(capsys, ["report", str(board), "--monitor", "--look-every", "abc", "-o", str(page)])
+    assert "--look-every must be" in err and "look_every" not in err and not page.exists()
+
+
+def test_unit_cluster_with_by_cluster_gets_advice_not_unknown_unit(board, capsys):
+    err = _error(capsys, ["rank", str(board), "--unit", "cluster", "--by-cluster"])
+    assert "unknown unit" not in err
+    assert "drop --unit cluster" in err and "drop --by-cluster" in err

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.flags import (
+    add_alpha_argument,
+    add_data_arguments,
+    add_output_arguments,
+    add_top_k_argument,
+)
 from rankci.commands.loading import data_format, load_data
 from rankci.commands.method_flags import add_option_arguments, given_options
 from rankci.commands.output import command_record, emit, to_json
@@ -60,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     method.add_argument("--delta", type=float, default=0.0, help="indifference margin")
     method.add_argument("--missing", default="complete", choices=("complete", "pairwise"))
     method.add_argument("--multiplicity", default="holm", choices=PROCEDURES)
-    method.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
+    add_top_k_argument(method)
     method.add_argument(
         "--seed",
         type=int,
