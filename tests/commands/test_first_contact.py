@@ -132,3 +132,38 @@ def test_unit_cluster_with_by_cluster_gets_advice_not_unknown_unit(board, capsys
     err = _error(capsys, ["rank", str(board), "--unit", "cluster", "--by-cluster"])
     assert "unknown unit" not in err
     assert "drop --unit cluster" in err and "drop --by-cluster" in err
+
+
+@pytest.fixture(scope="module")
+def percent_board(board, tmp_path_factory):
+    frame = pd.read_csv(board, dtype={"item": str})
+    frame["score"] = frame["score"] * 100
+    path = tmp_path_factory.mktemp("percent") / "percent.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_bounds_minus_inf_inf_is_accepted_as_the_docs_recommend(percent_board, capsys):
+    assert main(["rank", str(percent_board), "--bounds", "-inf", "inf", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert max(row["score"] for row in payload["models"]) > 1  # the percentages, as they are
+
+
+def test_monitor_rescales_scores_read_with_bounds_and_says_so(board, percent_board, capsys):
+    assert main(["monitor", str(percent_board), "--bounds", "0", "100", "--format", "json"]) == 0
+    rescaled = json.loads(capsys.readouterr().out)
+    assert main(["monitor", str(board), "--format", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert rescaled["rescaled_from"] == [0, 100] and "rescaled_from" not in plain
+    assert rescaled["final"]["dominance"] == plain["final"]["dominance"]
+    assert [row["score"] for row in rescaled["final"]["models"]] == pytest.approx(
+        [row["score"] for row in plain["final"]["models"]]
+    )
+    assert main(["monitor", str(percent_board), "--bounds", "0", "100"]) == 0
+    assert "scores rescaled from [0, 100]" in capsys.readouterr().out
+
+
+def test_monitor_refuses_infinite_bounds_with_the_fix(percent_board, capsys):
+    err = _error(capsys, ["monitor", str(percent_board), "--bounds", "-inf", "inf"])
+    assert "--bounds -inf inf is not finite" in err and "--bounds 0 100" in err
+    assert "rescale them first" not in err
