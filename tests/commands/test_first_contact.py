@@ -167,3 +167,24 @@ def test_monitor_refuses_infinite_bounds_with_the_fix(percent_board, capsys):
     err = _error(capsys, ["monitor", str(percent_board), "--bounds", "-inf", "inf"])
     assert "--bounds -inf inf is not finite" in err and "--bounds 0 100" in err
     assert "rescale them first" not in err
+
+
+def test_demo_in_a_folder_it_cannot_write_leaves_the_report_out_and_says_why(
+    tmp_path, monkeypatch, capsys
+):
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    real_access = os.access
+
+    def access(path, mode, **kwargs):  # the tests run as root, who may write anywhere
+        if mode & os.W_OK and os.path.abspath(path).startswith(str(tmp_path)):
+            return False
+        return real_access(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    assert main(["demo", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "--report" not in captured.err.split("pass --report FILE")[0]
+    assert "the HTML report was not written" in captured.err and "not writable" in captured.err
+    assert json.loads(captured.out)["models"] and not list(tmp_path.iterdir())
