@@ -17,7 +17,7 @@ TEXT = "model,item,score\n" + "".join(f"{m},{i},{s}\n" for m, i, s in ROWS)
 def _error(capsys, argv) -> str:
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("rankci: error:") and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("rankci: error:") and "Traceback" not in err
     return err
 
 
@@ -188,3 +188,17 @@ def test_demo_in_a_folder_it_cannot_write_leaves_the_report_out_and_says_why(
     assert "--report" not in captured.err.split("pass --report FILE")[0]
     assert "the HTML report was not written" in captured.err and "not writable" in captured.err
     assert json.loads(captured.out)["models"] and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["taubest", "{data}", "--tau", "0"], "--tau must be an integer >= 1"),
+        (["rank", "{data}", "--alpha", "2"], "--alpha must be a number strictly between 0 and 1"),
+        (["rank", "{data}", "--delta", "-1"], "--delta must be a finite number >= 0"),
+        (["monitor", "{data}", "--retire", "topk-safe"], "--retire topk-safe needs --k"),
+    ],
+)
+def test_cli_messages_name_flags_not_python_keywords(board, capsys, argv, flag):
+    err = _error(capsys, [a.format(data=board) for a in argv])
+    assert flag in err
