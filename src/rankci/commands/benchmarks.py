@@ -110,9 +110,11 @@ def load_benchmarks(args: argparse.Namespace):
 
     table = read_table(Path(entry), fmt)
     if args.benchmark_col not in table.columns:
+        columns = ", ".join(repr(str(c)) for c in table.columns)
         raise ValueError(
-            f"the benchmark column {args.benchmark_col!r} is not in {entry!r}; name it with "
-            "--benchmark-col, or give one DATA per benchmark"
+            f"the benchmark column {args.benchmark_col!r} is not in {entry!r} (its columns: "
+            f"{columns}); name the column with --benchmark-col COLUMN, use the clusters with "
+            "--benchmark-col cluster, or give one DATA per benchmark (A.csv B.csv)"
         )
     return table, args.benchmark_col
 
