@@ -305,10 +305,15 @@ def _rank_filtered(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
         "clusters_dropped": len(dropped),
         "clusters_dropped_reason": f"non-informative: at least M - 1 models reach rank {top}",
     }
+    # the statement's level is the whole procedure's (screen and ranking together, by the union
+    # bound: alpha_filter + alpha_rank = alpha), not the ranking's own 1 - alpha_rank
+    own = f"probability at least {1 - alpha_rank:.0%}"
+    whole = f"probability at least {1 - spec.alpha:.0%}"
     guarantee = (
-        ranking.guarantee
-        + f" Clusters were first screened at alpha = {alpha_filter:g} ({len(dropped)} dropped as "
-        f"non-informative) and the ranking uses alpha = {alpha_rank:g} on the rest."
+        ranking.guarantee.replace(own, whole, 1)
+        + f" The level is that of the whole procedure: clusters were first screened at alpha = "
+        f"{alpha_filter:g} ({len(dropped)} dropped as non-informative) and the ranking uses "
+        f"alpha = {alpha_rank:g} on the rest ({alpha_filter:g} + {alpha_rank:g} = {spec.alpha:g})."
     )
     ranking = replace(ranking, details=details, excluded=excluded, guarantee=guarantee)
     return _flag_early_stopping(ranking, scores)

@@ -202,3 +202,19 @@ def test_demo_in_a_folder_it_cannot_write_leaves_the_report_out_and_says_why(
 def test_cli_messages_name_flags_not_python_keywords(board, capsys, argv, flag):
     err = _error(capsys, [a.format(data=board) for a in argv])
     assert flag in err
+
+
+def test_the_cluster_filter_states_the_whole_procedures_level_not_the_rankings(tmp_path, capsys):
+    import numpy as np
+
+    from rankci.simulate import simulate_scores
+
+    sim = simulate_scores(np.linspace(1.5, -1.5, 8), 1600, n_clusters=8, rng=2)
+    path = tmp_path / "scores.csv"
+    sim.scores.to_frame().to_csv(path, index=False)
+    assert main(["rank", str(path), "--filter-uninformative", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    text = payload["guarantee"]
+    # screen at 0.3 * 0.05 = 0.015 and ranking at 0.7 * 0.05 = 0.035: 95 % for both together
+    assert text.startswith("With probability at least 95%,") and "96%" not in text
+    assert "0.015 + 0.035 = 0.05" in text
