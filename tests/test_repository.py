@@ -133,3 +133,32 @@ def test_the_readme_commands_run_as_written(tmp_path, monkeypatch, capsys):
         err = capsys.readouterr().err
         assert status == 0, (command, err)
     assert (tmp_path / "ranking.json").is_file() and (tmp_path / "report.html").is_file()
+
+
+def test_monitor_docs_state_the_mixture_bets_floor_and_its_number_holds():
+    """docs/monitor.md: no "good for gaps of all sizes"; its floor Δ/ρ < 0.015 is checked here by
+    the exact long-run growth E log(1 + λY) of every default bet, for 0/1 scores under sampling
+    (S) (Y = x_j - x_l in {-1, 0, 1}, gap Δ = P(Y=1) - P(Y=-1), disagreement ρ = P(Y≠0))."""
+    import math
+
+    from rankci.sequential.spec import MonitorSpec
+
+    text = (ROOT / "docs" / "monitor.md").read_text()
+    assert "gaps of all sizes" not in text and "Δ/ρ < 0.015 is never certified" in text
+
+    def growth(bet: float, ratio: float, rho: float = 0.2) -> float:
+        up, down = rho * (1 + ratio) / 2, rho * (1 - ratio) / 2
+        return up * math.log1p(bet) + down * math.log1p(-bet)
+
+    grid = MonitorSpec().grid
+    assert min(grid) == 0.03
+    assert all(growth(bet, 0.0149) < 0 for bet in grid)  # every bet loses: never certified
+    assert growth(min(grid), 0.0151) > 0  # just above the floor the smallest bet gains
+
+
+def test_the_agrapa_docstring_names_both_forms_of_the_plug_in():
+    import rankci.sequential.wealth as wealth
+
+    doc = " ".join(wealth.__doc__.split())
+    assert "hat E[Y] / hat E[Y^2]" in doc and "1 + sum_{s<t} Y_s^2" in doc
+    assert "Both are valid" in doc and "The code uses the ``1 +`` form because" in doc
