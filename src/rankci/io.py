@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from rankci._base import check_choice
-from rankci.data import Scores, check_spellings
+from rankci.data import Scores, check_spellings, row_place
 
 __all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
 
@@ -152,23 +152,29 @@ def read_scores(
     check_choice("layout", layout, LAYOUTS)
     check_choice("format", format, FORMATS)
     text: dict | None = None  # how a text file was read (delimiter, decimal commas)
+    lines = None  # the 1-based file line of each row (text files and JSON Lines), for messages
     if isinstance(source, pd.DataFrame):
         frame = source
     else:
         frame, text = read_table_text(Path(source), format)
+        if text is not None:
+            text = dict(text)
+            lines = text.pop("lines", None)
+            text = text or None
     if frame.empty:
         raise ValueError("the table has no rows")
     _refuse_duplicate_columns(list(frame.columns), "the table")
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     given = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
-    decimal_comma = bool(text and text["delimiter"] == ";")
+    decimal_comma = bool(text and text.get("delimiter") == ";")
     if layout == "auto":
-        layout = _layout(frame, given, decimal_comma if text else None)
+        layout = _layout(frame, given, decimal_comma if text and "delimiter" in text else None)
     notes = {} if text is None else dict(text)  # the delimiter, and a non-UTF-8 encoding
+    is_text = text is not None and "delimiter" in text
     if layout == "long":
-        return _read_long(frame, given, bounds, text is not None, decimal_comma, notes)
-    return _read_wide(frame, given, bounds, text is not None, decimal_comma, notes)
+        return _read_long(frame, given, bounds, is_text, decimal_comma, notes, lines)
+    return _read_wide(frame, given, bounds, is_text, decimal_comma, notes, lines)
 
 
 def read_table(path: Path, format: str) -> pd.DataFrame:
@@ -240,7 +246,8 @@ def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]
         if format == "parquet":
             return pd.read_parquet(path, engine="pyarrow"), None
         if format == "jsonl":
-            return _read_jsonl(path, encoding), None
+            frame = _read_jsonl(path, encoding)
+            return frame, {"lines": frame.attrs.pop("lines")}
         with _open_text(path, encoding) as handle:
             sample = [line for _, line in zip(range(_SAMPLE_LINES), handle)]
         delimiter = _delimiter(sample, "\t" if format == "tsv" else ",")
@@ -259,9 +266,10 @@ def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]
             encoding=encoding,
             low_memory=False,
         )
-        notes = {"delimiter": delimiter}
+        notes: dict = {"delimiter": delimiter}
         if encoding != "utf-8-sig":
             notes["encoding"] = encoding
+        notes["lines"] = _CsvLines(path, delimiter, encoding)
         return frame, notes
     except UnicodeDecodeError as error:
         raise ValueError(_not_utf8(path, format)) from error
@@ -271,7 +279,11 @@ def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]
 
 #: what a file's first bytes say it is: (magic, what it is, the fix for a text table)
 _MAGIC = (
-    (b"\x1f\x8b", "gzip-compressed", "name it with .gz at the end (scores.csv.gz) or decompress it"),
+    (
+        b"\x1f\x8b",
+        "gzip-compressed",
+        "name it with .gz at the end (scores.csv.gz) or decompress it",
+    ),
     (b"\xfd7zXZ\x00", "xz-compressed", "name it with .xz at the end or decompress it"),
     (b"\x28\xb5\x2f\xfd", "zstd-compressed", "name it with .zst at the end or decompress it"),
     (b"PAR1", "a Parquet file", "pass format='parquet' (or name it .parquet)"),
@@ -282,8 +294,12 @@ _MAGIC = (
     ),
 )
 _SPREADSHEET_FIX = "save the sheet as CSV UTF-8 (Excel: File > Save As > CSV UTF-8) and read that"
-_SPREADSHEETS = {".xlsx": "an Excel workbook", ".xlsm": "an Excel workbook",
-                 ".xls": "an Excel workbook", ".ods": "an OpenDocument spreadsheet"}
+_SPREADSHEETS = {
+    ".xlsx": "an Excel workbook",
+    ".xlsm": "an Excel workbook",
+    ".xls": "an Excel workbook",
+    ".ods": "an OpenDocument spreadsheet",
+}
 
 
 def _head(path: Path, size: int = 16) -> bytes:
@@ -330,7 +346,7 @@ def _check_magic(path: Path, head: bytes, format: str) -> None:
         if text.startswith(b"["):
             raise ValueError(
                 f"{str(path)!r} holds a JSON array; JSON Lines (jsonl) expects one JSON object per "
-                "line, one line per score ({\"model\": ..., \"item\": ..., \"score\": ...}): "
+                'line, one line per score ({"model": ..., "item": ..., "score": ...}): '
                 "convert it with jq -c '.[]' FILE > FILE.jsonl"
             )
 
@@ -340,9 +356,7 @@ def _unknown_format(path: Path, head: bytes) -> str:
     name = repr(path.name)
     suffix = path.suffix.lower()
     if suffix in _SPREADSHEETS:
-        return (
-            f"{name} is {_SPREADSHEETS[suffix]}, which rankci does not read; {_SPREADSHEET_FIX}"
-        )
+        return f"{name} is {_SPREADSHEETS[suffix]}, which rankci does not read; {_SPREADSHEET_FIX}"
     seen = _looks_like(path, head)
     if seen is not None:
         return f"{name} is {seen[0]}; {seen[1]}"
@@ -394,6 +408,42 @@ def _not_utf8(path: Path, format: str) -> str:
         f"as UTF-8: re-save it as UTF-8 (Excel: Save As > CSV UTF-8; or iconv -f {source} -t "
         f"UTF-8 {path.name} > utf8-{path.name})"
     )
+
+
+class _CsvLines:
+    """The 1-based file line of each data row of a text table, found only when a message asks
+    (a scan with the csv module, as pandas reads the rows: the header first, blank lines
+    skipped, a quoted field may span lines)."""
+
+    def __init__(self, path: Path, delimiter: str, encoding: str) -> None:
+        self.path, self.delimiter, self.encoding = path, delimiter, encoding
+        self.starts: list[int] | None = None
+
+    def __getitem__(self, row: int) -> int:
+        if self.starts is None:
+            starts, previous, header = [], 0, True
+            with _open_text(self.path, self.encoding) as handle:
+                reader = csv.reader(handle, delimiter=self.delimiter)
+                for record in reader:
+                    start, previous = previous + 1, reader.line_num
+                    if not record or (len(record) == 1 and not record[0].strip()):
+                        continue
+                    if header:
+                        header = False
+                        continue
+                    starts.append(start)
+            self.starts = starts
+        return self.starts[row]
+
+
+class _Rows:
+    """File lines of a table's rows after a reshape: ``lines[rows[r]]``."""
+
+    def __init__(self, lines, rows: np.ndarray) -> None:
+        self.lines, self.rows = lines, rows
+
+    def __getitem__(self, row: int) -> int:
+        return self.lines[int(self.rows[row])]
 
 
 def _open_binary(path: Path):
@@ -481,7 +531,7 @@ def _delimiter(lines: list[str], preferred: str) -> str:
 def _read_jsonl(path: Path, encoding: str = "utf-8-sig") -> pd.DataFrame:
     """One JSON object per line; every value keeps its JSON type (no dtype inference). A key
     written twice in one object is an error (``json.loads`` would keep the last silently)."""
-    records = []
+    records, lines = [], []
     with _open_text(path, encoding) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -497,7 +547,10 @@ def _read_jsonl(path: Path, encoding: str = "utf-8-sig") -> pd.DataFrame:
                     '({"model": ..., "item": ..., "score": ...})'
                 )
             records.append(record)
-    return pd.DataFrame(records, dtype=object)
+            lines.append(number)
+    frame = pd.DataFrame(records, dtype=object)
+    frame.attrs["lines"] = np.asarray(lines, dtype=np.int64)
+    return frame
 
 
 def _unique_keys(number: int):
@@ -611,7 +664,13 @@ def _resolve(frame: pd.DataFrame, given: dict, roles: tuple[str, ...]) -> dict:
 
 
 def _read_long(
-    frame: pd.DataFrame, given: dict, bounds, text: bool, decimal_comma: bool, notes: dict
+    frame: pd.DataFrame,
+    given: dict,
+    bounds,
+    text: bool,
+    decimal_comma: bool,
+    notes: dict,
+    lines=None,
 ) -> Scores:
     columns = _resolve(frame, given, ("model", "item", "score", "cluster", "prompt"))
     for role in ("model", "item", "score"):
@@ -632,11 +691,18 @@ def _read_long(
         prompt=columns["prompt"],
         bounds=bounds,
         notes={"layout": "long", "columns": columns, **notes},
+        lines=lines,
     )
 
 
 def _read_wide(
-    frame: pd.DataFrame, given: dict, bounds, text: bool, decimal_comma: bool, notes: dict
+    frame: pd.DataFrame,
+    given: dict,
+    bounds,
+    text: bool,
+    decimal_comma: bool,
+    notes: dict,
+    lines=None,
 ) -> Scores:
     if given.get("model") or given.get("score"):
         raise ValueError(
@@ -657,7 +723,8 @@ def _read_wide(
             if bad.any():
                 row = int(np.flatnonzero(bad.to_numpy())[0])
                 raise ValueError(
-                    f"column {name!r} is not numeric at row {row}: {column.iloc[row]!r}; in wide "
+                    f"column {name!r} is not numeric at {row_place(lines)(row)}: "
+                    f"{column.iloc[row]!r}; in wide "
                     "form every column other than the item, cluster and prompt columns is a model "
                     "(name them with item=, cluster=, prompt=)"
                 )
@@ -668,8 +735,9 @@ def _read_wide(
     if columns["item"] is None:
         frame = frame.assign(item=[f"row{k}" for k in range(len(frame))])
         columns["item"] = "item"
+    frame["__row__"] = np.arange(len(frame))  # each melted row's row of the wide table
     long = frame.melt(
-        id_vars=[c for c in columns.values() if c is not None],
+        id_vars=[c for c in columns.values() if c is not None] + ["__row__"],
         value_vars=model_columns,
         var_name="__model__",
         value_name="__score__",
@@ -685,6 +753,7 @@ def _read_wide(
         prompt=columns["prompt"],
         bounds=bounds,
         notes={"layout": "wide", "columns": columns, "empty_cells": int(empty.sum()), **notes},
+        lines=None if lines is None else _Rows(lines, long["__row__"].to_numpy()),
     )
 
 

@@ -124,7 +124,9 @@ def test_top_k_has_one_rule_in_every_command(board, tmp_path, capsys, command, v
 
 def test_report_checks_the_monitor_flags_in_their_own_words(board, tmp_path, capsys):
     page = tmp_path / "r.html"
-    err = _error(capsys, ["report", str(board), "--monitor", "--look-every", "abc", "-o", str(page)])
+    err = _error(
+        capsys, ["report", str(board), "--monitor", "--look-every", "abc", "-o", str(page)]
+    )
     assert "--look-every must be" in err and "look_every" not in err and not page.exists()
 
 
@@ -218,3 +220,25 @@ def test_the_cluster_filter_states_the_whole_procedures_level_not_the_rankings(t
     # screen at 0.3 * 0.05 = 0.015 and ranking at 0.7 * 0.05 = 0.035: 95 % for both together
     assert text.startswith("With probability at least 95%,") and "96%" not in text
     assert "0.015 + 0.035 = 0.05" in text
+
+
+@pytest.mark.parametrize(
+    "name, text, where",
+    [
+        # header = line 1; a blank line and a quoted field over two lines count as lines
+        ("long.csv", 'model,item,score\na,q1,1\n\n"b\nx",q1,0\na,q2,x\n', "at line 6"),
+        ("dup.csv", "model,item,score\na,q1,1\nb,q1,0\na,q1,1\n", "at lines 2 and 4"),
+        ("wide.csv", "item,m1,m2\nq1,1,0\nq2,1,0\nq2,0,1\n", "at lines 3 and 4"),
+        (
+            "s.jsonl",
+            '{"model":"a","item":"q","score":1}\n\n{"model":"b","item":"q","score":"x"}\n',
+            "at line 3",
+        ),
+    ],
+)
+def test_messages_name_the_1_based_file_line(tmp_path, capsys, name, text, where):
+    path = tmp_path / name
+    path.write_text(text)
+    argv = ["rank", str(path)] + (["--layout", "wide"] if name == "wide.csv" else [])
+    err = _error(capsys, argv)
+    assert where in err and " row " not in err.replace("duplicated rows", "")
