@@ -242,3 +242,43 @@ def test_messages_name_the_1_based_file_line(tmp_path, capsys, name, text, where
     argv = ["rank", str(path)] + (["--layout", "wide"] if name == "wide.csv" else [])
     err = _error(capsys, argv)
     assert where in err and " row " not in err.replace("duplicated rows", "")
+
+
+@pytest.fixture(scope="module")
+def far_apart(tmp_path_factory):
+    """Three models far apart on 20,000 items: their p-values underflow to 0."""
+    import numpy as np
+
+    from rankci.simulate import simulate_scores
+
+    sim = simulate_scores(np.array([4.0, -4.0, 0.0]), 20000, n_clusters=10, rng=2)
+    path = tmp_path_factory.mktemp("far") / "far.csv"
+    sim.scores.to_frame().to_csv(path, index=False)
+    return path
+
+
+def test_an_underflowed_p_value_is_printed_as_a_bound_not_p_0(far_apart, capsys):
+    assert main(["check", str(far_apart), "--claim", "m0 > m1"]) == 0
+    out = capsys.readouterr().out
+    assert "p < 1e-300, Holm-adjusted < 1e-300" in out and "p = 0," not in out
+    assert main(["omnibus", str(far_apart)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("model "))
+    assert row.count("< 1e-300") == 3  # p, p_GG and p_HF of the model row
+
+
+def test_text_tables_shorten_long_names_and_escape_newlines(board, tmp_path, capsys):
+    frame = pd.read_csv(board, dtype={"item": str})
+    long_name, two_lines = "x" * 10_000, "two\nlines"
+    frame["model"] = frame["model"].replace({"m0": long_name, "m1": two_lines})
+    path = tmp_path / "names.csv"
+    frame.to_csv(path, index=False)
+    assert main(["rank", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert len(out) < 3000 and "…" in out and "names longer than 40 characters" in out
+    assert "two\\nlines" in out and "two\nlines" not in out
+    table = out[out.index("model ") :].splitlines()
+    assert all(len(line) < 100 for line in table[:7])
+    assert main(["rank", str(path), "--format", "json"]) == 0
+    names = {row["model"] for row in json.loads(capsys.readouterr().out)["models"]}
+    assert long_name in names and two_lines in names  # JSON keeps the names in full

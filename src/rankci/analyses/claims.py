@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import check_choice, jsonable
+from rankci._base import check_choice, format_pvalue, jsonable
 from rankci.certify.holm import adjust_pvalues, explain_pvalues, plain_pvalues, reject
 from rankci.data import Scores, UnitScores
 from rankci.evidence.pairwise import (
@@ -609,13 +609,13 @@ def _pair_result(claim, support, contra, rows, adjusted, rejected, group, alpha,
     is_supported = all(rejected[i] for i in support)
     is_contradicted = any(rejected[i] for i in contra)
     if claim.kind == "better":
-        tested = f"one-sided test of {a} - {b} <= {claim.margin:g}: p = {p_support:.3g}"
+        tested = f"one-sided test of {a} - {b} <= {claim.margin:g}: p {_p(p_support)}"
     else:
         tested = (
             f"two one-sided tests of {a} - {b} <= -{claim.margin:g} and >= {claim.margin:g}: "
-            f"p = {p_support:.3g} (the larger)"
+            f"p {_p(p_support)} (the larger)"
         )
-    words = f"{head}; {tested}, Holm-adjusted {adj_support:.3g}"
+    words = f"{head}; {tested}, Holm-adjusted {format_pvalue(adj_support)}"
     if is_contradicted and not is_supported:
         result = "contradicted"
         opposite = (
@@ -623,14 +623,14 @@ def _pair_result(claim, support, contra, rows, adjusted, rejected, group, alpha,
             if claim.kind == "better"
             else f"|{a} - {b}| > {claim.margin:g}"
         )
-        words += f"; the opposite, {opposite}, is certified (Holm-adjusted p = {adj_contra:.3g})"
+        words += f"; the opposite, {opposite}, is certified (Holm-adjusted p {_p(adj_contra)})"
     elif is_supported:
         result = "supported"
     else:
         result = "not decided"
         words += (
             f", above alpha = {alpha:g}; the opposite is not certified either "
-            f"(Holm-adjusted p = {adj_contra:.3g})"
+            f"(Holm-adjusted p {_p(adj_contra)})"
         )
     details = {
         "estimate": row["estimate"],
@@ -719,3 +719,9 @@ def check_claims(
         raise ValueError("no claim given: pass at least one claim")
     units = as_scores(data).units(spec.unit, spec.missing)
     return decide_claims([ClaimGroup(units, parsed)], spec=spec)
+
+
+def _p(p: float) -> str:
+    """``= 0.0123`` or ``< 1e-300`` (after "p")."""
+    text = format_pvalue(p)
+    return text if text.startswith("<") else f"= {text}"

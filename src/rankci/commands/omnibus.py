@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci._base import check_alpha
+from rankci._base import check_alpha, format_pvalue
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.output import emit, to_json
@@ -166,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _p(value: float) -> str:
     """A p-value for text output; an underflow to 0 is shown as a bound."""
-    return "< 1e-300" if value == 0 else f"= {value:.4g}"
+    text = format_pvalue(value, ".4g")
+    return text if value == 0 else f"= {text}"
 
 
 def _excluded_line(excluded: dict, n_items: int, prompts: bool) -> str:

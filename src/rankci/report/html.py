@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from rankci._base import format_pvalue
 from rankci.data import Scores
 from rankci.leaderboard import CLUSTER_UNITS, ClusterRankings, rank, rank_by_cluster
 from rankci.method import MethodSpec
@@ -273,7 +274,8 @@ def _cluster_section(cluster_rankings: ClusterRankings) -> Section:
 
 def _p(p: float, equals: str = "") -> str:
     """A p-value for display; underflow to 0 is shown as a bound."""
-    return "< 1e-300" if p == 0 else f"{equals}{p:.3g}"
+    text = format_pvalue(p)
+    return text if p == 0 else f"{equals}{text}"
 
 
 def omnibus_section(scores: Scores, alpha: float = 0.05) -> Section:
