@@ -282,3 +282,26 @@ def test_text_tables_shorten_long_names_and_escape_newlines(board, tmp_path, cap
     assert main(["rank", str(path), "--format", "json"]) == 0
     names = {row["model"] for row in json.loads(capsys.readouterr().out)["models"]}
     assert long_name in names and two_lines in names  # JSON keeps the names in full
+
+
+@pytest.mark.parametrize(
+    "argv, target",
+    [
+        (["rank", "{data}"], "new items like these"),
+        (["rank", "{data}", "--unit", "cluster"], "new clusters like these"),
+        (["rank", "{data}", "--by-cluster"], "new items like these"),
+        (["taubest", "{data}"], "new items like these"),
+        (["scores", "{data}"], "new items like these"),
+        (["check", "{data}", "--claim", "m0 > m4"], "new items like these"),
+        (["benchmarks", "{data}", "--benchmark-col", "cluster"], "new items like these"),
+        (["monitor", "{data}"], "these items"),
+        (["monitor", "{data}", "--sampling", "iid"], "new items like these"),
+    ],
+)
+def test_every_output_states_its_target_in_text_and_json(board, capsys, argv, target):
+    argv = [a.format(data=board) for a in argv]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.count("Target: ") == 1 and f"Target: {target}: every statement is about" in text
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["target"] == target

@@ -13,8 +13,20 @@ from rankci.commands.flags import (
 )
 from rankci.commands.loading import data_format, load_data
 from rankci.commands.method_flags import add_option_arguments, given_options
-from rankci.commands.output import command_record, emit, to_json
-from rankci.commands.tables import display_frame, markdown_table, summary_lines, text_table
+from rankci.commands.output import (
+    command_record,
+    emit,
+    target_sentence,
+    to_json,
+    with_target,
+)
+from rankci.commands.tables import (
+    display_frame,
+    markdown_table,
+    ranking_target,
+    summary_lines,
+    text_table,
+)
 from rankci.formats import LOG_FORMATS
 from rankci.method import TESTS, UNITS
 from rankci.registry import TEST_REGISTRY
@@ -153,8 +165,9 @@ def render(
 ) -> str:
     from rankci.analyses.multibench import OVERALL
 
+    unit = ranking_target(next(iter(result.tables.values())))[0] if result.tables else "item"
     if fmt == "json":
-        return to_json(command_record(result.to_dict(k), args))
+        return to_json(command_record(with_target(result.to_dict(k), unit), args))
     if fmt == "csv":
         return result.to_frame(k).to_csv(index=False)
     table = markdown_table if fmt == "markdown" else text_table
@@ -170,5 +183,5 @@ def render(
     if result.excluded.get("models_not_in_every_benchmark"):
         left = ", ".join(result.excluded["models_not_in_every_benchmark"])
         blocks.append(f"not in the overall table (missing from some benchmark): {left}")
-    blocks.append(result.guarantee)
+    blocks.append(result.guarantee + "\n" + target_sentence(unit))
     return "\n\n".join(blocks)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rankci.commands.flags import add_data_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.output import emit, to_json
+from rankci.commands.output import emit, target_sentence, to_json, with_target
 from rankci.commands.tables import text_table
 from rankci.sequential.spec import (
     BETS,
@@ -180,7 +180,7 @@ def render(
     import pandas as pd
 
     if fmt == "json":
-        payload = result.to_dict()
+        payload = with_target(result.to_dict(), result.config["sampling"])
         if rescaled is not None:
             payload["rescaled_from"] = list(rescaled)
         return to_json(payload, args)
@@ -227,7 +227,8 @@ def render(
     checkpoints = _checkpoints(result.looks)
     if checkpoints:
         lines.append("certified pairs: " + ", ".join(f"{n} at t={t}" for t, n in checkpoints))
-    return "\n".join([*lines, "", text_table(frame), "", result.ranking.guarantee])
+    aim = target_sentence(config["sampling"], "anytime")
+    return "\n".join([*lines, "", text_table(frame), "", result.ranking.guarantee, aim])
 
 
 def _checkpoints(looks: list[dict], count: int = 5) -> list[tuple[int, int]]:

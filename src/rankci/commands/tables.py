@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from rankci._base import format_pvalue
 from rankci.commands.messages import early_stopping_note
-from rankci.commands.output import ranking_json, to_json
+from rankci.commands.output import ranking_json, target_sentence, to_json, with_target
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "display_frame",
     "markdown_table",
+    "ranking_target",
     "render_clusters",
     "render_ranking",
     "summary_lines",
@@ -169,24 +170,38 @@ def summary_lines(ranking: Ranking) -> list[str]:
 
 def render_ranking(ranking: Ranking, fmt: str, k: int | None = None, pairs: bool = False) -> str:
     """A ranking as ``fmt`` (table, json, csv or markdown); ``pairs``: json with the pair list."""
+    unit, flow = ranking_target(ranking)
     if fmt == "json":
-        return ranking_json(ranking.to_dict(k, pairs=pairs))
+        return ranking_json(with_target(ranking.to_dict(k, pairs=pairs), unit))
     if fmt == "csv":
         return ranking.to_frame(k).to_csv(index=False)
     frame = display_frame(ranking, k)
+    aim = target_sentence(unit, flow)
     if fmt == "markdown":
         return "\n\n".join(
-            [" ".join(summary_lines(ranking)), markdown_table(frame), ranking.guarantee]
+            [" ".join(summary_lines(ranking)), markdown_table(frame), ranking.guarantee, aim]
         )
-    return "\n".join([*summary_lines(ranking), "", text_table(frame), "", ranking.guarantee])
+    return "\n".join([*summary_lines(ranking), "", text_table(frame), "", ranking.guarantee, aim])
+
+
+def ranking_target(ranking: Ranking) -> tuple[str, str]:
+    """(unit or sampling model, flow) of a ranking: what its statements are about."""
+    spec = ranking.spec
+    sampling = getattr(spec, "sampling", None)
+    if sampling is not None:
+        return sampling, "anytime"
+    return ranking.procedure.get("unit") or getattr(spec, "unit", None) or "item", "fixed"
 
 
 def render_clusters(
     result: ClusterRankings, fmt: str, k: int | None = None, pairs: bool = False
 ) -> str:
     """Per-cluster rankings (``rankci rank --by-cluster``) as ``fmt``, one block per cluster."""
+    unit = "item"
+    if result.rankings:
+        unit = ranking_target(next(iter(result.rankings.values())))[0]
     if fmt == "json":
-        payload = result.to_dict(k)
+        payload = with_target(result.to_dict(k), unit)
         if pairs:
             payload["clusters"] = {
                 name: ranking.to_dict(k, pairs=True) for name, ranking in result.rankings.items()
@@ -204,4 +219,5 @@ def render_clusters(
         blocks.append(f"cluster {name!r} skipped: {reason}")
     if result.rankings:
         blocks.append(next(iter(result.rankings.values())).guarantee + " (within each cluster)")
+    blocks.append(target_sentence(unit))
     return "\n\n".join(blocks)
