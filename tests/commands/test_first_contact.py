@@ -305,3 +305,30 @@ def test_every_output_states_its_target_in_text_and_json(board, capsys, argv, ta
     assert text.count("Target: ") == 1 and f"Target: {target}: every statement is about" in text
     assert main([*argv, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["target"] == target
+
+
+def test_check_explains_a_verdict_changed_by_the_family_a_rank_claim_grows(tmp_path, capsys):
+    import numpy as np
+
+    from rankci.simulate import simulate_scores
+
+    sim = simulate_scores(np.r_[np.linspace(0.3, -0.3, 34), 0.3], 300, rng=5)
+    path = tmp_path / "many.csv"
+    sim.scores.to_frame().to_csv(path, index=False)
+    claims = ["--claim", "m00 > m33", "--claim", "m00 ~ m34 within 0.15"]
+    main(["check", str(path), *claims])
+    alone = capsys.readouterr().out
+    assert "supported     m00 ~ m34 within 0.15" in alone and "Holm over 6 tests)" in alone
+    main(["check", str(path), *claims, "--claim", "m00 in top 3"])
+    out = capsys.readouterr().out
+    # 35 models: 35 * 34 = 1190 ordered pairs, 2 of them (m00 vs m33 at margin 0) already among
+    # the 6 tests of the pair claims: 6 + 1188 = 1194
+    assert "Holm over 1194 tests: 6 for the pair claims, 1188 for the ordered pairs" in out
+    equivalence = next(line for line in out.splitlines() if "two one-sided tests" in line)
+    assert out.count("not decided   m00 ~ m34 within 0.15") == 1
+    assert "without the rank claims it would be supported" in equivalence
+    assert "the rank claims add 1188 tests to the family, 1194 in all" in equivalence
+    main(["check", str(path), *claims, "--claim", "m00 in top 3", "--format", "json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["details"]["family"]["size"] == payload["family_size"] == 1194
+    assert payload["claims"][1]["without_rank_claims"] == "supported"

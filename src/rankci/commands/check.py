@@ -309,9 +309,17 @@ def _not_shared_lines(shared: dict | None) -> list[str]:
 def _headline(check: ClaimCheck) -> str:
     n = sum(r.supported for r in check.results)
     verdict = "PASS" if check.all_supported else "FAIL"
+    family = check.details.get("family", {})
+    grown = family.get("rank_claim_tests") and family.get("pair_claim_tests")
+    how = (
+        f"Holm over {check.family_size} tests: {family['pair_claim_tests']} for the pair claims, "
+        f"{family['rank_claim_tests']} for the ordered pairs the rank claims read"
+        if grown
+        else f"Holm over {check.family_size} tests"
+    )
     return (
         f"rankci check {verdict}: {n} of {len(check.results)} claims supported "
-        f"(alpha = {check.alpha:g}, Holm over {check.family_size} tests)"
+        f"(alpha = {check.alpha:g}, {how})"
     )
 
 
