@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -444,7 +445,7 @@ def rank_by_cluster(
         if absent:
             subset = subset.subset(models=present)
         try:
-            ranking = _rank_with(subset, spec, rng)
+            ranking = _in_cluster(cluster, lambda subset=subset: _rank_with(subset, spec, rng))
         except InsufficientDataError as error:
             skipped[cluster] = str(error)
             continue
@@ -453,6 +454,17 @@ def rank_by_cluster(
             ranking = replace(ranking, excluded=excluded)
         rankings[cluster] = ranking
     return ClusterRankings(rankings=rankings, skipped=skipped, alpha=spec.alpha, spec=spec)
+
+
+def _in_cluster(cluster: str, compute: Any) -> Any:
+    """``compute()`` with every warning it gives re-issued naming the cluster it is about
+    (``cluster 'algebra': nothing is certified ...``), in its category."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compute()
+    for record in caught:
+        warnings.warn(f"cluster {cluster!r}: {record.message}", record.category, stacklevel=3)
+    return result
 
 
 def informative_clusters(

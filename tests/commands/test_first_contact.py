@@ -332,3 +332,23 @@ def test_check_explains_a_verdict_changed_by_the_family_a_rank_claim_grows(tmp_p
     payload = json.loads(capsys.readouterr().out)
     assert payload["details"]["family"]["size"] == payload["family_size"] == 1194
     assert payload["claims"][1]["without_rank_claims"] == "supported"
+
+
+def test_report_warnings_about_one_cluster_name_it(tmp_path, capsys):
+    import numpy as np
+
+    from rankci.simulate import simulate_scores
+
+    sim = simulate_scores(np.linspace(0.2, -0.2, 4), 60, n_clusters=3, rng=1)
+    path = tmp_path / "weak.csv"
+    sim.scores.to_frame().to_csv(path, index=False)
+    page = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(page), "--no-omnibus"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning:" in line]
+    about_clusters = [line for line in warned if "with 20 item units" in line]  # 60 items / 3
+    assert len(about_clusters) == 3
+    assert [line.split(":")[2].strip() for line in about_clusters] == [
+        "cluster 'c0'",
+        "cluster 'c1'",
+        "cluster 'c2'",
+    ]
