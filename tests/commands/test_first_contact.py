@@ -352,3 +352,34 @@ def test_report_warnings_about_one_cluster_name_it(tmp_path, capsys):
         "cluster 'c1'",
         "cluster 'c2'",
     ]
+
+
+def test_the_served_page_of_a_finished_board_says_so_not_next_look_at_none(tmp_path):
+    import time
+
+    import numpy as np
+    from service_server import running
+
+    models, items = ["a", "b", "c"], [f"q{i}" for i in range(12)]
+    x = (np.random.default_rng(0).random((12, 3)) < [0.9, 0.5, 0.2]).astype(float)
+    with running(str(tmp_path / "boards.sqlite"), tmp_path / "server.log") as server:
+        api = server.client()
+        body = {"benchmark": "bench", "run": "r1", "models": models, "items": items}
+        status, created = api.post("/api/boards", body)
+        assert status == 201, created
+        board, token = created["board"]["id"], created["write_token"]
+        scores = [
+            {"model": m, "item": q, "score": float(x[i, j])}
+            for i, q in enumerate(items)
+            for j, m in enumerate(models)
+        ]
+        status, posted = api.post(f"/api/boards/{board}/scores", {"scores": scores}, token)
+        assert status in (200, 201), posted
+        deadline, page = time.monotonic() + 60, ""
+        while time.monotonic() < deadline and "items consumed" not in page:
+            status, fragment = api.get(f"/boards/{board}/fragment")
+            page = fragment.get("html", "") if status == 200 else ""
+            time.sleep(0.2)
+        api.close()
+    assert "12 of 12" in page and "no further look: the board is finished" in page
+    assert "None" not in page
