@@ -323,6 +323,41 @@ class Scores:
         parts.append(f"{self.n_rows} scores")
         return f"Scores({', '.join(parts)})"
 
+    #: the most models :meth:`_repr_html_` lists (the best by mean score, then a count)
+    HTML_ROWS = 30
+
+    def _repr_html_(self) -> str:
+        """The notebook view: what was read, and each model's mean score, scored items and
+        unscored items (best first; at most :attr:`HTML_ROWS` rows), and what was excluded."""
+        import html
+
+        counts = np.bincount(self.model_code, minlength=self.n_models)
+        sums = np.bincount(self.model_code, weights=self.score, minlength=self.n_models)
+        means = sums / np.maximum(counts, 1)
+        order = np.lexsort((np.arange(self.n_models), -means))
+        n_obs = self.n_items * (1 if self.prompts is None else len(self.prompts))
+        rows = "".join(
+            f"<tr><td>{html.escape(self.models[j])}</td><td>{means[j]:.4f}</td>"
+            f"<td>{int(counts[j])}</td><td>{max(n_obs - int(counts[j]), 0)}</td></tr>"
+            for j in order[: self.HTML_ROWS]
+        )
+        more = self.n_models - min(self.n_models, self.HTML_ROWS)
+        if more:
+            rows += f'<tr><td colspan="4">... and {more} more models</td></tr>'
+        excluded = self.notes.get("excluded", {})
+        note = "; ".join(
+            f"{record.get('rows')} rows excluded ({record.get('reason')})"
+            for record in excluded.values()
+            if isinstance(record, dict)
+        )
+        return (
+            f"<div><p><b>{html.escape(repr(self))}</b></p>"
+            "<table><thead><tr><th>model</th><th>mean score</th><th>scores</th>"
+            f"<th>not scored</th></tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<p><small>{html.escape(note)}</small></p>" if note else "")
+            + "</div>"
+        )
+
     def to_frame(self) -> pd.DataFrame:
         """The long table: model, item, [cluster], [prompt], score."""
         out = {
