@@ -383,3 +383,23 @@ def test_the_served_page_of_a_finished_board_says_so_not_next_look_at_none(tmp_p
         api.close()
     assert "12 of 12" in page and "no further look: the board is finished" in page
     assert "None" not in page
+
+
+@pytest.mark.parametrize(
+    "method, header",
+    [("anova", "model    mean"), ("friedman", "model  mean_rank"), ("mixed", "model  emmean")],
+)
+def test_omnibus_lists_models_best_first_not_alphabetically(
+    board, tmp_path, capsys, method, header
+):
+    frame = pd.read_csv(board, dtype={"item": str})
+    names = {"m0": "zeta", "m1": "alpha", "m2": "mu", "m3": "beta", "m4": "omega"}
+    frame["model"] = frame["model"].map(names)
+    path = tmp_path / "named.csv"
+    frame.to_csv(path, index=False)
+    best_first = frame.groupby("model")["score"].mean().sort_values(ascending=False).index.tolist()
+    assert best_first != sorted(best_first)
+    assert main(["omnibus", str(path), "--method", method]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index(header) :].splitlines()[2:7]
+    assert [line.split()[0] for line in block] == best_first

@@ -170,6 +170,12 @@ def _p(value: float) -> str:
     return text if value == 0 else f"= {text}"
 
 
+def _by_score(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """A per-model table best first (by ``column``, descending; ties by name), as every rank
+    table of rankci is; the JSON keeps the models' own order."""
+    return frame.sort_values([column, "model"], ascending=[False, True], kind="stable")
+
+
 def _excluded_line(excluded: dict, n_items: int, prompts: bool) -> str:
     dropped = excluded.get("observations_excluded", 0)
     if not dropped:
@@ -199,7 +205,9 @@ def _anova_text(r, prompts: bool) -> str:
         "",
         text_table(r.to_frame(), ".6g"),
         "",
-        text_table(pd.DataFrame({"model": r.models, "mean": r.means, "se": r.se})),
+        text_table(
+            _by_score(pd.DataFrame({"model": r.models, "mean": r.means, "se": r.se}), "mean")
+        ),
     ]
     return "\n".join(lines)
 
@@ -212,7 +220,7 @@ def _friedman_text(r, prompts: bool) -> str:
         f"Iman-Davenport F({r.id_df_num:g}, {r.id_df_den:g}) = {r.iman_davenport:.4f}, "
         f"p {_p(r.p_iman_davenport)}",
         "",
-        text_table(r.to_frame()),
+        text_table(_by_score(r.to_frame(), "mean_rank")),  # rank 1 = the lowest score per item
     ]
     return "\n".join(lines)
 
@@ -305,7 +313,7 @@ def _mixed_text(model, ranking, full: bool = False) -> str:
         + (f" (scaled by {t['scale']:.6g})" if "scale" in t else ""),
         "",
         "Estimated marginal means",
-        text_table(model.to_frame("emmeans")),
+        text_table(_by_score(model.to_frame("emmeans"), "emmean")),
         "",
         "Pairwise contrasts (Holm and Bonferroni: exact family-wise error; Tukey: approximate "
         "under a mixed model or unbalanced data)",
