@@ -403,3 +403,10 @@ def test_omnibus_lists_models_best_first_not_alphabetically(
     out = capsys.readouterr().out
     block = out[out.index(header) :].splitlines()[2:7]
     assert [line.split()[0] for line in block] == best_first
+
+
+def test_the_report_page_states_its_target(board, tmp_path):
+    page = tmp_path / "r.html"
+    assert main(["report", str(board), "-o", str(page), "--no-omnibus", "--no-clusters"]) == 0
+    head = page.read_text().split('<p class="guarantee">', 1)[1].split("</p>", 1)[0]
+    assert "Target: new items like these: every statement is about" in head

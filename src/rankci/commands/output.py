@@ -9,6 +9,8 @@ import json
 import os
 import sys
 
+from rankci.targets import target, target_sentence
+
 __all__ = [
     "check_output_paths",
     "command_record",
@@ -111,54 +113,6 @@ def command_record(payload: dict, args: argparse.Namespace) -> dict:
     return {**payload, "spec": record}
 
 
-#: what the statements of an output are about: by the unit of analysis of the fixed-sample flow,
-#: or by the sampling model of the anytime-valid monitor (finite: the N items at hand)
-TARGETS = {
-    "item": "new items like these",
-    "cluster": "new clusters like these",
-    "prompt": "new prompt variants like these",
-    "observation": "these items",
-    "finite": "these items",
-    "iid": "new items like these",
-}
-
-_TARGET_WORDS = {
-    "new items like these": "each model's expected score on items drawn as these were, not only "
-    "its mean over these items",
-    "new clusters like these": "each model's expected score on new clusters drawn as these "
-    "were (each cluster weighing the same)",
-    "new prompt variants like these": "each model's expected score on new prompt variants drawn "
-    "as these were",
-    "these items": "each model's mean over exactly these items, the benchmark as it is; nothing "
-    "is said about new items",
-}
-
-
-def target(unit_or_sampling: str) -> str:
-    """What an output's statements are about: ``"new items like these"``, ``"these items"``, ...
-    (the ``"target"`` of its JSON)."""
-    return TARGETS.get(unit_or_sampling, TARGETS["item"])
-
-
-def target_sentence(unit_or_sampling: str, flow: str = "fixed") -> str:
-    """The one sentence of a text output that states its target, and, for the two flows'
-    defaults, how the other flow's target differs (the monitor's default targets these items,
-    ``rank`` new items like these: on one board they can certify very different amounts)."""
-    name = target(unit_or_sampling)
-    text = f"Target: {name}: every statement is about {_TARGET_WORDS[name]}"
-    if flow == "fixed" and name == "new items like these":
-        text += (
-            " (rankci monitor, by default, targets these items, a narrower question on which it "
-            "can certify more)"
-        )
-    elif flow == "anytime" and name == "these items":
-        text += (
-            " (rankci rank targets new items like these, a wider question on which it certifies "
-            "less)"
-        )
-    return text + "."
-
-
 def with_target(payload: dict, unit_or_sampling: str) -> dict:
-    """The payload with its ``"target"`` (first after the method's own keys)."""
+    """The payload with its ``"target"`` (:func:`rankci.targets.target`)."""
     return {**payload, "target": target(unit_or_sampling)}

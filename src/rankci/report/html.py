@@ -26,6 +26,7 @@ from rankci.leaderboard import CLUSTER_UNITS, ClusterRankings, rank, rank_by_clu
 from rankci.method import MethodSpec
 from rankci.ranking import Ranking
 from rankci.report import plots
+from rankci.targets import target_sentence
 
 __all__ = ["Section", "build_report", "write_report", "figure_html", "table_html"]
 
@@ -591,10 +592,18 @@ def build_report(
         f'<p class="meta">{scores.n_models} models · {scores.n_items} items · made by rankci '
         f"{__version__} on {stamp}</p>"
         '<p class="guarantee"><b>What this page guarantees.</b> '
-        f"{html.escape(ranking.guarantee)}</p>"
+        f"{html.escape(ranking.guarantee)} {html.escape(_target(ranking))}</p>"
         f"<nav>{nav}</nav></header><main>{body}</main>"
         f"<script>{_asset('report.js')}</script></body></html>\n"
     )
+
+
+def _target(ranking: Ranking) -> str:
+    """The page's target sentence (:func:`rankci.targets.target_sentence`)."""
+    sampling = getattr(ranking.spec, "sampling", None)
+    if sampling is not None:
+        return target_sentence(sampling, "anytime")
+    return target_sentence(ranking.procedure.get("unit") or "item")
 
 
 def write_report(scores: Scores, path: str | os.PathLike, **options) -> Path:
