@@ -21,6 +21,7 @@ TARGETS = {
     "observation": "these items",
     "finite": "these items",
     "iid": "new items like these",
+    "mixed": "new clusters and items like these",
 }
 
 _TARGET_WORDS = {
@@ -30,6 +31,8 @@ _TARGET_WORDS = {
     "were (each cluster weighing the same)",
     "new prompt variants like these": "each model's expected score on new prompt variants drawn "
     "as these were",
+    "new clusters and items like these": "each model's expected score on new clusters, and new "
+    "items within them, drawn as these were (the mixed model's random effects)",
     "these items": "each model's mean over exactly these items, the benchmark as it is; nothing "
     "is said about new items",
 }

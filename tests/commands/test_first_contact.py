@@ -296,6 +296,8 @@ def test_text_tables_shorten_long_names_and_escape_newlines(board, tmp_path, cap
         (["benchmarks", "{data}", "--benchmark-col", "cluster"], "new items like these"),
         (["monitor", "{data}"], "these items"),
         (["monitor", "{data}", "--sampling", "iid"], "new items like these"),
+        (["omnibus", "{data}"], "new items like these"),
+        (["omnibus", "{data}", "--method", "mixed"], "new clusters and items like these"),
     ],
 )
 def test_every_output_states_its_target_in_text_and_json(board, capsys, argv, target):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rankci._base import check_alpha, format_pvalue
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.output import emit, to_json
+from rankci.commands.output import emit, target, target_sentence, to_json
 from rankci.commands.tables import text_table
 from rankci.method import COVERAGES
 
@@ -151,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
             )
     if posthoc is not None:
         parts.append(("posthoc", posthoc.to_dict, lambda: _posthoc_text(posthoc, args.full_table)))
+    # the items are random subjects (RM-ANOVA, Friedman); the mixed model's random effects
+    aim = "item" if args.method != "mixed" or args.random == "item" else "mixed"
     if as_json:
         payload: dict = {}
         for key, to_dict, _ in parts:
@@ -158,8 +160,10 @@ def run(args: argparse.Namespace) -> int:
                 payload.update(to_dict())
             else:
                 payload[key] = to_dict()
+        payload["target"] = target(aim)
     else:
         text = "\n\n".join(to_text() for _, _, to_text in parts if to_text is not None)
+        text += "\n\n" + target_sentence(aim)
     emit(to_json(payload, args) if as_json else text, args)
     return 0
 
