@@ -167,7 +167,24 @@ def test_unknown_options_and_unreadable_files(tmp_path, long_frame):
         rankci.read_scores(weird)
     broken = tmp_path / "broken.parquet"
     broken.write_text("not parquet")
-    with pytest.raises(ValueError, match=r"could not read"):
+    with pytest.raises(ValueError, match=r"broken.parquet' is text, not Parquet"):
         rankci.read_scores(broken)
     with pytest.raises(ValueError, match=r"no score column found"):
         rankci.read_scores(long_frame.rename(columns={"score": "points"}), layout="long")
+
+
+def test_scores_show_in_a_notebook_as_a_table_best_first(long_frame):
+    frame = long_frame.replace({"model": {"a": "<a&b>"}})
+    frame = pd.concat(
+        [frame, pd.DataFrame({"model": ["d"], "item": ["q1"], "score": [1], "subject": ["s1"]})]
+    )
+    page = rankci.read_scores(frame)._repr_html_()
+    means = frame.groupby("model")["score"].mean().sort_values(ascending=False, kind="stable")
+    rows = page.split("<tbody>")[1].split("</tbody>")[0].split("</tr>")[:-1]
+    import html
+
+    expected = [f"<tr><td>{html.escape(m)}</td><td>{v:.4f}</td>" for m, v in means.items()]
+    assert [row[: len(e)] for row, e in zip(rows, expected)] == expected
+    assert "&lt;a&amp;b&gt;" in page and "<a&b>" not in page
+    (d_row,) = [row for row in rows if row.startswith("<tr><td>d</td>")]
+    assert d_row.endswith("<td>1</td><td>2</td>")  # d: 1 score, 2 of the 3 items not scored

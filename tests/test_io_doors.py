@@ -191,7 +191,7 @@ def test_decimal_commas_are_read_in_semicolon_files(tmp_path):
 def test_decimal_commas_elsewhere_are_refused_with_a_hint(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text('model,item,score\na,q1,"0,5"\na,q2,1\nb,q1,0\nb,q2,1\n')
-    with pytest.raises(ValueError, match=r"not numeric at row 0.*'0,5'.*decimal comma"):
+    with pytest.raises(ValueError, match=r"not numeric at line 2.*'0,5'.*decimal comma"):
         rankci.read_scores(path)
 
 

@@ -76,7 +76,7 @@ def test_filter_and_cluster_errors():
     )
     with pytest.raises(ValueError, match="alpha_split"):
         rankci.rank(clustered, filter_uninformative=True, alpha_split=(0.5, 0.6))
-    with pytest.raises(ValueError, match="unknown unit 'cluster'"):
+    with pytest.raises(ValueError, match="within each cluster, where one cluster cannot be the"):
         rankci.rank_by_cluster(clustered, unit="cluster")
     with pytest.raises(ValueError, match="unknown coverage"):
         rankci.rank(clustered, coverage="joint")

@@ -49,3 +49,37 @@ def test_the_bar_is_tqdm(monkeypatch):
         assert bar.done == 3
     with Progress(3, "work", stream=io.StringIO()) as bar:
         assert bar._bar is None  # not a terminal, not a notebook: no tqdm at all
+
+
+def test_a_notebook_without_ipywidgets_gets_a_text_bar_not_tqdms_iprogress_warning(
+    tmp_path, monkeypatch
+):
+    """In a real Jupyter kernel (nbclient), without ipywidgets, the bar is tqdm's text bar:
+    tqdm.auto would warn "IProgress not found" in every notebook output."""
+    import importlib.util
+
+    import pytest
+
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    assert importlib.util.find_spec("ipywidgets") is None  # the case of the issue
+    monkeypatch.setenv("RANKCI_PROGRESS", "1")
+    source = (
+        "from rankci._progress import Progress\n"
+        "with Progress(50, 'work') as bar:\n"
+        "    for _ in range(50):\n"
+        "        bar.update()\n"
+        "print('done')"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()
+    outputs = notebook.cells[0]["outputs"]
+    text = "".join(o.get("text", "") for o in outputs if o["output_type"] == "stream")
+    assert "done" in text and "50/50" in text  # the bar was drawn, as text
+    assert "IProgress" not in text and not [o for o in outputs if o["output_type"] == "error"]

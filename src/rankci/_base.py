@@ -109,6 +109,18 @@ def as_generator(rng: object) -> np.random.Generator:
     )
 
 
+def format_pvalue(p: float, spec: str = ".3g") -> str:
+    """A p-value as text: ``< 1e-300`` for an underflow to 0 (no p-value is exactly 0), else the
+    number formatted by ``spec``.
+
+    Examples
+    --------
+    >>> format_pvalue(0.0), format_pvalue(0.01234)
+    ('< 1e-300', '0.0123')
+    """
+    return "< 1e-300" if p == 0 else format(float(p), spec)
+
+
 class RankciWarning(UserWarning):
     """A result is valid but weaker than it could be (for example too few resamples)."""
 

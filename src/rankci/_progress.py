@@ -1,7 +1,8 @@
 """Progress bars for long work (resampling, replays, validation), drawn by ``tqdm.auto``.
 
-``tqdm.auto`` draws a text bar on a terminal and a widget in a Jupyter notebook (a text bar when
-ipywidgets is not installed). rankci decides whether to draw at all: on standard error only when
+``tqdm.auto`` draws a text bar on a terminal and a widget in a Jupyter notebook; without
+ipywidgets rankci draws tqdm's text bar there itself (``tqdm.auto`` would warn "IProgress not
+found" in every notebook). rankci decides whether to draw at all: on standard error only when
 that is a terminal or the code runs in a notebook kernel, so logs, pipes and CI output stay clean;
 ``RANKCI_PROGRESS=0`` turns it off, ``RANKCI_PROGRESS=1`` forces it on.
 
@@ -49,7 +50,7 @@ class Progress:
         self.done = 0
         self._bar = None
         if self.enabled:
-            if _is_terminal(self.stream) or not _in_notebook():
+            if _is_terminal(self.stream) or not _in_notebook() or not _has_widgets():
                 from tqdm import tqdm  # the text bar on the given stream
             else:
                 from tqdm.auto import tqdm  # a widget in a notebook
@@ -111,3 +112,11 @@ def _in_notebook() -> bool:
         return type(shell.get_ipython()).__name__ == "ZMQInteractiveShell"
     except Exception:  # noqa: BLE001 - any failure means "not a notebook"
         return False
+
+
+def _has_widgets() -> bool:
+    """Whether ipywidgets can be imported: tqdm's notebook widget needs it, and without it
+    ``tqdm.auto`` warns "IProgress not found" in every notebook (the text bar is drawn then)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None

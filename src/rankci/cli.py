@@ -10,6 +10,7 @@ needs when it runs.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -17,11 +18,29 @@ from collections.abc import Sequence
 __all__ = ["main", "build_parser"]
 
 
+#: what argparse must read as a (negative) number, not as a flag: -1, -.5, -1e3, -inf, -infinity
+_NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?)$"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, reading ``-inf`` and ``-1e3`` as values (``--bounds -inf inf``), not as flags.
+
+    argparse's own test for a negative number knows only ``-1`` and ``-1.5``; every subcommand's
+    parser is of this class too (``add_subparsers`` makes its children of the parent's class).
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
+
 def build_parser() -> argparse.ArgumentParser:
     from rankci._version import __version__
     from rankci.commands import COMMANDS
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rankci",
         description="How much of a model leaderboard do your data support? Rank intervals, "
         "top-k sets and tiers with stated guarantees.",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,6 +150,7 @@ class Scores:
         prompt: str | None = None,
         bounds: tuple[float, float] | None = (0.0, 1.0),
         notes: dict | None = None,
+        lines: Sequence[int] | None = None,
     ) -> Scores:
         """Validate a long table (one row per model, item and prompt) into Scores.
 
@@ -162,6 +163,10 @@ class Scores:
         bounds : (float, float) or None
             Scores outside ``[lo, hi]`` are an error; None accepts any finite score. rankci's
             guarantees for bounded scores (the anytime-valid monitor) need ``(0, 1)``.
+        lines : sequence of int, optional
+            The 1-based line of each row in the file it was read from (``lines[r]`` for row r,
+            looked up only to word an error): messages then say ``line L``. Without it they say
+            ``row r``, the row's position in ``frame`` counted from 0.
 
         Raises
         ------
@@ -182,18 +187,19 @@ class Scores:
         if len(frame) == 0:
             raise ValueError("the table has no rows")
         frame = frame.reset_index(drop=True)
+        place = row_place(lines)
 
-        model_code, models = _factorize(frame[model], model, "model")
-        item_code, items = _factorize(frame[item], item, "item")
+        model_code, models = _factorize(frame[model], model, "model", place=place)
+        item_code, items = _factorize(frame[item], item, "item", place=place)
         prompt_code, prompts = (None, None)
         if prompt is not None:
-            prompt_code, prompts = _factorize(frame[prompt], prompt, "prompt")
-        values = _numeric_scores(frame, score, model, item, bounds)
+            prompt_code, prompts = _factorize(frame[prompt], prompt, "prompt", place=place)
+        values = _numeric_scores(frame, score, model, item, bounds, place)
 
         n_prompts = 1 if prompts is None else len(prompts)
         key = item_code.astype(np.int64) * n_prompts + (0 if prompt_code is None else prompt_code)
         key = key * len(models) + model_code
-        _refuse_duplicates(frame, key, model, item, prompt)
+        _refuse_duplicates(frame, key, model, item, prompt, place)
 
         if len(models) < 2:
             raise ValueError(
@@ -203,9 +209,9 @@ class Scores:
 
         clusters, item_cluster = None, None
         if cluster is not None:
-            cluster_code, clusters = _factorize(frame[cluster], cluster, "cluster")
+            cluster_code, clusters = _factorize(frame[cluster], cluster, "cluster", place=place)
             item_cluster = _nest_items(
-                frame, item_code, cluster_code, items, clusters, item, cluster
+                frame, item_code, cluster_code, items, clusters, item, cluster, place
             )
 
         notes = dict(notes or {})
@@ -317,6 +323,41 @@ class Scores:
             parts.append(f"{len(self.prompts)} prompts")
         parts.append(f"{self.n_rows} scores")
         return f"Scores({', '.join(parts)})"
+
+    #: the most models :meth:`_repr_html_` lists (the best by mean score, then a count)
+    HTML_ROWS = 30
+
+    def _repr_html_(self) -> str:
+        """The notebook view: what was read, and each model's mean score, scored items and
+        unscored items (best first; at most :attr:`HTML_ROWS` rows), and what was excluded."""
+        import html
+
+        counts = np.bincount(self.model_code, minlength=self.n_models)
+        sums = np.bincount(self.model_code, weights=self.score, minlength=self.n_models)
+        means = sums / np.maximum(counts, 1)
+        order = np.lexsort((np.arange(self.n_models), -means))
+        n_obs = self.n_items * (1 if self.prompts is None else len(self.prompts))
+        rows = "".join(
+            f"<tr><td>{html.escape(self.models[j])}</td><td>{means[j]:.4f}</td>"
+            f"<td>{int(counts[j])}</td><td>{max(n_obs - int(counts[j]), 0)}</td></tr>"
+            for j in order[: self.HTML_ROWS]
+        )
+        more = self.n_models - min(self.n_models, self.HTML_ROWS)
+        if more:
+            rows += f'<tr><td colspan="4">... and {more} more models</td></tr>'
+        excluded = self.notes.get("excluded", {})
+        note = "; ".join(
+            f"{record.get('rows')} rows excluded ({record.get('reason')})"
+            for record in excluded.values()
+            if isinstance(record, dict)
+        )
+        return (
+            f"<div><p><b>{html.escape(repr(self))}</b></p>"
+            "<table><thead><tr><th>model</th><th>mean score</th><th>scores</th>"
+            f"<th>not scored</th></tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<p><small>{html.escape(note)}</small></p>" if note else "")
+            + "</div>"
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The long table: model, item, [cluster], [prompt], score."""
@@ -648,8 +689,28 @@ def _mean_by_unit(matrix: np.ndarray, unit_of_obs: np.ndarray, n_units: int) -> 
     return means.reshape(n_units, n_models)
 
 
+def row_place(lines: Sequence[int] | None = None) -> Callable[[int], str]:
+    """How a message names row r of a table: ``line L`` (its 1-based line in the file it was
+    read from, ``lines[r]``) or, without ``lines``, ``row r`` (its position, from 0).
+
+    Examples
+    --------
+    >>> row_place()(0), row_place([2, 3, 5])(2)
+    ('row 0', 'line 5')
+    """
+    if lines is None:
+        return lambda row: f"row {row}"
+    return lambda row: f"line {int(lines[row])}"
+
+
+_BY_ROW = row_place()  # the default of the validators: "row r"
+
+
 def _factorize(
-    column: pd.Series, name: str, role: str | None = None
+    column: pd.Series,
+    name: str,
+    role: str | None = None,
+    place: Callable[[int], str] = _BY_ROW,
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     """Integer codes and sorted string labels of a label column; empty labels are an error.
 
@@ -662,7 +723,7 @@ def _factorize(
     null = column.isna().to_numpy()
     if null.any():
         row = int(np.flatnonzero(null)[0])
-        raise ValueError(f"column {name!r} is empty at row {row}; every row needs a {name}")
+        raise ValueError(f"column {name!r} is empty at {place(row)}; every row needs a {name}")
     codes, uniques = pd.factorize(column, sort=False)
     floats = [u for u in uniques if isinstance(u, (float, np.floating))]
     if floats:
@@ -677,7 +738,7 @@ def _factorize(
     blank = np.flatnonzero([lab.strip() == "" for lab in labels])
     if blank.size:
         row = int(np.flatnonzero(codes == blank[0])[0])
-        raise ValueError(f"column {name!r} is blank at row {row}; every row needs a {name}")
+        raise ValueError(f"column {name!r} is blank at {place(row)}; every row needs a {name}")
     sorted_labels, remap = np.unique(labels, return_inverse=True)
     result = tuple(str(s) for s in sorted_labels)
     if role is not None:
@@ -753,12 +814,13 @@ def _numeric_scores(
     model: str,
     item: str,
     bounds: tuple[float, float] | None,
+    place: Callable[[int], str] = _BY_ROW,
 ) -> np.ndarray:
     raw = frame[score]
 
     def where(row: int) -> str:
         who, what = str(frame[model].iloc[row]), str(frame[item].iloc[row])
-        return f"row {row} (model {who!r}, item {what!r})"
+        return f"{place(row)} (model {who!r}, item {what!r})"
 
     if pd.api.types.is_bool_dtype(raw):
         values = raw.astype(float).to_numpy()
@@ -801,7 +863,12 @@ def _numeric_scores(
 
 
 def _refuse_duplicates(
-    frame: pd.DataFrame, key: np.ndarray, model: str, item: str, prompt: str | None
+    frame: pd.DataFrame,
+    key: np.ndarray,
+    model: str,
+    item: str,
+    prompt: str | None,
+    place: Callable[[int], str] = _BY_ROW,
 ) -> None:
     order = np.argsort(key, kind="stable")
     repeated = np.flatnonzero(key[order][1:] == key[order][:-1])
@@ -809,11 +876,12 @@ def _refuse_duplicates(
         return
     first, second = int(order[repeated[0]]), int(order[repeated[0] + 1])
     first, second = min(first, second), max(first, second)
+    places = place(first).split()
     what = f"model {str(frame[model].iloc[first])!r}, item {str(frame[item].iloc[first])!r}"
     if prompt is not None:
         what += f", prompt {str(frame[prompt].iloc[first])!r}"
     raise ValueError(
-        f"duplicated score for ({what}) at rows {first} and {second} "
+        f"duplicated score for ({what}) at {places[0]}s {places[1]} and {place(second).split()[1]} "
         f"({repeated.size} duplicated rows in all); each (model, item"
         f"{', prompt' if prompt is not None else ''}) needs exactly one score"
         + ("" if prompt is not None else "; if these are prompt variants, name the prompt column")
@@ -828,6 +896,7 @@ def _nest_items(
     clusters: tuple[str, ...],
     item: str,
     cluster: str,
+    place: Callable[[int], str] = _BY_ROW,
 ) -> np.ndarray:
     """Each item's cluster code; an item seen in two clusters is an error."""
     item_cluster = np.full(len(items), -1, dtype=np.int32)
@@ -838,7 +907,7 @@ def _nest_items(
         i = item_code[row]
         raise ValueError(
             f"item {items[i]!r} is in two clusters ({clusters[item_cluster[i]]!r} and "
-            f"{clusters[cluster_code[row]]!r}, row {row}); items must be nested in the "
+            f"{clusters[cluster_code[row]]!r}, {place(row)}); items must be nested in the "
             f"{cluster!r} column"
         )
     return item_cluster

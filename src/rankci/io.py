@@ -15,6 +15,14 @@ same table give identical :class:`~rankci.data.Scores`):
   ``"2.0"`` and ``3e2`` written as a JSON number as ``"300.0"``; write ids as strings to keep them.
 * **Spellings.** Names that differ only by surrounding whitespace (``m1`` and ``m1 ``) are an
   error naming both; model, cluster or prompt names that differ only by case warn.
+* **Encoding and what a file is.** Text files are UTF-8 (with or without a byte-order mark);
+  UTF-16 and UTF-32 files with their byte-order mark are decoded (``notes["encoding"]``). A file
+  in another encoding is an error naming the first bad byte, its line and a likely encoding, with
+  the fix. A file whose first bytes say it is something else (gzip, bzip2, xz or zstd data under a
+  ``.csv`` name, Parquet, an Excel workbook, a JSON array under ``.jsonl``) is an error saying what
+  it is and what to do.
+* **Column names are unique.** A header (or a JSON object, or a DataFrame) naming one column
+  twice is an error naming the column and both positions.
 * **Delimiter.** For text files the delimiter (comma, tab or semicolon) is detected from the first
   lines, whatever the extension (``.csv``, ``.tsv``, ``.txt``).
 * **Decimal commas** (``0,5``) are read in ';'-separated files, the spreadsheet convention where
@@ -41,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from rankci._base import check_choice
-from rankci.data import Scores, check_spellings
+from rankci.data import Scores, check_spellings, row_place
 
 __all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
 
@@ -144,22 +152,29 @@ def read_scores(
     check_choice("layout", layout, LAYOUTS)
     check_choice("format", format, FORMATS)
     text: dict | None = None  # how a text file was read (delimiter, decimal commas)
+    lines = None  # the 1-based file line of each row (text files and JSON Lines), for messages
     if isinstance(source, pd.DataFrame):
         frame = source
     else:
         frame, text = read_table_text(Path(source), format)
+        if text is not None:
+            text = dict(text)
+            lines = text.pop("lines", None)
+            text = text or None
     if frame.empty:
         raise ValueError("the table has no rows")
+    _refuse_duplicate_columns(list(frame.columns), "the table")
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     given = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
-    decimal_comma = bool(text and text["delimiter"] == ";")
+    decimal_comma = bool(text and text.get("delimiter") == ";")
     if layout == "auto":
-        layout = _layout(frame, given, decimal_comma if text else None)
-    notes = {} if text is None else {"delimiter": text["delimiter"]}
+        layout = _layout(frame, given, decimal_comma if text and "delimiter" in text else None)
+    notes = {} if text is None else dict(text)  # the delimiter, and a non-UTF-8 encoding
+    is_text = text is not None and "delimiter" in text
     if layout == "long":
-        return _read_long(frame, given, bounds, text is not None, decimal_comma, notes)
-    return _read_wide(frame, given, bounds, text is not None, decimal_comma, notes)
+        return _read_long(frame, given, bounds, is_text, decimal_comma, notes, lines)
+    return _read_wide(frame, given, bounds, is_text, decimal_comma, notes, lines)
 
 
 def read_table(path: Path, format: str) -> pd.DataFrame:
@@ -215,58 +230,241 @@ def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     if path.is_dir():
         raise ValueError(f"{str(path)!r} is a directory, not a scores file")
+    compressed = path.suffix.lower() in _COMPRESSIONS
+    head = b"" if compressed else _head(path)
     if format == "auto":
         suffixes = [s.lower() for s in path.suffixes]
         if suffixes and suffixes[-1] in _COMPRESSIONS:
             suffixes = suffixes[:-1]
         format = _EXTENSIONS.get(suffixes[-1] if suffixes else "", "")
         if not format:
-            raise ValueError(
-                f"cannot tell the format of {path.name!r} from its extension; pass format= one of "
-                "'csv', 'tsv', 'parquet', 'jsonl'"
-            )
+            raise ValueError(_unknown_format(path, head))
+    if not compressed:
+        _check_magic(path, head, format)
+    encoding = _bom_encoding(head)
     try:
         if format == "parquet":
             return pd.read_parquet(path, engine="pyarrow"), None
         if format == "jsonl":
-            return _read_jsonl(path), None
-        with _open_text(path) as handle:
+            frame = _read_jsonl(path, encoding)
+            return frame, {"lines": frame.attrs.pop("lines")}
+        with _open_text(path, encoding) as handle:
             sample = [line for _, line in zip(range(_SAMPLE_LINES), handle)]
         delimiter = _delimiter(sample, "\t" if format == "tsv" else ",")
+    except UnicodeDecodeError as error:
+        raise ValueError(_not_utf8(path, format)) from error
+    except (OSError, ValueError, pd.errors.ParserError, csv.Error) as error:
+        raise ValueError(f"could not read {str(path)!r} as {format}: {error}") from error
+    _refuse_duplicate_header(path, sample[:1], delimiter)
+    try:
         frame = pd.read_csv(
             path,
             sep=delimiter,
             dtype=str,
             keep_default_na=False,
             na_values=[""],
-            encoding="utf-8-sig",
+            encoding=encoding,
             low_memory=False,
         )
-        return frame, {"delimiter": delimiter}
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, csv.Error) as error:
+        notes: dict = {"delimiter": delimiter}
+        if encoding != "utf-8-sig":
+            notes["encoding"] = encoding
+        notes["lines"] = _CsvLines(path, delimiter, encoding)
+        return frame, notes
+    except UnicodeDecodeError as error:
+        raise ValueError(_not_utf8(path, format)) from error
+    except (OSError, ValueError, pd.errors.ParserError, csv.Error) as error:
         raise ValueError(f"could not read {str(path)!r} as {format}: {error}") from error
 
 
-def _open_text(path: Path):
-    """The file as text, decompressed by its last suffix."""
+#: what a file's first bytes say it is: (magic, what it is, the fix for a text table)
+_MAGIC = (
+    (
+        b"\x1f\x8b",
+        "gzip-compressed",
+        "name it with .gz at the end (scores.csv.gz) or decompress it",
+    ),
+    (b"\xfd7zXZ\x00", "xz-compressed", "name it with .xz at the end or decompress it"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "name it with .zst at the end or decompress it"),
+    (b"PAR1", "a Parquet file", "pass format='parquet' (or name it .parquet)"),
+    (
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
+        "an old-style Excel (.xls) workbook",
+        "save the sheet as CSV UTF-8 (Excel: File > Save As > CSV UTF-8) and read that",
+    ),
+)
+_SPREADSHEET_FIX = "save the sheet as CSV UTF-8 (Excel: File > Save As > CSV UTF-8) and read that"
+_SPREADSHEETS = {
+    ".xlsx": "an Excel workbook",
+    ".xlsm": "an Excel workbook",
+    ".xls": "an Excel workbook",
+    ".ods": "an OpenDocument spreadsheet",
+}
+
+
+def _head(path: Path, size: int = 16) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def _looks_like(path: Path, head: bytes) -> tuple[str, str] | None:
+    """(what the file is, the fix) from its first bytes; None for anything else."""
+    for magic, what, fix in _MAGIC:
+        if head.startswith(magic):
+            return what, fix
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        return "bzip2-compressed", "name it with .bz2 at the end or decompress it"
+    if head.startswith(b"PK\x03\x04"):
+        import zipfile
+
+        try:
+            names = zipfile.ZipFile(path).namelist()
+        except (zipfile.BadZipFile, OSError):
+            names = []
+        if any(name.startswith("xl/") for name in names):
+            return "an Excel workbook (.xlsx)", _SPREADSHEET_FIX
+        if "content.xml" in names:
+            return "an OpenDocument spreadsheet (.ods)", _SPREADSHEET_FIX
+        return "a zip archive", "name it with .zip at the end (one table inside) or unzip it"
+    return None
+
+
+def _check_magic(path: Path, head: bytes, format: str) -> None:
+    """Refuse a file whose first bytes say it is not ``format``, naming what it is and the fix."""
+    seen = _looks_like(path, head)
+    if format == "parquet":
+        if head.startswith(b"PAR1") or not head:
+            return
+        what = seen[0] if seen else "text, not Parquet (Parquet files start with the bytes PAR1)"
+        fix = "pass format='csv' or format='jsonl' if it is a text table" if not seen else seen[1]
+        raise ValueError(f"{str(path)!r} is {what}; {fix}")
+    if seen is not None:
+        what, fix = seen
+        raise ValueError(f"{str(path)!r} is {what}, not a {format} text table; {fix}")
+    if format == "jsonl":
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text.startswith(b"["):
+            raise ValueError(
+                f"{str(path)!r} holds a JSON array; JSON Lines (jsonl) expects one JSON object per "
+                'line, one line per score ({"model": ..., "item": ..., "score": ...}): '
+                "convert it with jq -c '.[]' FILE > FILE.jsonl"
+            )
+
+
+def _unknown_format(path: Path, head: bytes) -> str:
+    """The error for a file whose extension names no format: what it looks like, and the fix."""
+    name = repr(path.name)
+    suffix = path.suffix.lower()
+    if suffix in _SPREADSHEETS:
+        return f"{name} is {_SPREADSHEETS[suffix]}, which rankci does not read; {_SPREADSHEET_FIX}"
+    seen = _looks_like(path, head)
+    if seen is not None:
+        return f"{name} is {seen[0]}; {seen[1]}"
+    if suffix == ".json":
+        if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+            return (
+                f"{name} holds a JSON array; rankci reads JSON Lines (one JSON object per line): "
+                "convert it with jq -c '.[]' FILE > FILE.jsonl"
+            )
+        return f"{name} is JSON; if it holds one JSON object per line, pass format='jsonl'"
+    return (
+        f"cannot tell the format of {name} from its extension; pass format= one of "
+        "'csv', 'tsv', 'parquet', 'jsonl'"
+    )
+
+
+def _bom_encoding(head: bytes) -> str:
+    """UTF-32 or UTF-16 when the file starts with its byte-order mark, else UTF-8 (BOM or not)."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return "utf-8-sig"
+
+
+def _not_utf8(path: Path, format: str) -> str:
+    """The error for a text file that is not UTF-8: the first bad byte, its line, a likely
+    encoding and the fix."""
+    with _open_binary(path) as handle:
+        raw = handle.read()
+    try:
+        raw.decode("utf-8")
+        start = None
+    except UnicodeDecodeError as error:
+        start = error.start
+    where = ""
+    if start is not None:
+        line = raw.count(b"\n", 0, start) + 1
+        where = f" (byte 0x{raw[start]:02x} on line {line})"
+    if b"\x00" in raw[:4096]:
+        guess = "UTF-16 without a byte-order mark"
+        source = "UTF-16"
+    elif any(0x80 <= b <= 0x9F for b in raw):
+        guess, source = "Windows-1252 (cp1252) text", "CP1252"
+    else:
+        guess, source = "Latin-1 (ISO-8859-1) or Windows-1252 text", "LATIN1"
+    return (
+        f"{str(path)!r} is not UTF-8{where}; it looks like {guess}. rankci reads {format} files "
+        f"as UTF-8: re-save it as UTF-8 (Excel: Save As > CSV UTF-8; or iconv -f {source} -t "
+        f"UTF-8 {path.name} > utf8-{path.name})"
+    )
+
+
+class _CsvLines:
+    """The 1-based file line of each data row of a text table, found only when a message asks
+    (a scan with the csv module, as pandas reads the rows: the header first, blank lines
+    skipped, a quoted field may span lines)."""
+
+    def __init__(self, path: Path, delimiter: str, encoding: str) -> None:
+        self.path, self.delimiter, self.encoding = path, delimiter, encoding
+        self.starts: list[int] | None = None
+
+    def __getitem__(self, row: int) -> int:
+        if self.starts is None:
+            starts, previous, header = [], 0, True
+            with _open_text(self.path, self.encoding) as handle:
+                reader = csv.reader(handle, delimiter=self.delimiter)
+                for record in reader:
+                    start, previous = previous + 1, reader.line_num
+                    if not record or (len(record) == 1 and not record[0].strip()):
+                        continue
+                    if header:
+                        header = False
+                        continue
+                    starts.append(start)
+            self.starts = starts
+        return self.starts[row]
+
+
+class _Rows:
+    """File lines of a table's rows after a reshape: ``lines[rows[r]]``."""
+
+    def __init__(self, lines, rows: np.ndarray) -> None:
+        self.lines, self.rows = lines, rows
+
+    def __getitem__(self, row: int) -> int:
+        return self.lines[int(self.rows[row])]
+
+
+def _open_binary(path: Path):
+    """The file's bytes, decompressed by its last suffix."""
     suffix = path.suffix.lower()
     if suffix == ".gz":
         import gzip
 
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+        return gzip.open(path, "rb")
     if suffix == ".bz2":
         import bz2
 
-        return bz2.open(path, "rt", encoding="utf-8-sig", newline="")
+        return bz2.open(path, "rb")
     if suffix == ".xz":
         import lzma
 
-        return lzma.open(path, "rt", encoding="utf-8-sig", newline="")
+        return lzma.open(path, "rb")
     if suffix == ".zst":
         import zstandard
 
-        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-        return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
     if suffix == ".zip":
         import zipfile
 
@@ -274,8 +472,34 @@ def _open_text(path: Path):
         names = [n for n in archive.namelist() if not n.endswith("/")]
         if len(names) != 1:
             raise ValueError(f"the zip file holds {len(names)} files; expected one table")
-        return io.TextIOWrapper(archive.open(names[0]), encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+        return archive.open(names[0])
+    return open(path, "rb")
+
+
+def _open_text(path: Path, encoding: str = "utf-8-sig"):
+    """The file as text, decompressed by its last suffix."""
+    return io.TextIOWrapper(_open_binary(path), encoding=encoding, newline="")
+
+
+def _refuse_duplicate_header(path: Path, header: list[str], delimiter: str) -> None:
+    """A header naming one column twice is an error naming the column and both positions
+    (pandas would silently rename the second ``score.1``)."""
+    if not header:
+        return
+    names = next(csv.reader(header, delimiter=delimiter), [])
+    _refuse_duplicate_columns([name.strip() for name in names], f"the header of {str(path)!r}")
+
+
+def _refuse_duplicate_columns(names: list, where: str) -> None:
+    """Raise ValueError when two columns share a name: the name and both 1-based positions."""
+    seen: dict[str, int] = {}
+    for position, name in enumerate(map(str, names), start=1):
+        if name in seen:
+            raise ValueError(
+                f"column {name!r} appears twice in {where} (columns {seen[name]} and {position}); "
+                "rename one of them so that every column has its own name"
+            )
+        seen[name] = position
 
 
 def _delimiter(lines: list[str], preferred: str) -> str:
@@ -304,21 +528,39 @@ def _delimiter(lines: list[str], preferred: str) -> str:
     return max(consistent, key=consistent.get)
 
 
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    """One JSON object per line; every value keeps its JSON type (no dtype inference)."""
-    records = []
-    with _open_text(path) as handle:
+def _read_jsonl(path: Path, encoding: str = "utf-8-sig") -> pd.DataFrame:
+    """One JSON object per line; every value keeps its JSON type (no dtype inference). A key
+    written twice in one object is an error (``json.loads`` would keep the last silently)."""
+    records, lines = [], []
+    with _open_text(path, encoding) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=_unique_keys(number))
             except json.JSONDecodeError as error:
                 raise ValueError(f"line {number} is not valid JSON ({error.msg})") from None
             if not isinstance(record, dict):
-                raise ValueError(f"line {number} is not a JSON object")
+                kind = "a JSON array" if isinstance(record, list) else "not a JSON object"
+                raise ValueError(
+                    f"line {number} is {kind}; JSON Lines expects one JSON object per line "
+                    '({"model": ..., "item": ..., "score": ...})'
+                )
             records.append(record)
-    return pd.DataFrame(records, dtype=object)
+            lines.append(number)
+    frame = pd.DataFrame(records, dtype=object)
+    frame.attrs["lines"] = np.asarray(lines, dtype=np.int64)
+    return frame
+
+
+def _unique_keys(number: int):
+    def pairs(items: list) -> dict:
+        keys = [key for key, _ in items]
+        if len(set(keys)) < len(keys):
+            _refuse_duplicate_columns(keys, f"the JSON object on line {number}")
+        return dict(items)
+
+    return pairs
 
 
 def _text_numbers(column: pd.Series, decimal_comma: bool) -> pd.Series:
@@ -422,7 +664,13 @@ def _resolve(frame: pd.DataFrame, given: dict, roles: tuple[str, ...]) -> dict:
 
 
 def _read_long(
-    frame: pd.DataFrame, given: dict, bounds, text: bool, decimal_comma: bool, notes: dict
+    frame: pd.DataFrame,
+    given: dict,
+    bounds,
+    text: bool,
+    decimal_comma: bool,
+    notes: dict,
+    lines=None,
 ) -> Scores:
     columns = _resolve(frame, given, ("model", "item", "score", "cluster", "prompt"))
     for role in ("model", "item", "score"):
@@ -443,11 +691,18 @@ def _read_long(
         prompt=columns["prompt"],
         bounds=bounds,
         notes={"layout": "long", "columns": columns, **notes},
+        lines=lines,
     )
 
 
 def _read_wide(
-    frame: pd.DataFrame, given: dict, bounds, text: bool, decimal_comma: bool, notes: dict
+    frame: pd.DataFrame,
+    given: dict,
+    bounds,
+    text: bool,
+    decimal_comma: bool,
+    notes: dict,
+    lines=None,
 ) -> Scores:
     if given.get("model") or given.get("score"):
         raise ValueError(
@@ -468,7 +723,8 @@ def _read_wide(
             if bad.any():
                 row = int(np.flatnonzero(bad.to_numpy())[0])
                 raise ValueError(
-                    f"column {name!r} is not numeric at row {row}: {column.iloc[row]!r}; in wide "
+                    f"column {name!r} is not numeric at {row_place(lines)(row)}: "
+                    f"{column.iloc[row]!r}; in wide "
                     "form every column other than the item, cluster and prompt columns is a model "
                     "(name them with item=, cluster=, prompt=)"
                 )
@@ -479,8 +735,9 @@ def _read_wide(
     if columns["item"] is None:
         frame = frame.assign(item=[f"row{k}" for k in range(len(frame))])
         columns["item"] = "item"
+    frame["__row__"] = np.arange(len(frame))  # each melted row's row of the wide table
     long = frame.melt(
-        id_vars=[c for c in columns.values() if c is not None],
+        id_vars=[c for c in columns.values() if c is not None] + ["__row__"],
         value_vars=model_columns,
         var_name="__model__",
         value_name="__score__",
@@ -496,6 +753,7 @@ def _read_wide(
         prompt=columns["prompt"],
         bounds=bounds,
         notes={"layout": "wide", "columns": columns, "empty_cells": int(empty.sum()), **notes},
+        lines=None if lines is None else _Rows(lines, long["__row__"].to_numpy()),
     )
 
 

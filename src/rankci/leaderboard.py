@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -305,10 +306,15 @@ def _rank_filtered(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
         "clusters_dropped": len(dropped),
         "clusters_dropped_reason": f"non-informative: at least M - 1 models reach rank {top}",
     }
+    # the statement's level is the whole procedure's (screen and ranking together, by the union
+    # bound: alpha_filter + alpha_rank = alpha), not the ranking's own 1 - alpha_rank
+    own = f"probability at least {1 - alpha_rank:.0%}"
+    whole = f"probability at least {1 - spec.alpha:.0%}"
     guarantee = (
-        ranking.guarantee
-        + f" Clusters were first screened at alpha = {alpha_filter:g} ({len(dropped)} dropped as "
-        f"non-informative) and the ranking uses alpha = {alpha_rank:g} on the rest."
+        ranking.guarantee.replace(own, whole, 1)
+        + f" The level is that of the whole procedure: clusters were first screened at alpha = "
+        f"{alpha_filter:g} ({len(dropped)} dropped as non-informative) and the ranking uses "
+        f"alpha = {alpha_rank:g} on the rest ({alpha_filter:g} + {alpha_rank:g} = {spec.alpha:g})."
     )
     ranking = replace(ranking, details=details, excluded=excluded, guarantee=guarantee)
     return _flag_early_stopping(ranking, scores)
@@ -420,6 +426,12 @@ def rank_by_cluster(
     spec, rng = resolve_spec(spec, rng, keywords, options, "rank_by_cluster")
     if spec.unit not in CLUSTER_UNITS:
         listed = ", ".join(repr(u) for u in CLUSTER_UNITS)
+        if spec.unit == "cluster":
+            raise ValueError(
+                "rank_by_cluster ranks within each cluster, where one cluster cannot be the "
+                f"unit: choose unit= one of {listed} (the units inside each cluster), or rank "
+                "over all clusters with the clusters as units by rank(unit='cluster')"
+            )
         raise ValueError(f"unknown unit {spec.unit!r}; choose one of {listed}")
     rankings: dict[str, Ranking] = {}
     skipped: dict[str, str] = {}
@@ -433,7 +445,7 @@ def rank_by_cluster(
         if absent:
             subset = subset.subset(models=present)
         try:
-            ranking = _rank_with(subset, spec, rng)
+            ranking = _in_cluster(cluster, lambda subset=subset: _rank_with(subset, spec, rng))
         except InsufficientDataError as error:
             skipped[cluster] = str(error)
             continue
@@ -442,6 +454,17 @@ def rank_by_cluster(
             ranking = replace(ranking, excluded=excluded)
         rankings[cluster] = ranking
     return ClusterRankings(rankings=rankings, skipped=skipped, alpha=spec.alpha, spec=spec)
+
+
+def _in_cluster(cluster: str, compute: Any) -> Any:
+    """``compute()`` with every warning it gives re-issued naming the cluster it is about
+    (``cluster 'algebra': nothing is certified ...``), in its category."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compute()
+    for record in caught:
+        warnings.warn(f"cluster {cluster!r}: {record.message}", record.category, stacklevel=3)
+    return result
 
 
 def informative_clusters(

@@ -55,3 +55,15 @@ def test_the_workflow_runs_the_evaluation_then_the_gate(tmp_path):
     Schema(ROOT / "tests" / "fixtures" / "junit" / "junit.xsd").validate(
         (tmp_path / "check.xml").read_text()
     )
+
+
+def test_the_workflow_installs_rankci_from_its_repository_not_a_package_index():
+    import tomllib
+
+    jobs = yaml.safe_load(WORKFLOW.read_text())["jobs"]
+    step = next(s for s in jobs["check"]["steps"] if s.get("name") == "Install rankci")
+    command = shlex.split(step["run"])
+    assert command[:4] == ["python", "-m", "pip", "install"] and command[4:] == ["$RANKCI_SOURCE"]
+    source = step["env"]["RANKCI_SOURCE"]
+    project = tomllib.loads((ROOT / source / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "rankci"  # the checkout the workflow runs in is rankci itself

@@ -124,7 +124,7 @@ def test_bad_input_exits_2_with_a_message(tmp_path, capsys):
     )
     assert main(["rank", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("rankci: error:") and "not numeric at row 1" in err
+    assert err.startswith("rankci: error:") and "not numeric at line 3" in err
     with pytest.raises(SystemExit) as stop:
         main(["rank", str(path), "--test", "anova"])
     assert stop.value.code == 2

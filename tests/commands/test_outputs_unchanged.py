@@ -134,7 +134,10 @@ REWORDED = [
 #: result records the options it used), and the models whose score interval has zero width
 #: (``rankci scores``' ``degenerate``, issue 25: such an interval claims a certainty the data do
 #: not support, so every result says which, {} when none).
-ADDED = {"spec", "freeze", "test_options", "degenerate"}
+#: And ``target`` (issue 26, item 6): what the statements are about, "new items like these"
+#: (the fixed-sample flow, item units) or "these items" (the monitor's default, sampling finite);
+#: on one board the two can certify very different amounts, and no output said which it was.
+ADDED = {"spec", "freeze", "test_options", "degenerate", "target"}
 
 #: Keys added inside a nested object: the mixed model's ranking (``rankci omnibus --method
 #: mixed``) now carries the MethodSpec it was made with, as every other ranking does (issue 24);

@@ -41,6 +41,7 @@ ranks with application to ranking institutions. Biometrics 78(1), 238-247.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import html
 import re
@@ -51,7 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from rankci._base import check_choice, jsonable
+from rankci._base import check_choice, format_pvalue, jsonable
 from rankci.certify.holm import adjust_pvalues, explain_pvalues, plain_pvalues, reject
 from rankci.data import Scores, UnitScores
 from rankci.evidence.pairwise import (
@@ -479,6 +480,10 @@ def decide_claims(
                     claim, support, contra, rows, adjusted, rejected, groups[g], alpha, name
                 )
             )
+    family_record = _family_record(plans, pvalues, alpha)
+    if family_record["changed"]:
+        results = _explain_family_change(results, plans, rows, pvalues, family_record, alpha)
+    details["family"] = {k: v for k, v in family_record.items() if k != "changed"}
     unit = groups[0].units.unit if groups else "item"
     n_units = max((grp.units.n_units for grp in groups), default=0)
     ranks = (
@@ -504,6 +509,75 @@ def decide_claims(
         details=details,
         spec=spec,
     )
+
+
+def _family_record(plans, pvalues: np.ndarray, alpha: float) -> dict:
+    """What the Holm family of a call is made of: the tests of the pair claims (each hypothesis
+    once) and the M(M - 1) ordered pairs that the rank claims read; ``changed`` lists the pair
+    claims' tests when rank claims grew the family (their decisions may then differ from a call
+    without the rank claims)."""
+    claim_keys = sorted(
+        {i for _, c, s, t in plans if c is not None and c.kind != "top" for i in (*s, *t)}
+    )
+    rank_keys = {i for _, c, pairs, _ in plans if c is None and pairs for i in pairs.values()}
+    extra = len(rank_keys - set(claim_keys))
+    size = len(pvalues)
+    ranked = [c.text for _, c, _, _ in plans if c is not None and c.kind == "top"]
+    parts = []
+    if claim_keys:
+        parts.append(f"{len(claim_keys)} for the pair claims")
+    if rank_keys:
+        parts.append(
+            f"{extra} more for the ordered pairs of every two models, which the rank claims "
+            f"({', '.join(repr(t) for t in ranked)}) read"
+        )
+    sentence = f"the Holm family of this call has {size} tests" + (
+        f": {' and '.join(parts)}" if len(parts) > 1 else ""
+    )
+    return {
+        "size": size,
+        "pair_claim_tests": len(claim_keys),
+        "rank_claim_tests": extra,
+        "sentence": sentence,
+        "changed": claim_keys if (claim_keys and extra) else [],
+    }
+
+
+def _explain_family_change(results, plans, rows, pvalues, record, alpha) -> list:
+    """A pair claim decided otherwise than it would be in the family of the pair claims alone
+    (the call without its rank claims) says so, and why: the rank claims grew the family."""
+    keys = np.asarray(record["changed"])
+    alone = np.zeros(len(rows), dtype=bool)
+    alone_adjusted = np.ones(len(rows))
+    alone[keys] = reject(pvalues[keys], alpha)
+    alone_adjusted[keys] = adjust_pvalues(pvalues[keys])
+    out, pair_plans = [], iter([p for p in plans if p[1] is not None])
+    for result in results:
+        _, claim, support, contra = next(pair_plans)
+        if claim.kind == "top":
+            out.append(result)
+            continue
+        supported = all(alone[i] for i in support)
+        verdict = (
+            "supported"
+            if supported
+            else "contradicted"
+            if any(alone[i] for i in contra)
+            else "not decided"
+        )
+        if verdict == result.result:
+            out.append(result)
+            continue
+        adjusted = max(float(alone_adjusted[i]) for i in support)
+        why = (
+            f"; without the rank claims it would be {verdict} (Holm over the "
+            f"{record['pair_claim_tests']} tests of the pair claims, adjusted p "
+            f"{_p(adjusted)}): the rank claims add {record['rank_claim_tests']} tests to the "
+            f"family, {record['size']} in all"
+        )
+        details = {**result.details, "without_rank_claims": verdict}
+        out.append(dataclasses.replace(result, evidence=result.evidence + why, details=details))
+    return out
 
 
 def _explain_undecided(rows, plain, groups, test, alpha, spec) -> str:
@@ -609,13 +683,13 @@ def _pair_result(claim, support, contra, rows, adjusted, rejected, group, alpha,
     is_supported = all(rejected[i] for i in support)
     is_contradicted = any(rejected[i] for i in contra)
     if claim.kind == "better":
-        tested = f"one-sided test of {a} - {b} <= {claim.margin:g}: p = {p_support:.3g}"
+        tested = f"one-sided test of {a} - {b} <= {claim.margin:g}: p {_p(p_support)}"
     else:
         tested = (
             f"two one-sided tests of {a} - {b} <= -{claim.margin:g} and >= {claim.margin:g}: "
-            f"p = {p_support:.3g} (the larger)"
+            f"p {_p(p_support)} (the larger)"
         )
-    words = f"{head}; {tested}, Holm-adjusted {adj_support:.3g}"
+    words = f"{head}; {tested}, Holm-adjusted {format_pvalue(adj_support)}"
     if is_contradicted and not is_supported:
         result = "contradicted"
         opposite = (
@@ -623,14 +697,14 @@ def _pair_result(claim, support, contra, rows, adjusted, rejected, group, alpha,
             if claim.kind == "better"
             else f"|{a} - {b}| > {claim.margin:g}"
         )
-        words += f"; the opposite, {opposite}, is certified (Holm-adjusted p = {adj_contra:.3g})"
+        words += f"; the opposite, {opposite}, is certified (Holm-adjusted p {_p(adj_contra)})"
     elif is_supported:
         result = "supported"
     else:
         result = "not decided"
         words += (
             f", above alpha = {alpha:g}; the opposite is not certified either "
-            f"(Holm-adjusted p = {adj_contra:.3g})"
+            f"(Holm-adjusted p {_p(adj_contra)})"
         )
     details = {
         "estimate": row["estimate"],
@@ -719,3 +793,9 @@ def check_claims(
         raise ValueError("no claim given: pass at least one claim")
     units = as_scores(data).units(spec.unit, spec.missing)
     return decide_claims([ClaimGroup(units, parsed)], spec=spec)
+
+
+def _p(p: float) -> str:
+    """``= 0.0123`` or ``< 1e-300`` (after "p")."""
+    text = format_pvalue(p)
+    return text if text.startswith("<") else f"= {text}"

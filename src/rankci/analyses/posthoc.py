@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rankci._base import RankciWarning, check_alpha, check_choice, jsonable
+from rankci._base import RankciWarning, check_alpha, check_choice, format_pvalue, jsonable
 from rankci.analyses.omnibus import Data, complete_units, friedman, rm_anova
 from rankci.evidence.studentized_range import (
     EXACT_PAIRS,
@@ -169,7 +169,8 @@ class PostHoc:
 
 def _p_words(p: float) -> str:
     """``p = 0.998`` or ``p < 1e-300`` (an underflow to 0)."""
-    return "p < 1e-300" if p == 0 else f"p = {p:.3g}"
+    text = format_pvalue(p)
+    return f"p {text}" if p == 0 else f"p = {text}"
 
 
 def _omnibus_note(test: str, null: str, p: float, alpha: float, single_step: str) -> str:

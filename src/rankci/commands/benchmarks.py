@@ -5,11 +5,28 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
+from rankci.commands.flags import (
+    add_alpha_argument,
+    add_data_arguments,
+    add_output_arguments,
+    add_top_k_argument,
+)
 from rankci.commands.loading import data_format, load_data
 from rankci.commands.method_flags import add_option_arguments, given_options
-from rankci.commands.output import command_record, emit, to_json
-from rankci.commands.tables import display_frame, markdown_table, summary_lines, text_table
+from rankci.commands.output import (
+    command_record,
+    emit,
+    target_sentence,
+    to_json,
+    with_target,
+)
+from rankci.commands.tables import (
+    display_frame,
+    markdown_table,
+    ranking_target,
+    summary_lines,
+    text_table,
+)
 from rankci.formats import LOG_FORMATS
 from rankci.method import TESTS, UNITS
 from rankci.registry import TEST_REGISTRY
@@ -60,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     method.add_argument("--delta", type=float, default=0.0, help="indifference margin")
     method.add_argument("--missing", default="complete", choices=("complete", "pairwise"))
     method.add_argument("--multiplicity", default="holm", choices=PROCEDURES)
-    method.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
+    add_top_k_argument(method)
     method.add_argument(
         "--seed",
         type=int,
@@ -105,9 +122,11 @@ def load_benchmarks(args: argparse.Namespace):
 
     table = read_table(Path(entry), fmt)
     if args.benchmark_col not in table.columns:
+        columns = ", ".join(repr(str(c)) for c in table.columns)
         raise ValueError(
-            f"the benchmark column {args.benchmark_col!r} is not in {entry!r}; name it with "
-            "--benchmark-col, or give one DATA per benchmark"
+            f"the benchmark column {args.benchmark_col!r} is not in {entry!r} (its columns: "
+            f"{columns}); name the column with --benchmark-col COLUMN, use the clusters with "
+            "--benchmark-col cluster, or give one DATA per benchmark (A.csv B.csv)"
         )
     return table, args.benchmark_col
 
@@ -146,8 +165,9 @@ def render(
 ) -> str:
     from rankci.analyses.multibench import OVERALL
 
+    unit = ranking_target(next(iter(result.tables.values())))[0] if result.tables else "item"
     if fmt == "json":
-        return to_json(command_record(result.to_dict(k), args))
+        return to_json(command_record(with_target(result.to_dict(k), unit), args))
     if fmt == "csv":
         return result.to_frame(k).to_csv(index=False)
     table = markdown_table if fmt == "markdown" else text_table
@@ -163,5 +183,5 @@ def render(
     if result.excluded.get("models_not_in_every_benchmark"):
         left = ", ".join(result.excluded["models_not_in_every_benchmark"])
         blocks.append(f"not in the overall table (missing from some benchmark): {left}")
-    blocks.append(result.guarantee)
+    blocks.append(result.guarantee + "\n" + target_sentence(unit))
     return "\n\n".join(blocks)

@@ -15,7 +15,7 @@ from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_ou
 from rankci.commands.loading import load_data
 from rankci.commands.messages import early_stopping_note
 from rankci.commands.method_flags import add_option_arguments, given_options
-from rankci.commands.output import command_record, emit, to_json
+from rankci.commands.output import command_record, emit, target_sentence, to_json, with_target
 from rankci.commands.tables import markdown_table
 from rankci.formats import LOG_FORMATS
 from rankci.registry import TEST_REGISTRY
@@ -310,9 +310,17 @@ def _not_shared_lines(shared: dict | None) -> list[str]:
 def _headline(check: ClaimCheck) -> str:
     n = sum(r.supported for r in check.results)
     verdict = "PASS" if check.all_supported else "FAIL"
+    family = check.details.get("family", {})
+    grown = family.get("rank_claim_tests") and family.get("pair_claim_tests")
+    how = (
+        f"Holm over {check.family_size} tests: {family['pair_claim_tests']} for the pair claims, "
+        f"{family['rank_claim_tests']} for the ordered pairs the rank claims read"
+        if grown
+        else f"Holm over {check.family_size} tests"
+    )
     return (
         f"rankci check {verdict}: {n} of {len(check.results)} claims supported "
-        f"(alpha = {check.alpha:g}, Holm over {check.family_size} tests)"
+        f"(alpha = {check.alpha:g}, {how})"
     )
 
 
@@ -327,7 +335,7 @@ def render(
     adaptively stopped data: a line in the text, markdown and JUnit output, a JSON key."""
     note = early_stopping_note(early_stopped)
     if fmt == "json":
-        payload = check.to_dict()
+        payload = with_target(check.to_dict(), check.unit)
         if shared is not None:
             payload["baseline"] = {"source": args.baseline, "margin": args.margin, "tasks": shared}
         if early_stopped:
@@ -342,7 +350,11 @@ def render(
         frame = check.to_frame()
         frame["claim"] = [f"`{text}`" for text in frame["claim"]]
         frame["result"] = [f"**{r}**" if r != "supported" else r for r in frame["result"]]
-        parts = [f"### {_headline(check)}", markdown_table(frame), f"_{check.guarantee}_"]
+        parts = [
+            f"### {_headline(check)}",
+            markdown_table(frame),
+            f"_{check.guarantee}_ {target_sentence(check.unit)}",
+        ]
         if note:
             parts.insert(1, f"**{note}**")
         if missing:
@@ -355,7 +367,7 @@ def render(
     for r in check.results:
         where = f" [{r.group}]" if r.group else ""
         lines += [f"{r.result:<13} {r.claim.text}{where}", f"{'':13} {r.evidence}"]
-    lines += ["", check.guarantee]
+    lines += ["", check.guarantee, target_sentence(check.unit)]
     if missing:
         lines += ["", "items not shared by the two runs:", *(f"  {line}" for line in missing)]
     return "\n".join(lines)

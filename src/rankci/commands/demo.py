@@ -9,6 +9,7 @@ from rankci.commands.tables import render_ranking
 
 NAME = "demo"
 HELP = "rank the 32 models of the bundled MMLU-Pro data (real per-question results)"
+DEFAULT_REPORT = "rankci-report.html"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,9 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="table", choices=("table", "json", "markdown", "csv"))
     parser.add_argument(
         "--report",
-        default="rankci-report.html",
         metavar="FILE",
-        help="also write the HTML report here (default: rankci-report.html)",
+        help=f"also write the HTML report here (default: {DEFAULT_REPORT}, left out with a note "
+        "when the current folder is not writable)",
     )
     parser.add_argument("--no-report", action="store_true", help="do not write the HTML report")
 
@@ -46,12 +47,13 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "table":
         print(f"rankci demo: {source}, {scores!r}\n")
     print(render_ranking(ranking, args.format))
-    if not args.no_report:
+    report = _report_path(args)
+    if report is not None:
         from rankci.report import write_report
 
         path = write_report(
             scores,
-            args.report,
+            report,
             ranking=ranking,
             title=f"{source}: leaderboard with rank intervals",
             k=3,
@@ -62,3 +64,26 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr if args.format != "table" else sys.stdout,
         )
     return 0
+
+
+def _report_path(args: argparse.Namespace) -> str | None:
+    """Where the report goes: ``--report FILE`` (checked before any work, like every output),
+    else the default in the current folder; None with ``--no-report``, or, said on stderr, when
+    the current folder cannot be written (the demo's ranking needs no file)."""
+    if args.no_report:
+        return None
+    if args.report is not None:
+        return args.report
+    import os
+
+    folder = os.getcwd()
+    if os.access(folder, os.W_OK) and not (
+        os.path.exists(DEFAULT_REPORT) and not os.access(DEFAULT_REPORT, os.W_OK)
+    ):
+        return DEFAULT_REPORT
+    print(
+        f"rankci: the HTML report was not written: the current folder ({folder}) is not "
+        "writable; pass --report FILE to write it elsewhere, or --no-report",
+        file=sys.stderr,
+    )
+    return None

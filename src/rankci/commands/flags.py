@@ -12,6 +12,7 @@ from rankci.formats import FORMATS, LAYOUTS, LOG_FORMATS
 
 __all__ = [
     "add_alpha_argument",
+    "add_top_k_argument",
     "add_data_arguments",
     "add_output_arguments",
     "ALPHA_HELP",
@@ -39,6 +40,28 @@ def add_alpha_argument(
         default=0.05,
         help=f"level: {what} with probability at least 1 - ALPHA{extra} (default 0.05)",
     )
+
+
+def top_k(text: str) -> int:
+    """The value of ``--top-k``: an integer >= 1, refused when the flag is read (one rule for
+    every command that takes it)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(
+            f"K must be an integer >= 1 (the size of the top-K set), got {text!r}"
+        )
+    return value
+
+
+def add_top_k_argument(
+    group: argparse.ArgumentParser | argparse._ArgumentGroup,
+    help: str = "also report top-K status",
+) -> argparse.Action:
+    """``--top-k K``: K >= 1, the same rule in rank, taubest, benchmarks and report."""
+    return group.add_argument("--top-k", type=top_k, metavar="K", help=help)
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> None:

@@ -147,6 +147,8 @@ def reading_summary(scores: Scores, source: str) -> str:
     how = [notes[key] for key in ("layout",) if key in notes]
     if "delimiter" in notes:
         how.append({",": "comma", "\t": "tab", ";": "semicolon"}[notes["delimiter"]] + "-separated")
+    if "encoding" in notes:
+        how.append(f"decoded as {notes['encoding'].upper()}")
     parts = [f"{scores.n_models} models", f"{scores.n_items} items"]
     if scores.clusters is not None:
         parts.append(f"{len(scores.clusters)} clusters")

@@ -20,6 +20,7 @@ _KEYWORD_FLAGS = (
         "pass --from csv, tsv, parquet or jsonl",
     ),
     (re.compile(r" \(format=\)"), ""),
+    (re.compile(r"\bformat='(\w+)'"), r"--from \1"),
     (re.compile(r"\bformat=(?=[\s,;)]|$)"), "--from"),
     (re.compile(r"\blayout='(\w+)'"), r"--layout \1"),
     (re.compile(r"\bmodel= and score= name columns"), "--model-col and --score-col name columns"),
@@ -53,6 +54,11 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\ba larger alpha \(now alpha=([\d.e-]+)\)"), r"a larger --alpha (now \1)"),
     (re.compile(r"\bexact_bound_n=(\d+)"), r"--exact-bound-n \1"),
     (re.compile(r"\bexact_bound_n(?=[\s,;)]|$)"), "--exact-bound-n"),
+    (re.compile(r"\bretire='([\w:-]+)'"), r"--retire \1"),
+    (re.compile(r"\bneeds k\b"), "needs --k"),
+    (re.compile(r"(?<![\w-])look_every\b"), "--look-every"),
+    (re.compile(r"(?<![\w-])(alpha|delta|tau|seed) must be"), r"--\1 must be"),
+    (re.compile(r"(?<![\w-])k must be an integer"), "--top-k must be an integer"),
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from rankci.commands.flags import add_alpha_argument
+from rankci.commands.flags import add_alpha_argument, add_top_k_argument
 from rankci.method import COVERAGES, MULTIPLICITIES, TESTS, UNITS
 from rankci.registry import MULTIPLICITY_REGISTRY, TEST_REGISTRY
 
@@ -52,7 +52,7 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=("FILTER", "RANK"),
         help="alpha fractions for the screen and the ranking",
     )
-    group.add_argument("--top-k", type=int, metavar="K", help="also report top-K status")
+    add_top_k_argument(group)
     parser.add_argument(
         "--pairs",
         action="store_true",

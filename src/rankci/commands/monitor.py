@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rankci.commands.flags import add_data_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.output import emit, to_json
+from rankci.commands.output import emit, target_sentence, to_json, with_target
 from rankci.commands.tables import text_table
 from rankci.sequential.spec import (
     BETS,
@@ -138,17 +138,52 @@ def run(args: argparse.Namespace) -> int:
     from rankci.sequential import replay
 
     spec = monitor_spec(args)
+    _finite_bounds(args)
     scores = load_data(args)
+    scores, rescaled = _rescaled(scores, args)
     result = replay(scores, spec, order_seed=args.order_seed)
-    emit(render(result, args.format, args), args)
+    emit(render(result, args.format, args, rescaled), args)
     return 0
 
 
-def render(result: MonitorRun, fmt: str, args: argparse.Namespace | None = None) -> str:
+def _finite_bounds(args: argparse.Namespace) -> None:
+    """The monitor bets on scores in a known range: ``--bounds`` must be finite."""
+    bounds = getattr(args, "bounds", None)
+    if bounds is not None and not all(abs(b) < float("inf") for b in bounds):
+        raise ValueError(
+            f"rankci monitor needs the scores' range: --bounds {bounds[0]:g} {bounds[1]:g} "
+            "is not finite; give the range the scores can take (--bounds 0 100 for "
+            "percentages), and the monitor rescales them to [0, 1]"
+        )
+
+
+def _rescaled(scores, args: argparse.Namespace):
+    """Scores read with ``--bounds LOW HIGH`` (other than 0 1), mapped to [0, 1] by
+    (x - LOW) / (HIGH - LOW): the monitor's bets need scores in [0, 1]. Returns the scores and
+    the bounds rescaled from (None when nothing was rescaled)."""
+    import dataclasses as dc
+
+    bounds = getattr(args, "bounds", None)
+    if bounds is None or tuple(bounds) == (0.0, 1.0):
+        return scores, None
+    low, high = bounds
+    notes = {**scores.notes, "rescaled_from": [low, high]}
+    return dc.replace(scores, score=(scores.score - low) / (high - low), notes=notes), (low, high)
+
+
+def render(
+    result: MonitorRun,
+    fmt: str,
+    args: argparse.Namespace | None = None,
+    rescaled: tuple[float, float] | None = None,
+) -> str:
     import pandas as pd
 
     if fmt == "json":
-        return to_json(result.to_dict(), args)
+        payload = with_target(result.to_dict(), result.config["sampling"])
+        if rescaled is not None:
+            payload["rescaled_from"] = list(rescaled)
+        return to_json(payload, args)
     config = result.config
     frame = result.to_frame()
     frame.insert(
@@ -169,6 +204,12 @@ def render(result: MonitorRun, fmt: str, args: argparse.Namespace | None = None)
         f"{len(result.looks)} looks, one every {config['look_every']} items"
     )
     lines = [head]
+    if rescaled is not None:
+        lines.append(
+            f"scores rescaled from [{rescaled[0]:g}, {rescaled[1]:g}] (--bounds) to [0, 1] by "
+            f"(score - {rescaled[0]:g}) / {rescaled[1] - rescaled[0]:g}; the scores below are on "
+            "that scale"
+        )
     if result.excluded.get("items_excluded"):
         lines.append(
             f"excluded: {result.excluded['items_excluded']} items not scored by every model"
@@ -186,7 +227,8 @@ def render(result: MonitorRun, fmt: str, args: argparse.Namespace | None = None)
     checkpoints = _checkpoints(result.looks)
     if checkpoints:
         lines.append("certified pairs: " + ", ".join(f"{n} at t={t}" for t, n in checkpoints))
-    return "\n".join([*lines, "", text_table(frame), "", result.ranking.guarantee])
+    aim = target_sentence(config["sampling"], "anytime")
+    return "\n".join([*lines, "", text_table(frame), "", result.ranking.guarantee, aim])
 
 
 def _checkpoints(looks: list[dict], count: int = 5) -> list[tuple[int, int]]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rankci._base import check_alpha
+from rankci._base import check_alpha, format_pvalue
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
-from rankci.commands.output import emit, to_json
+from rankci.commands.output import emit, target, target_sentence, to_json
 from rankci.commands.tables import text_table
 from rankci.method import COVERAGES
 
@@ -151,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
             )
     if posthoc is not None:
         parts.append(("posthoc", posthoc.to_dict, lambda: _posthoc_text(posthoc, args.full_table)))
+    # the items are random subjects (RM-ANOVA, Friedman); the mixed model's random effects
+    aim = "item" if args.method != "mixed" or args.random == "item" else "mixed"
     if as_json:
         payload: dict = {}
         for key, to_dict, _ in parts:
@@ -158,15 +160,24 @@ def run(args: argparse.Namespace) -> int:
                 payload.update(to_dict())
             else:
                 payload[key] = to_dict()
+        payload["target"] = target(aim)
     else:
         text = "\n\n".join(to_text() for _, _, to_text in parts if to_text is not None)
+        text += "\n\n" + target_sentence(aim)
     emit(to_json(payload, args) if as_json else text, args)
     return 0
 
 
 def _p(value: float) -> str:
     """A p-value for text output; an underflow to 0 is shown as a bound."""
-    return "< 1e-300" if value == 0 else f"= {value:.4g}"
+    text = format_pvalue(value, ".4g")
+    return text if value == 0 else f"= {text}"
+
+
+def _by_score(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """A per-model table best first (by ``column``, descending; ties by name), as every rank
+    table of rankci is; the JSON keeps the models' own order."""
+    return frame.sort_values([column, "model"], ascending=[False, True], kind="stable")
 
 
 def _excluded_line(excluded: dict, n_items: int, prompts: bool) -> str:
@@ -198,7 +209,9 @@ def _anova_text(r, prompts: bool) -> str:
         "",
         text_table(r.to_frame(), ".6g"),
         "",
-        text_table(pd.DataFrame({"model": r.models, "mean": r.means, "se": r.se})),
+        text_table(
+            _by_score(pd.DataFrame({"model": r.models, "mean": r.means, "se": r.se}), "mean")
+        ),
     ]
     return "\n".join(lines)
 
@@ -211,7 +224,7 @@ def _friedman_text(r, prompts: bool) -> str:
         f"Iman-Davenport F({r.id_df_num:g}, {r.id_df_den:g}) = {r.iman_davenport:.4f}, "
         f"p {_p(r.p_iman_davenport)}",
         "",
-        text_table(r.to_frame()),
+        text_table(_by_score(r.to_frame(), "mean_rank")),  # rank 1 = the lowest score per item
     ]
     return "\n".join(lines)
 
@@ -304,7 +317,7 @@ def _mixed_text(model, ranking, full: bool = False) -> str:
         + (f" (scaled by {t['scale']:.6g})" if "scale" in t else ""),
         "",
         "Estimated marginal means",
-        text_table(model.to_frame("emmeans")),
+        text_table(_by_score(model.to_frame("emmeans"), "emmean")),
         "",
         "Pairwise contrasts (Holm and Bonferroni: exact family-wise error; Tukey: approximate "
         "under a mixed model or unbalanced data)",

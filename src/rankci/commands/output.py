@@ -9,13 +9,18 @@ import json
 import os
 import sys
 
+from rankci.targets import target, target_sentence
+
 __all__ = [
     "check_output_paths",
     "command_record",
     "command_spec",
     "emit",
     "ranking_json",
+    "target",
+    "target_sentence",
     "to_json",
+    "with_target",
 ]
 
 
@@ -106,3 +111,8 @@ def command_record(payload: dict, args: argparse.Namespace) -> dict:
     method = payload.get("spec")
     record = {"command": getattr(args, "command", None), **command_spec(args), "method": method}
     return {**payload, "spec": record}
+
+
+def with_target(payload: dict, unit_or_sampling: str) -> dict:
+    """The payload with its ``"target"`` (:func:`rankci.targets.target`)."""
+    return {**payload, "target": target(unit_or_sampling)}

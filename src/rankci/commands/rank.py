@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank, rank_by_cluster
 
+    if args.by_cluster and args.unit == "cluster":
+        raise ValueError(
+            "--by-cluster ranks within each cluster, so one cluster cannot be the unit: drop "
+            "--unit cluster to rank within each cluster on its items (or use --unit prompt), or "
+            "drop --by-cluster to rank over all clusters with the clusters as units"
+        )
     common = method_options(args)  # a bad option fails before the data are read
     check_qvalue_flags(args)
     scores = load_data(args)

@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rankci.report import write_report
 
+    monitor = _monitor_options(args)  # a bad monitor flag fails before the data are read
     scores = load_data(args)
     path = write_report(
         scores,
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         by_cluster=not args.no_clusters and not args.by_cluster,
         score_intervals=None if args.score_method == "none" else args.score_method,
         omnibus=not args.no_omnibus,
-        monitor=_monitor_options(args),
+        monitor=monitor,
         filter_uninformative=args.filter_uninformative,
         alpha_split=tuple(args.alpha_split),
         **{**method_options(args), "rng": 0 if args.seed is None else args.seed},
@@ -77,9 +78,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _monitor_options(args: argparse.Namespace) -> dict | None:
+    """The replay's settings, checked now in the words of the flags (``--look-every``,
+    ``--retire``), so that a bad value is an error before any work, not a note in the page."""
     if not args.monitor:
         return None
-    options = {"order_seed": args.order_seed, "look_every": args.look_every, "retire": args.retire}
-    if args.retire != "none":
-        options["k"] = args.top_k or 3
+    from rankci.commands.monitor import parse_retire
+    from rankci.sequential.spec import MonitorSpec
+
+    rule, width = parse_retire(args.retire)
+    values = {"look_every": args.look_every, "retire": rule, "width": width}
+    if rule != "none":
+        values["k"] = args.top_k or 3
+    spec = MonitorSpec.from_flags(values)
+    options = {"order_seed": args.order_seed, "look_every": spec.look_every, "retire": rule}
+    if width:
+        options["width"] = width
+    if rule != "none":
+        options["k"] = spec.k
     return options

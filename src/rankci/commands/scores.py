@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.messages import cli_message, early_stopping_note
-from rankci.commands.output import emit, to_json
+from rankci.commands.output import emit, target_sentence, to_json, with_target
 from rankci.commands.tables import text_table
 from rankci.method import UNITS
 
@@ -153,7 +153,7 @@ def render(
     """The command's output; ``early_stopped`` (``Scores.notes["early_stopped"]``) flags
     adaptively stopped data: a line in the table, the key ``early_stopped`` in the JSON."""
     if fmt == "json":
-        payload = result.to_dict()
+        payload = with_target(result.to_dict(), result.unit)
         if by_cluster is not None:
             sub = by_cluster.to_dict()
             payload["within_cluster_method"] = sub["within_cluster_method"]
@@ -177,7 +177,7 @@ def render(
     if by_cluster is not None:
         for name, part in by_cluster.intervals.items():
             blocks.append(_block(part, title=f"cluster {name!r}"))
-    blocks.append(result.guarantee)
+    blocks.append(result.guarantee + "\n" + target_sentence(result.unit))
     return "\n\n".join(blocks)
 
 

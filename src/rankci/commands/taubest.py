@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from rankci.commands.flags import add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.method_flags import add_evidence_arguments, test_options
-from rankci.commands.output import emit, to_json
-from rankci.commands.tables import markdown_table, summary_lines, text_table
+from rankci.commands.output import emit, target_sentence, to_json, with_target
+from rankci.commands.tables import markdown_table, ranking_target, summary_lines, text_table
 
 if TYPE_CHECKING:
     from rankci.analyses.best import TauBest
@@ -53,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_tau_best(result: TauBest, fmt: str) -> str:
+    unit, _ = ranking_target(result.ranking)
     if fmt == "json":
-        return to_json(result.to_dict())
+        return to_json(with_target(result.to_dict(), unit))
     frame = result.to_frame()
     if fmt == "csv":
         return frame.to_csv(index=False)
@@ -69,8 +70,17 @@ def render_tau_best(result: TauBest, fmt: str) -> str:
                 headline,
                 markdown_table(frame),
                 result.guarantee,
+                target_sentence(unit),
             ]
         )
     return "\n".join(
-        [*summary_lines(result.ranking), headline, "", text_table(frame), "", result.guarantee]
+        [
+            *summary_lines(result.ranking),
+            headline,
+            "",
+            text_table(frame),
+            "",
+            result.guarantee,
+            target_sentence(unit),
+        ]
     )

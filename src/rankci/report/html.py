@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from rankci._base import format_pvalue
 from rankci.data import Scores
 from rankci.leaderboard import CLUSTER_UNITS, ClusterRankings, rank, rank_by_cluster
 from rankci.method import MethodSpec
 from rankci.ranking import Ranking
 from rankci.report import plots
+from rankci.targets import target_sentence
 
 __all__ = ["Section", "build_report", "write_report", "figure_html", "table_html"]
 
@@ -273,7 +275,8 @@ def _cluster_section(cluster_rankings: ClusterRankings) -> Section:
 
 def _p(p: float, equals: str = "") -> str:
     """A p-value for display; underflow to 0 is shown as a bound."""
-    return "< 1e-300" if p == 0 else f"{equals}{p:.3g}"
+    text = format_pvalue(p)
+    return text if p == 0 else f"{equals}{text}"
 
 
 def omnibus_section(scores: Scores, alpha: float = 0.05) -> Section:
@@ -595,10 +598,18 @@ def build_report(
         f'<p class="meta">{scores.n_models} models · {scores.n_items} items · made by rankci '
         f"{__version__} on {stamp}</p>"
         '<p class="guarantee"><b>What this page guarantees.</b> '
-        f"{html.escape(ranking.guarantee)}</p>"
+        f"{html.escape(ranking.guarantee)} {html.escape(_target(ranking))}</p>"
         f"<nav>{nav}</nav></header><main>{body}</main>"
         f"<script>{_asset('report.js')}</script></body></html>\n"
     )
+
+
+def _target(ranking: Ranking) -> str:
+    """The page's target sentence (:func:`rankci.targets.target_sentence`)."""
+    sampling = getattr(ranking.spec, "sampling", None)
+    if sampling is not None:
+        return target_sentence(sampling, "anytime")
+    return target_sentence(ranking.procedure.get("unit") or "item")
 
 
 def write_report(scores: Scores, path: str | os.PathLike, **options) -> Path:

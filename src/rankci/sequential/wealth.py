@@ -18,7 +18,15 @@ Bets (Appendix B.1 of the source):
 
 * ``mixture`` (default): the average of the wealths of the constant bets
   ``grid = (0.03, 0.06, 0.12, 0.25, 0.5)``;
-* ``agrapa``: plug-in ``lambda_t = clip(sum_{s<t} Y_s / (1 + sum_{s<t} Y_s^2), 0, 0.75)``;
+* ``agrapa``: plug-in ``lambda_t = clip(sum_{s<t} Y_s / (1 + sum_{s<t} Y_s^2), 0, 0.75)``.
+  Appendix B.1 of the source writes the plug-in as the ratio of running means
+  ``hat E[Y] / hat E[Y^2]``; the code uses the ratio of sums with 1 added to the denominator.
+  Both are valid: each is predictable and clipped to [0, 0.75], and any predictable bet in
+  [0, 1) keeps ``E_t`` a nonnegative supermartingale, so the guarantee does not depend on the
+  form; they differ only in how boldly the first items are bet on. The code uses the ``1 +``
+  form because it defines the first bet (0, where ``hat E[Y] / hat E[Y^2]`` is 0/0) and shrinks
+  the bets while few items are seen (a few lucky items cannot push the bet to the cap), and
+  because every recorded monitor output was made with it;
 * ``ons``: online Newton step, ``lambda_1 = 0``, ``A_0 = 1``; after each item
   ``g = -Y / (1 + lambda Y)``, ``A += g^2``,
   ``lambda <- clip(lambda - 2/(2 - ln 3) g / A, 0, 0.5)``;

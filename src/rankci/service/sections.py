@@ -345,6 +345,13 @@ def _sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
     return "".join(parts)
 
 
+def _next_look(progress: dict) -> str:
+    """``next look at 300``, or why there is none (the board is done)."""
+    if progress.get("next_look_at") is None:
+        return f"no further look: the board is {progress.get('state', 'done')}"
+    return f"next look at {progress['next_look_at']:,}"
+
+
 def _progress_section(data: dict) -> str:
     p, look = data["progress"], data["look"]
     retired = ", ".join(
@@ -353,7 +360,7 @@ def _progress_section(data: dict) -> str:
     )
     facts = [
         ("state", p["state"]),
-        ("items consumed", f"{p['t']:,} of {p['n_items']:,} (next look at {p['next_look_at']})"),
+        ("items consumed", f"{p['t']:,} of {p['n_items']:,} ({_next_look(p)})"),
         ("this page shows", f"look {look['number']} (after {look['t']:,} items)"),
         ("scores received", f"{p['scores_received']:,}"),
         (
