@@ -144,7 +144,7 @@ def render_with_qvalues(
 
         from rankci._base import jsonable
 
-        payload = json.loads(ranking_json(ranking.to_dict(k, pairs=pairs)))
+        payload = json.loads(render_ranking(ranking, fmt, k, pairs=pairs))  # the plain output
         rows = jsonable(frame.to_dict(orient="records"))
         payload["pairwise_fdr"] = {
             "procedure": method,

@@ -233,9 +233,10 @@ def _log_notes(notes: dict) -> list[str]:
             parts.append(
                 f"; {what}: {', '.join(map(str, names[:4]))}" + (", ..." if len(names) > 4 else "")
             )
-    from rankci.adapters._common import run_identity_notes
+    if "rankci.adapters" in sys.modules:  # only a log reader leaves these notes; a score file
+        from rankci.adapters._common import run_identity_notes  # must not import the readers
 
-    parts.extend(f"; {phrase}" for phrase in run_identity_notes(notes))
+        parts.extend(f"; {phrase}" for phrase in run_identity_notes(notes))
     if notes.get("irt_scored"):
         parts.append(
             "; IRT-scored tasks (tinyBenchmarks) read as raw item scores: "
