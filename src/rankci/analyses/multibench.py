@@ -161,7 +161,7 @@ def rank_benchmarks(
     weights: str | Mapping[str, float] = "equal",
     overall: bool = True,
     unit: str = "item",
-    test: str = "t",
+    test: str = "auto",
     delta: float = 0.0,
     missing: str = "complete",
     rng: int | np.random.Generator | None = None,
