@@ -37,6 +37,7 @@ GUIDE = ROOT / "docs" / "guide.md"
 #: ranges (docs/guide.md). Every option is also tried with values derived from its declaration
 #: (:func:`_derived`), so an option added later is covered without an entry here.
 INVALID = {
+    ("test", "auto", "exact_bound_n"): [-1, 2.5, True, "30", None],
     ("test", "t", "exact_bound_n"): [-1, 2.5, True, "30", None],
     ("test", "z", "exact_bound_n"): [-1, 2.5, True],
     ("test", "wilcoxon", "zero_method"): ["bogus", "zsplit", 1, None],
@@ -54,7 +55,8 @@ INVALID = {
 
 #: (entry, option) -> a value that is allowed (and not the default), written by hand
 VALID = {
-    ("t", "exact_bound_n"): 0,
+    ("auto", "exact_bound_n"): 30,
+    ("t", "exact_bound_n"): 30,
     ("z", "exact_bound_n"): 5,
     ("wilcoxon", "zero_method"): "pratt",
     ("wilcoxon", "correction"): True,
@@ -281,7 +283,7 @@ def test_an_invalid_value_is_refused_before_the_data_are_read(tmp_path, capsys):
 
 def test_a_flag_of_another_test_or_procedure_is_an_error(capsys):
     for argv, words in [
-        (["--trim", "0.1"], "--trim is an option of --test yuen; this run uses --test t"),
+        (["--trim", "0.1"], "--trim is an option of --test yuen; this run uses --test auto"),
         (["--test", "yuen", "--reps", "99"], "--reps is an option of --test bootstrap or "
                                                "permutation; this run uses --test yuen"),
         (["--correction"], "--correction is an option of --test wilcoxon"),
@@ -330,7 +332,9 @@ def test_method_spec_reads_the_registry():
         n: e.option_names for n, e in MULTIPLICITY_REGISTRY.items()
     }
     # the tests the issue names, each with the options rankci has always had
-    assert set(TESTS) == {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}
+    assert set(TESTS) == {
+        "auto", "t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"
+    }
     assert set(MULTIPLICITIES) == {"holm", "bonferroni", "max-t"}
 
 
@@ -385,7 +389,8 @@ def test_benchmarks_and_check_have_the_flags_of_their_tests():
         for option in entry.options:
             assert benchmarks[option.cli_flag].dest == option.name
     check = _actions(_parser("check"))
-    assert set(check["--test"].choices) == {"t", "z"}
+    assert set(check["--test"].choices) == {"auto", "t", "z"}
+    assert check["--test"].default == "auto"
     assert check["--exact-bound-n"].dest == "exact_bound_n"
 
 
