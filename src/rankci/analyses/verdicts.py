@@ -17,7 +17,6 @@ from scipy import special
 from rankci._base import RankciWarning
 from rankci.certify.holm import certifiable_pvalues, reject
 from rankci.data import UnitScores
-from rankci.evidence.auto import rule_words
 from rankci.evidence.covariance import grouped_residuals
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS, score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise, pairwise_tests
@@ -139,6 +138,15 @@ def clustered_pairwise(
     )
 
 
+#: the verdict's test in words, per rule of ``test="auto"`` (the guarantee reads "Holm over
+#: one-sided {words} tests of all ordered pairs")
+VERDICT_WORDS = {
+    "sign": "exact McNemar (sign)",
+    "t": "paired t",
+    "mixed": "exact McNemar (sign) on pairs of 0/1 units and paired t",
+}
+
+
 def paired_verdict(
     units: UnitScores,
     alpha: float,
@@ -192,7 +200,7 @@ def paired_verdict(
     >>> certified.tolist()
     [[False, True, True], [False, False, False], [False, False, False]]
     >>> summary["description"]
-    'exact McNemar (sign) test on 0/1 units'
+    'exact McNemar (sign)'
     >>> def sign_p(j, l):
     ...     b = int(((x[:, j] == 1) & (x[:, l] == 0)).sum())
     ...     c = int(((x[:, j] == 0) & (x[:, l] == 1)).sum())
@@ -203,7 +211,7 @@ def paired_verdict(
     """
     if cluster is None:
         pairwise = pairwise_tests(units, "auto")
-        words = rule_words(pairwise.options["test_rule"])
+        words = VERDICT_WORDS[pairwise.options["test_rule"]]
     else:
         pairwise = clustered_pairwise(units, cluster, small_sample)
         words = {
