@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankci.data import UnitScores
-from rankci.evidence.exact_small import mcnemar_pvalue
+from rankci.evidence.exact_small import mcnemar_counts, mcnemar_pvalue
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS, TestArrays, is_bounded, largest_n
 from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
 
@@ -163,16 +163,14 @@ def auto_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> Tes
     n_sign = int(sign.sum())
     n_pairs = m * (m - 1)
     notes: dict = {}
-    if n_sign:
-        finite = np.isfinite(x)
-        ones = (finite & (x == 1)).astype(float)
-        zeros = (finite & (x == 0)).astype(float)
-        wins = (ones.T @ zeros).round().astype(np.int64)  # wins[j, l] = #(x_j = 1, x_l = 0)
-        p_sign = mcnemar_pvalue(wins, wins.T)
+    if n_sign:  # the 0/1 models' discordant counts, b = #(x_j = 1, x_l = 0), one product
+        idx = np.flatnonzero(binary)
+        wins, _ = mcnemar_counts(x[:, idx])
+        block = np.ix_(idx, idx)
         pvalue = np.array(pvalue, dtype=float)  # writable (a complete board's may be shared)
         statistic = np.array(statistic, dtype=float)
-        np.copyto(pvalue, p_sign, where=sign)
-        np.copyto(statistic, wins.astype(float), where=sign)
+        pvalue[block] = np.where(sign[block], mcnemar_pvalue(wins, wins.T), pvalue[block])
+        statistic[block] = np.where(sign[block], wins, statistic[block])
         notes["sign_pairs"] = n_sign
     rule = "sign" if n_sign == n_pairs and n_pairs else ("mixed" if n_sign else "t")
     notes["test_rule"] = rule
