@@ -233,3 +233,20 @@ def test_check_chooses_its_test_and_the_floor(tmp_path):
     assert floored["spec"]["method"]["test_options"] == {"exact_bound_n": 30}
     assert main([*argv, "--test", "z"]) == 0
     assert json.loads(out.read_text())["spec"]["test"] == "z"
+
+
+def test_every_command_with_a_test_defaults_to_auto_and_takes_the_floor():
+    from rankci.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    with_test = []
+    for name, command in sub.choices.items():
+        actions = {f: a for a in command._actions for f in a.option_strings}
+        if "--test" in actions:
+            with_test.append(name)
+            assert actions["--test"].default == "auto", name
+            assert "auto" in actions["--test"].choices, name
+            assert actions["--exact-bound-n"].dest == "exact_bound_n", name
+            assert actions["--exact-bound-n"].default is None, name  # the registry's 0
+    assert {"rank", "taubest", "report", "benchmarks", "check"} <= set(with_test)
