@@ -267,13 +267,13 @@ def _uses_t(pairwise: Pairwise) -> bool:
 
 def _sign_discordant(pairwise: Pairwise) -> np.ndarray | None:
     """D = b + c of every pair where ``auto`` used the sign test on all pairs, else None."""
-    if pairwise.test == "auto" and pairwise.options.get("test_rule") == "sign":
-        wins = np.nan_to_num(np.asarray(pairwise.statistic, dtype=float))
-        return wins + wins.T
-    if pairwise.test == "sign":
-        wins = np.nan_to_num(np.asarray(pairwise.statistic, dtype=float))
-        return wins + wins.T
-    return None
+    sign = pairwise.test == "sign" or (
+        pairwise.test == "auto" and pairwise.options.get("test_rule") == "sign"
+    )
+    if not sign:
+        return None
+    wins = np.nan_to_num(np.asarray(pairwise.statistic, dtype=float))  # b of every pair
+    return wins + wins.T
 
 
 def first_threshold(n_hypotheses: int, alpha: float, coverage: str = "simultaneous") -> float:
