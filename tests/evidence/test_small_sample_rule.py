@@ -250,3 +250,25 @@ def test_every_command_with_a_test_defaults_to_auto_and_takes_the_floor():
             assert actions["--exact-bound-n"].dest == "exact_bound_n", name
             assert actions["--exact-bound-n"].default is None, name  # the registry's 0
     assert {"rank", "taubest", "report", "benchmarks", "check"} <= set(with_test)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_blocked_sign_path_equals_the_whole_matrix_mcnemar(monkeypatch, missing):
+    import rankci.evidence.auto as auto
+    from rankci.evidence.exact_small import mcnemar_tests
+
+    monkeypatch.setattr(auto, "ROW_BLOCK", 3)  # several blocks of rows on 11 models
+    rng = np.random.default_rng(15)
+    x = _binary(rng, 50, np.linspace(0.3, 0.8, 11))
+    x[:, [2, 7]] = np.clip(rng.normal(0.5, 0.2, (50, 2)), 0, 1)  # two continuous models
+    if missing:
+        x[rng.random(x.shape) < 0.1] = np.nan
+    units = Scores.from_matrix(x).units(missing="pairwise" if missing else "complete")
+    pw = rankci.pairwise_tests(units)
+    binary = [j for j in range(11) if j not in (2, 7)]
+    expected = mcnemar_tests(units.values[:, binary])
+    got = pw.pvalue[np.ix_(binary, binary)]
+    np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
+    t = rankci.pairwise_tests(units, "t").pvalue
+    np.testing.assert_allclose(pw.pvalue[:, [2, 7]], t[:, [2, 7]], rtol=1e-12, equal_nan=True)
+    assert pw.options["test_rule"] == "mixed" and pw.options["sign_pairs"] == 9 * 8

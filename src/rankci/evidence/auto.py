@@ -53,9 +53,9 @@ from __future__ import annotations
 import numpy as np
 
 from rankci.data import UnitScores
-from rankci.evidence.exact_small import mcnemar_counts, mcnemar_pvalue
+from rankci.evidence.exact_small import mcnemar_pvalue
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS, TestArrays, is_bounded, largest_n
-from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
+from rankci.evidence.ttest import ROW_BLOCK, t_or_z, t_smallest_pvalue
 
 __all__ = [
     "CONTINUOUS_MIN_UNITS",
@@ -100,20 +100,24 @@ def rule_words(rule: str) -> str:
 
 
 def continuous_few_units_warning(
-    units: UnitScores, n: np.ndarray, continuous: np.ndarray, exact_bound_n: int
+    units: UnitScores, n: np.ndarray, binary: np.ndarray, exact_bound_n: int
 ) -> str | None:
     """The warning for continuous single-item units below :data:`CONTINUOUS_MIN_UNITS`, or None.
 
-    ``continuous`` marks the pairs tested by the t whose scores are not both 0/1; a pair whose
-    units are all under the exact floor (``n <= exact_bound_n``, scores in [0, 1]) does not warn.
+    It concerns the pairs tested by the t whose scores are not both 0/1 (``binary``: per model,
+    :func:`binary_columns`) with 3 to 24 units; a pair whose units are all under the exact floor
+    (``n <= exact_bound_n``, scores in [0, 1]) does not warn.
     """
-    if units.unit not in SINGLE_SCORE_UNITS:
-        return None
+    binary = np.asarray(binary, dtype=bool)
     n = np.asarray(n)
+    if units.unit not in SINGLE_SCORE_UNITS or binary.all() or binary.size < 2:
+        return None
+    if int(n.min()) >= CONTINUOUS_MIN_UNITS:  # the usual board: no pair is concerned
+        return None
+    continuous = ~(binary[:, None] & binary[None, :])
     floored = n <= exact_bound_n if is_bounded(units.values) else np.zeros(n.shape, bool)
     concerned = continuous & (n >= MIN_CERTIFYING_UNITS) & (n < CONTINUOUS_MIN_UNITS) & ~floored
-    if concerned.ndim == 2:
-        np.fill_diagonal(concerned, False)
+    np.fill_diagonal(concerned, False)
     if not concerned.any():
         return None
     fewest = int(n[concerned].min())
@@ -127,6 +131,39 @@ def continuous_few_units_warning(
         "valid for every law, at a large cost in power); means of several scores per unit "
         "(unit='cluster') are not concerned"
     )
+
+
+def _sign_pairs(
+    x: np.ndarray, binary: np.ndarray, pvalue: np.ndarray, statistic: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact McNemar p-values and counts b written over the t's on the pairs of 0/1 models.
+
+    ``b[j, l] = #{i: x_ij = 1, x_il = 0} = (1[X = 1])^T 1[X = 0]`` (missing cells count in
+    neither), computed in blocks of :data:`rankci.evidence.ttest.ROW_BLOCK` rows so that only the
+    t's M x M arrays are held whole (the same memory as the plain t on a large board).
+    """
+    if not pvalue.flags.writeable:
+        pvalue = pvalue.copy()
+    if not statistic.flags.writeable:
+        statistic = statistic.copy()
+    idx = np.flatnonzero(binary)
+    every = idx.size == x.shape[1]
+    finite = np.isfinite(x[:, idx])
+    ones = (finite & (x[:, idx] == 1)).astype(float)
+    zeros = (finite & (x[:, idx] == 0)).astype(float)
+    for r0 in range(0, idx.size, ROW_BLOCK):
+        r1 = min(r0 + ROW_BLOCK, idx.size)
+        wins = (ones[:, r0:r1].T @ zeros).round().astype(np.int64)  # b of rows r0..r1
+        losses = (zeros[:, r0:r1].T @ ones).round().astype(np.int64)  # c
+        p = mcnemar_pvalue(wins, losses)
+        if every:  # the usual board, every model 0/1: whole rows
+            pvalue[r0:r1] = p
+            statistic[r0:r1] = wins
+        else:
+            block = np.ix_(idx[r0:r1], idx)
+            pvalue[block] = p
+            statistic[block] = wins
+    return pvalue, statistic
 
 
 def auto_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> TestArrays:
@@ -157,39 +194,29 @@ def auto_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> Tes
     estimate, statistic, pvalue, n, se, df = t_or_z(x, delta, False, exact_bound_n)
     m = x.shape[1]
     binary = binary_columns(x)
-    both = binary[:, None] & binary[None, :]
-    sign = both if delta == 0 else np.zeros((m, m), dtype=bool)
-    np.fill_diagonal(sign, False)
-    n_sign = int(sign.sum())
+    n_binary = int(binary.sum())
     n_pairs = m * (m - 1)
+    n_sign = n_binary * (n_binary - 1) if delta == 0 else 0  # ordered pairs of 0/1 models
     notes: dict = {}
-    if n_sign:  # the 0/1 models' discordant counts, b = #(x_j = 1, x_l = 0), one product
-        idx = np.flatnonzero(binary)
-        wins, _ = mcnemar_counts(x[:, idx])
-        block = np.ix_(idx, idx)
-        pvalue = np.array(pvalue, dtype=float)  # writable (a complete board's may be shared)
-        statistic = np.array(statistic, dtype=float)
-        pvalue[block] = np.where(sign[block], mcnemar_pvalue(wins, wins.T), pvalue[block])
-        statistic[block] = np.where(sign[block], wins, statistic[block])
+    if n_sign:
+        pvalue, statistic = _sign_pairs(x, binary, pvalue, statistic)
         notes["sign_pairs"] = n_sign
     rule = "sign" if n_sign == n_pairs and n_pairs else ("mixed" if n_sign else "t")
     notes["test_rule"] = rule
-    if delta != 0 and both[~np.eye(m, dtype=bool)].any():
+    if delta != 0 and n_binary >= 2:
         notes["test_rule_note"] = (
             f"delta = {delta:g} > 0 on 0/1 units: the paired t is used, since the exact McNemar "
             "(sign) test conditions on the discordant units and so cannot test a margin on the "
             "mean difference; the sign test is used only with delta = 0"
         )
     n_max = largest_n(n)
-    t_pairs = ~sign
-    np.fill_diagonal(t_pairs, False)
     if n_sign == n_pairs:
         smallest = 1.0 if n_max < MIN_CERTIFYING_UNITS else 0.5**n_max
     else:
         smallest = t_smallest_pvalue(n_max, exact_bound_n, delta, is_bounded(x))
         if n_sign and n_max >= MIN_CERTIFYING_UNITS:
             smallest = min(smallest, 0.5**n_max)
-    warning = continuous_few_units_warning(units, n, t_pairs & ~both, exact_bound_n)
+    warning = continuous_few_units_warning(units, n, binary, exact_bound_n)
     if warning is not None:
         notes["small_sample_warning"] = warning
     return TestArrays(estimate, statistic, pvalue, n, se, df, smallest, notes)

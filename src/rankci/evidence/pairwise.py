@@ -293,9 +293,8 @@ def pairwise_tests(
         np.fill_diagonal(matrix, np.nan)
     notes = dict(out.notes)
     if test in ("t", "z"):  # the same warning as auto's, for the t on continuous few units
-        binary = binary_columns(units.values)
         warning = continuous_few_units_warning(
-            units, out.n, ~(binary[:, None] & binary[None, :]), options["exact_bound_n"]
+            units, out.n, binary_columns(units.values), options["exact_bound_n"]
         )
         if warning is not None:
             notes["small_sample_warning"] = warning
@@ -389,10 +388,7 @@ def signed_margin_tests(
     options = {"signed_margin": margin, "exact_bound_n": exact_bound_n}
     if test == "auto":
         options["test_rule"] = "t"
-    binary = binary_columns(units.values)
-    warning = continuous_few_units_warning(
-        units, n, ~(binary[:, None] & binary[None, :]), exact_bound_n
-    )
+    warning = continuous_few_units_warning(units, n, binary_columns(units.values), exact_bound_n)
     if warning is not None:
         options["small_sample_warning"] = warning
         warnings.warn(warning, RankciWarning, stacklevel=2)
