@@ -73,6 +73,8 @@ CONTINUOUS_MIN_UNITS = 25
 #: The units that hold one score each (the others are means of several scores).
 SINGLE_SCORE_UNITS = ("item", "observation")
 
+_TABLE_CELLS = 4_000_000  # the McNemar p-values of every (b, c) are tabulated up to this many
+
 #: The words of each rule in guarantees and messages.
 RULE_WORDS = {
     "sign": "exact McNemar (sign) test on 0/1 units",
@@ -151,11 +153,17 @@ def _sign_pairs(
     finite = np.isfinite(x[:, idx])
     ones = (finite & (x[:, idx] == 1)).astype(float)
     zeros = (finite & (x[:, idx] == 0)).astype(float)
+    size = x.shape[0] + 1  # b, c <= n: with few units, P(Bin(b + c, 1/2) >= b) is tabulated
+    table = (
+        mcnemar_pvalue(np.arange(size)[:, None], np.arange(size)[None, :])
+        if size * size <= _TABLE_CELLS
+        else None
+    )
     for r0 in range(0, idx.size, ROW_BLOCK):
         r1 = min(r0 + ROW_BLOCK, idx.size)
         wins = (ones[:, r0:r1].T @ zeros).round().astype(np.int64)  # b of rows r0..r1
         losses = (zeros[:, r0:r1].T @ ones).round().astype(np.int64)  # c
-        p = mcnemar_pvalue(wins, losses)
+        p = mcnemar_pvalue(wins, losses) if table is None else table[wins, losses]
         if every:  # the usual board, every model 0/1: whole rows
             pvalue[r0:r1] = p
             statistic[r0:r1] = wins
