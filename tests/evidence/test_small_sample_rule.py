@@ -252,12 +252,15 @@ def test_every_command_with_a_test_defaults_to_auto_and_takes_the_floor():
     assert {"rank", "taubest", "report", "benchmarks", "check"} <= set(with_test)
 
 
+@pytest.mark.parametrize("tabulated", [True, False])
 @pytest.mark.parametrize("missing", [False, True])
-def test_the_blocked_sign_path_equals_the_whole_matrix_mcnemar(monkeypatch, missing):
+def test_the_blocked_sign_path_equals_the_whole_matrix_mcnemar(monkeypatch, missing, tabulated):
     import rankci.evidence.auto as auto
     from rankci.evidence.exact_small import mcnemar_tests
 
     monkeypatch.setattr(auto, "ROW_BLOCK", 3)  # several blocks of rows on 11 models
+    if not tabulated:  # the p-values computed pair by pair instead of read from the (b, c) table
+        monkeypatch.setattr(auto, "_TABLE_CELLS", 0)
     rng = np.random.default_rng(15)
     x = _binary(rng, 50, np.linspace(0.3, 0.8, 11))
     x[:, [2, 7]] = np.clip(rng.normal(0.5, 0.2, (50, 2)), 0, 1)  # two continuous models
