@@ -20,7 +20,7 @@ def chembench():
 def test_defaults_are_the_documented_ones():
     spec = MethodSpec()
     assert (spec.unit, spec.test, spec.coverage, spec.alpha, spec.delta, spec.missing,
-            spec.multiplicity, spec.seed) == ("item", "t", "simultaneous", 0.05, 0.0, "complete",
+            spec.multiplicity, spec.seed) == ("item", "auto", "simultaneous", 0.05, 0.0, "complete",
                                               "holm", None)
 
 

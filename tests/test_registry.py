@@ -37,6 +37,7 @@ GUIDE = ROOT / "docs" / "guide.md"
 #: ranges (docs/guide.md). Every option is also tried with values derived from its declaration
 #: (:func:`_derived`), so an option added later is covered without an entry here.
 INVALID = {
+    ("test", "auto", "exact_bound_n"): [-1, 2.5, True, "30", None],
     ("test", "t", "exact_bound_n"): [-1, 2.5, True, "30", None],
     ("test", "z", "exact_bound_n"): [-1, 2.5, True],
     ("test", "wilcoxon", "zero_method"): ["bogus", "zsplit", 1, None],
@@ -56,7 +57,8 @@ INVALID = {
 
 #: (entry, option) -> a value that is allowed (and not the default), written by hand
 VALID = {
-    ("t", "exact_bound_n"): 0,
+    ("auto", "exact_bound_n"): 30,
+    ("t", "exact_bound_n"): 30,
     ("z", "exact_bound_n"): 5,
     ("wilcoxon", "zero_method"): "pratt",
     ("wilcoxon", "correction"): True,
@@ -159,8 +161,9 @@ def test_the_hand_written_lists_name_options_of_the_registry():
     assert set(INVALID) <= _registry_options()
     assert set(VALID) <= {(entry, option) for _, entry, option in _registry_options()}
     assert set(CLI_INVALID) <= {_flag(name).cli_flag for _, _, name in _registry_options()}
-    # every option rankci had when the registry was made has its hand-written values
-    assert len(INVALID) == 15 and len(VALID) == 15 and len(CLI_INVALID) == 8
+    # every option rankci had when the registry was made has its hand-written values (and the
+    # exact_bound_n of auto, the default test since issue 25, and bootstrap-t's, issue 26)
+    assert len(INVALID) == 16 and len(VALID) == 16 and len(CLI_INVALID) == 8
 
 
 @pytest.mark.parametrize(("kind", "entry", "option", "value"), _cases())
@@ -286,7 +289,7 @@ def test_an_invalid_value_is_refused_before_the_data_are_read(tmp_path, capsys):
 def test_a_flag_of_another_test_or_procedure_is_an_error(capsys):
     for argv, words in [
         (["--trim", "0.1"], "--trim is an option of --test yuen or bootstrap-t; this run uses "
-                             "--test t"),
+                             "--test auto"),
         (["--test", "yuen", "--reps", "99"], "--reps is an option of --test bootstrap, "
                                                "bootstrap-t or permutation; this run uses "
                                                "--test yuen"),
@@ -336,8 +339,9 @@ def test_method_spec_reads_the_registry():
         n: e.option_names for n, e in MULTIPLICITY_REGISTRY.items()
     }
     # the tests the issue names, each with the options rankci has always had
-    assert set(TESTS) == {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation",
-                          "bootstrap-t"}  # bootstrap-t: issue 26 (the seed's trimmed-mean test)
+    assert set(TESTS) == {
+        "auto", "t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation", "bootstrap-t"
+    }  # bootstrap-t: issue 26 (the seed's trimmed-mean test); auto: issue 25
     assert set(MULTIPLICITIES) == {"holm", "bonferroni", "max-t"}
 
 
@@ -392,7 +396,8 @@ def test_benchmarks_and_check_have_the_flags_of_their_tests():
         for option in entry.options:
             assert benchmarks[option.cli_flag].dest == option.name
     check = _actions(_parser("check"))
-    assert set(check["--test"].choices) == {"t", "z"}
+    assert set(check["--test"].choices) == {"auto", "t", "z"}
+    assert check["--test"].default == "auto"
     assert check["--exact-bound-n"].dest == "exact_bound_n"
 
 

@@ -212,10 +212,13 @@ def test_an_option_value_is_checked_at_every_entry_point(board, two_benchmarks):
 
 def test_check_claims_follows_the_exact_bound_of_its_spec(board):
     """The spec's exact_bound_n reaches the claims' tests: with the floor over all 120 items a
-    p-value is never below the exact bound, without it it is the plain paired t's."""
+    p-value is never below the exact bound, without it it is the plain paired t's. (test="t":
+    on these 0/1 items the default auto takes the exact McNemar test, which needs no floor.)"""
     claim = ["m1 > m2"]
-    floored = check_claims(board, claim, spec=MethodSpec(test_options={"exact_bound_n": 200}))
-    plain = check_claims(board, claim, spec=MethodSpec(test_options={"exact_bound_n": 0}))
+    floored = check_claims(
+        board, claim, spec=MethodSpec(test="t", test_options={"exact_bound_n": 200})
+    )
+    plain = check_claims(board, claim, spec=MethodSpec(test="t", test_options={"exact_bound_n": 0}))
     units = board.units("item")
     reference = rankci.pairwise_tests(units, "t", exact_bound_n=0)
     j, l = units.models.index("m1"), units.models.index("m2")

@@ -14,7 +14,10 @@ For every n in 5, 8, 10, 15, 20, 25, 30, 31, 35, 40, 50 units, the one-sided pai
   4,999 random ones, ``(1 + #)/(B + 1)``; one draw of sign vectors serves a batch of
   replicates (each test is valid; the rates' SE ignores this slight dependence);
 * ``wilcoxon``: rankci's signed-rank test (zeros dropped, normal approximation with ties).
-  It tests the pseudo-median, not the mean: shown for comparison.
+  It tests the pseudo-median, not the mean: shown for comparison;
+* ``auto``: the rule this study chose, rankci's default since (``rankci.pairwise_tests(units)``,
+  ``test="auto"``): the exact McNemar test on pairs of 0/1 units, the plain t elsewhere. It
+  must equal ``mcnemar`` on the 0/1 designs and ``t`` on the others (the study checks it).
 
 Designs (each replicate draws n units; the truth is known exactly):
 
@@ -70,8 +73,8 @@ TIE_REPS, GAP_REPS = 2000, 1000
 QUICK_REPS = 40
 BATCH_COLUMNS = 150  # replicates x models per call of pairwise_tests
 SIGNFLIP_REPS = 4999
-BINARY_TESTS = ("t", "t + floor", "mcnemar", "mid-p", "sign-flip", "wilcoxon")
-MEAN_TESTS = ("t", "t + floor", "sign-flip", "wilcoxon")
+BINARY_TESTS = ("t", "t + floor", "mcnemar", "mid-p", "sign-flip", "wilcoxon", "auto")
+MEAN_TESTS = ("t", "t + floor", "sign-flip", "wilcoxon", "auto")
 
 
 # ---------------------------------------------------------------------- designs
@@ -199,6 +202,7 @@ def pvalues(x: np.ndarray, binary: bool, rng: np.random.Generator) -> dict[str, 
                 "t": ("t", {"exact_bound_n": 0}),
                 "t + floor": ("t", {"exact_bound_n": 30}),
                 "wilcoxon": ("wilcoxon", {}),
+                "auto": ("auto", {}),
             }
             for name, (test, options) in calls.items():
                 full = rankci.pairwise_tests(units, test, **options).pvalue
@@ -212,6 +216,9 @@ def pvalues(x: np.ndarray, binary: bool, rng: np.random.Generator) -> dict[str, 
         flip[:, rows, cols] = upper.reshape(b, rows.size)
         flip[:, cols, rows] = lower.reshape(b, rows.size)
         out["sign-flip"][start : start + b] = flip
+    same = out["mcnemar"] if binary else out["t"]  # auto is McNemar on 0/1 units, else the t
+    if not np.allclose(out["auto"], same, equal_nan=True, rtol=1e-12, atol=1e-15):
+        raise AssertionError("test='auto' is not the exact McNemar test on 0/1 units / the t")
     return out
 
 

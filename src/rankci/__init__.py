@@ -7,7 +7,7 @@ The names below are imported on first use (PEP 562), so ``import rankci`` and th
 start without loading the statistics they do not need.
 
 >>> import rankci
->>> ranking = rankci.rank(rankci.datasets.load_mmlu_pro())   # paired t + Holm, simultaneous
+>>> ranking = rankci.rank(rankci.datasets.load_mmlu_pro())   # paired tests + Holm, simultaneous
 >>> ranking.spec.multiplicity
 'holm'
 """

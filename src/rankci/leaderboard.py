@@ -172,7 +172,7 @@ def rank(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
     unit: str = "item",
-    test: str = "t",
+    test: str = "auto",
     coverage: str = "simultaneous",
     alpha: float = 0.05,
     delta: float = 0.0,
@@ -194,8 +194,10 @@ def rank(
     unit : {"item", "observation", "cluster", "prompt"}
         The unit of analysis: what the inference extends to (new questions, the observed set,
         new subjects, new prompt variants).
-    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation", "bootstrap-t"}
-        The paired test (:func:`rankci.pairwise_tests`).
+    test : str
+        The paired test (:func:`rankci.pairwise_tests`): "auto", "t", "wilcoxon", "yuen", "z",
+        "sign", "bootstrap", "permutation" or "bootstrap-t"; the default ``auto`` is, per pair, the
+        exact McNemar (sign) test on 0/1 units (delta = 0) and the plain paired t elsewhere.
     coverage : {"simultaneous", "marginal"}
         ``simultaneous`` (Algorithm 2): every statement holds at once with probability
         >= 1 - alpha. ``marginal`` (Algorithm 1): each model's interval separately.
@@ -209,7 +211,8 @@ def rank(
         ``holm`` (default) and ``bonferroni`` are valid under any dependence. ``max-t`` is the
         Romano-Wolf step-down on the studentized mean differences with the critical values
         from their estimated joint law (:func:`rankci.certify.maxt.certify_maxt`): tighter
-        intervals, asymptotic level; only with ``test="t"``. Its options go in ``**options``:
+        intervals, asymptotic level; with ``test="auto"``, ``"t"`` or ``"z"`` (the t
+        statistics). Its options go in ``**options``:
         ``resampling`` ("gaussian" or "bootstrap"), ``draws`` (1000), ``covariance``
         ("independent" or "cluster": cluster-robust over the cluster column), ``stepdown``
         (True) and ``small_sample`` (True). See docs/maxt.md.
@@ -368,7 +371,7 @@ def rank_by_cluster(
     data: Scores | pd.DataFrame | str | os.PathLike,
     *,
     unit: str = "item",
-    test: str = "t",
+    test: str = "auto",
     coverage: str = "simultaneous",
     alpha: float = 0.05,
     delta: float = 0.0,

@@ -123,11 +123,16 @@ class MethodSpec:
     ----------
     unit : {"item", "observation", "cluster", "prompt"}, default "item"
         The unit of analysis: what the inference extends to (:data:`UNIT_SCOPE`).
-    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation", "bootstrap-t"}
-        The one-sided paired test of ``H_jl: theta_j - theta_l <= delta`` (default "t").
+    test : str, default "auto"
+        The one-sided paired test of ``H_jl: theta_j - theta_l <= delta`` (:data:`TESTS`:
+        "auto", "t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation",
+        "bootstrap-t"); ``auto`` (the
+        default) is the exact McNemar (sign) test on pairs of 0/1 units with delta = 0 and the
+        plain paired t elsewhere (:mod:`rankci.evidence.auto`).
     test_options : mapping, optional
-        Options of the test (:data:`TEST_OPTIONS`): ``trim`` (Yuen, bootstrap-t), ``reps``
-        (bootstrap, permutation, bootstrap-t), ``zero_method``, ``correction`` and
+        Options of the test (:data:`TEST_OPTIONS`): ``exact_bound_n`` (auto, t, z: the
+        opt-in Hoeffding floor, default 0), ``trim`` (Yuen, bootstrap-t),
+        ``reps`` (bootstrap, permutation, bootstrap-t), ``zero_method``, ``correction`` and
         ``distribution`` (Wilcoxon). Only the options given are stored; the others keep the
         test's defaults.
     coverage : {"simultaneous", "marginal"}, default "simultaneous"
@@ -172,7 +177,7 @@ class MethodSpec:
     """
 
     unit: str = "item"
-    test: str = "t"
+    test: str = "auto"
     test_options: Mapping[str, Any] = field(default_factory=dict)
     coverage: str = "simultaneous"
     alpha: float = 0.05
@@ -209,7 +214,7 @@ class MethodSpec:
         if procedure.tests is not None and self.test not in procedure.tests:
             raise ValueError(
                 f"multiplicity={self.multiplicity!r} uses studentized mean differences "
-                f"(test='t'); it cannot be combined with test={self.test!r}. Use "
+                f"(test='auto', 't' or 'z'); it cannot be combined with test={self.test!r}. Use "
                 "multiplicity='holm' for that test"
             )
 
@@ -275,7 +280,7 @@ class MethodSpec:
         cls,
         *,
         unit: str = "item",
-        test: str = "t",
+        test: str = "auto",
         coverage: str = "simultaneous",
         alpha: float = 0.05,
         delta: float = 0.0,
@@ -329,7 +334,7 @@ class MethodSpec:
         Examples
         --------
         >>> MethodSpec().describe()
-        'holm over one-sided paired t tests on item units, simultaneous coverage, alpha = 0.05'
+        'holm over one-sided paired auto tests on item units, simultaneous coverage, alpha = 0.05'
         """
         margin = f", delta = {self.delta:g}" if self.delta > 0 else ""
         seed = f", seed {self.seed}" if self.seed is not None else ""

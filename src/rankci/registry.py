@@ -232,10 +232,11 @@ def _registry(*entries: Entry) -> Mapping[str, Entry]:
 
 _EXACT_BOUND_N = Option(
     "exact_bound_n",
-    30,
+    0,
     "int",
-    "scores in [0, 1]: a pair with at most N units is never given a p-value below Hoeffding's "
-    "exact bound, which holds for every score distribution (0 gives the plain asymptotic test)",
+    "opt-in exact floor, scores in [0, 1]: a pair with at most N units is never given a p-value "
+    "below Hoeffding's exact bound, valid for every score distribution but with little power "
+    "(default 0: no floor; validation/small_sample_rule.py)",
     minimum=0,
     metavar="N",
 )
@@ -259,6 +260,13 @@ _TRIM = Option(
 
 #: The paired tests of ``H_jl: theta_j - theta_l <= delta`` (:func:`rankci.pairwise_tests`).
 TEST_REGISTRY: Mapping[str, Entry] = _registry(
+    Entry(
+        "auto",
+        "per pair: the exact McNemar (sign) test where both models' units are 0/1 and "
+        "delta = 0, else the plain paired t (mean difference; the default)",
+        "rankci.evidence.auto:auto_test",
+        (_EXACT_BOUND_N,),
+    ),
     Entry(
         "t",
         "paired t: (mean(d) - delta) / (sd(d) / sqrt(n)) on n - 1 df (mean difference)",
@@ -354,7 +362,7 @@ MULTIPLICITY_REGISTRY: Mapping[str, Entry] = _registry(
     Entry(
         "max-t",
         "Romano-Wolf step-down with critical values from the joint law of the studentized "
-        "mean differences (tighter, asymptotic; test t or z)",
+        "mean differences (tighter, asymptotic; test auto, t or z: the t statistics)",
         "rankci.certify.maxt:certify_spec",
         (
             Option(
@@ -396,6 +404,6 @@ MULTIPLICITY_REGISTRY: Mapping[str, Entry] = _registry(
             ),
         ),
         random=True,
-        tests=("t", "z"),
+        tests=("auto", "t", "z"),
     ),
 )

@@ -1,7 +1,8 @@
 """Every "nothing certified" explains itself (issue 25, item 4): marginal and simultaneous Holm,
 max-t, tau-best, rank_benchmarks, check and the end of a monitor replay warn, say what would be
-needed and name what changes it (the exact floor ``exact_bound_n`` when it is what blocks); a
-board that certifies something gets no such word.
+needed and name what changes it (the opt-in exact floor ``exact_bound_n`` when it is what
+blocks; since issue 25, item 3 it is off by default, so these tests ask for it); a board that
+certifies something gets no such word.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_fourteen_cluster_units_marginal_names_the_exact_floor():
     units = _clustered().units("cluster")
     assert units.n_units == 14
     with pytest.warns(RankciWarning, match=NOTHING) as record:
-        c = certify_holm(pairwise_tests(units, "t"), 0.05, "marginal")
+        c = certify_holm(pairwise_tests(units, "t", exact_bound_n=30), 0.05, "marginal")
     assert (c.lower == 1).all() and (c.upper == 4).all()
     (message,) = _explanations(record)
     assert "exact_bound_n=0" in message and "14 cluster units" in message
@@ -71,8 +72,10 @@ def test_fourteen_cluster_units_marginal_names_the_exact_floor():
     with warnings.catch_warnings(record=True) as plain:
         warnings.simplefilter("always")
         c0 = certify_holm(pairwise_tests(units, "t", exact_bound_n=0), 0.05, "marginal")
+        default = certify_holm(pairwise_tests(units), 0.05, "marginal")  # auto: the plain t
     assert c0.lower.tolist() == [1, 2, 3, 4] and not _explanations(plain)
     assert "nothing_certified" not in c0.details
+    assert default.lower.tolist() == [1, 2, 3, 4] and "nothing_certified" not in default.details
 
 
 def test_simultaneous_holm_explains_and_says_what_is_needed():
@@ -88,7 +91,8 @@ def test_the_cli_names_the_floor_as_a_flag(tmp_path):
     path = tmp_path / "k14.csv"
     _clustered(size=1).to_frame().to_csv(path, index=False)
     out = subprocess.run(
-        [sys.executable, "-m", "rankci", "rank", str(path), "--coverage", "marginal"],
+        [sys.executable, "-m", "rankci", "rank", str(path), "--coverage", "marginal",
+         "--test", "t", "--exact-bound-n", "30"],
         capture_output=True,
         text=True,
         check=True,
@@ -126,17 +130,16 @@ def test_rank_benchmarks_explains_each_empty_table():
 
 def test_check_with_no_claim_decided_names_the_floor():
     scores = _clustered(size=1)  # 14 items, gaps of 0.15
+    floored = MethodSpec(test="t", test_options={"exact_bound_n": 30})  # the opt-in floor
     with pytest.warns(RankciWarning, match="no claim is decided") as record:
-        check = check_claims(scores, ["m0 > m1"])
+        check = check_claims(scores, ["m0 > m1"], spec=floored)
     assert check.results[0].result == "not decided"
     (message,) = _explanations(record)
     assert "exact_bound_n=0" in message
     assert NOTHING in check.to_dict()["details"]["nothing_certified"]
     with warnings.catch_warnings(record=True) as plain:
         warnings.simplefilter("always")
-        check0 = check_claims(
-            scores, ["m0 > m1"], spec=MethodSpec(test_options={"exact_bound_n": 0})
-        )
+        check0 = check_claims(scores, ["m0 > m1"])  # the default: auto, the plain t here
     assert check0.results[0].result == "supported" and not _explanations(plain)
 
 
@@ -176,6 +179,6 @@ def test_the_unreachable_warning_names_the_floor_when_more_units_than_it_are_nee
     # 0.05 / 12, and the floor alone would need more than 30 units
     units = _clustered(size=1).units()
     with pytest.warns(RankciWarning, match="nothing can be certified") as record:
-        certify_holm(pairwise_tests(units, "t", delta=0.8), 0.05)
+        certify_holm(pairwise_tests(units, "t", delta=0.8, exact_bound_n=30), 0.05)
     message = next(str(w.message) for w in record if "nothing can" in str(w.message))
     assert "exact_bound_n=0" in message and "asymptotic" in message

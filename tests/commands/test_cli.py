@@ -31,9 +31,10 @@ def test_rank_json_matches_the_python_api(data_file, capsys):
     assert (payload["alpha"], payload["coverage"], payload["test"], payload["unit"]) == (
         0.05,
         "simultaneous",
-        "t",
+        "auto",  # the default test (issue 25); with --delta 0.01 it is the t on every pair
         "item",
     )
+    assert payload["test_options"]["test_rule"] == "t"
     assert payload["n_units"] == 1600 and payload["k"] == 2
 
 

@@ -1,4 +1,5 @@
-"""``--exact-bound-n``: the exact floor of the t and z tests for few units, on the command line."""
+"""``--exact-bound-n``: the opt-in exact floor of the t and z tests for few units (off by default
+since issue 25, item 3), on the command line."""
 
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ def test_the_flag_reaches_the_library_and_is_recorded(small_board, tmp_path):
     path, frame = small_board
     scores = rankci.Scores.from_frame(frame)
     widths = []
-    for flags, keyword in (((), 30), (("--exact-bound-n", "0"), 0)):
+    for flags, keyword in ((("--exact-bound-n", "30"), 30), ((), 0)):
         payload = _rank_json(path, tmp_path, *flags)
-        assert payload["test_options"] == {"exact_bound_n": keyword}
+        assert payload["test_options"]["exact_bound_n"] == keyword
+        assert payload["test_options"]["test_rule"] == "t"  # continuous scores: the t
+        # 20 continuous items: the default warns (in the JSON too); under the floor it does not
+        assert ("small_sample_warning" in payload["test_options"]) == (keyword == 0)
         expected = rankci.rank(scores, exact_bound_n=keyword)
         rows = {row["model"]: row for row in payload["models"]}
         assert [rows[m]["rank_lower"] for m in expected.models] == expected.lower.tolist()

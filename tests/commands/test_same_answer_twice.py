@@ -82,4 +82,4 @@ def test_messages_name_the_test_and_overall_flags(data_file, capsys):
     status = main(["benchmarks", data_file, "--test", "permutation", "--benchmark-col", "cluster"])
     err = capsys.readouterr().err
     assert status == 2
-    assert "use --test t or 'z', or --no-overall" in err and "overall=False" not in err
+    assert "use --test auto, 't' or 'z', or --no-overall" in err and "overall=False" not in err

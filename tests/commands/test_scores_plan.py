@@ -94,7 +94,8 @@ def test_scores_table_shows_both_verdicts(capsys):
         "overlapping intervals ('statistically indistinguishable'; per pair, not simultaneous)"
     )
     assert overlap in out
-    assert "paired verdict (paired t + Holm, simultaneous)" in out
+    # 0/1 scores: the default test's exact McNemar (sign) test (issue 25, item 3)
+    assert "paired verdict (exact McNemar (sign) + Holm, simultaneous)" in out
     assert "m05 > m01" in out
     assert out.splitlines()[2].split()[:6] == ["model", "score", "se", "lower", "upper", "n"]
 

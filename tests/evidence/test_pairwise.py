@@ -265,10 +265,15 @@ def test_constant_differences_take_the_exact_bound_not_certainty():
 def test_two_items_won_twice_certify_nothing_and_say_why():
     # the case: two items, one model beats the other on both
     scores = rankci.Scores.from_matrix(np.array([[1.0, 0.0], [1.0, 0.0]]))
-    # the exact floor for few units (p >= 1/4 with 2 units) says so before testing: at
+    # the opt-in exact floor for few units (p >= 1/4 with 2 units) says so before testing: at
     # alpha = 0.05 Holm's first threshold 0.025 needs at least 6 units
     with pytest.warns(RankciWarning, match=r"with 2 item units the smallest attainable p-value "
                       r"of the t test is 0.25.*at least 6 item units"):
+        ranking = rankci.rank(scores, test="t", exact_bound_n=30)
+    assert ranking.upper.tolist() == [2, 2] and not ranking.dominance.any()
+    # the default (the exact sign test on these 0/1 units): two units never certify anything
+    with pytest.warns(RankciWarning, match=r"auto test \(exact McNemar \(sign\) test on 0/1 "
+                      r"units\) is 1.*at least 3 units"):
         ranking = rankci.rank(scores)
     assert ranking.upper.tolist() == [2, 2] and not ranking.dominance.any()
     assert rankci.pairwise_tests(scores.units(), "t").pvalue[0, 1] == pytest.approx(0.25)
@@ -284,7 +289,7 @@ def test_a_sign_test_that_cannot_reach_holm_says_how_many_units_it_needs():
     x = (np.random.default_rng(2).random((14, 32)) < np.linspace(0.2, 0.9, 32)).astype(float)
     scores = rankci.Scores.from_matrix(x)
     with pytest.warns(RankciWarning, match=r"smallest attainable p-value of the sign test is "
-                      r"6.1e-05.*at least 15 item units"):
+                      r"6.1e-05.*at least 15 discordant item units.*2\^-D"):
         ranking = rankci.rank(scores, test="sign")
     assert not ranking.dominance.any()
 
@@ -345,8 +350,8 @@ def test_few_units_keep_the_level_where_the_plain_t_does_not():
     reps = 400
     for _ in range(reps):
         units = rankci.Scores.from_matrix(_skewed_tie(rng, 10)).units()
-        plain += rankci.pairwise_tests(units, exact_bound_n=0).pvalue[0, 1] <= 0.05
-        floored += rankci.pairwise_tests(units).pvalue[0, 1] <= 0.05
+        plain += rankci.pairwise_tests(units, "t").pvalue[0, 1] <= 0.05
+        floored += rankci.pairwise_tests(units, "t", exact_bound_n=30).pvalue[0, 1] <= 0.05
     assert plain / reps > 0.3  # the plain t: about 0.46 false rejections at alpha = 0.05
     assert floored / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
 
@@ -361,7 +366,7 @@ def test_the_floor_is_the_larger_of_the_test_and_the_exact_bound_up_to_exact_bou
         plain = stats.ttest_rel(x[:, 0], x[:, 2], alternative="greater").pvalue
     else:
         plain = stats.norm.sf(d.mean() / (d.std(ddof=1) / np.sqrt(n)))
-    got = rankci.pairwise_tests(units, test).pvalue[0, 2]
+    got = rankci.pairwise_tests(units, test, exact_bound_n=30).pvalue[0, 2]
     bound = bounded_pvalue(np.array(d.mean()), 0.0, np.array(n))
     expected = max(plain, float(bound)) if n <= 30 else plain
     assert got == pytest.approx(expected, rel=1e-10)
@@ -372,7 +377,8 @@ def test_the_floor_is_the_larger_of_the_test_and_the_exact_bound_up_to_exact_bou
     x_missing = np.vstack([x, np.full((1, 3), np.nan)])
     x_missing[-1, 1] = 0.5
     pairwise = rankci.Scores.from_matrix(x_missing).units(missing="pairwise")
-    assert rankci.pairwise_tests(pairwise, test).pvalue[0, 2] == pytest.approx(expected, rel=1e-10)
+    got = rankci.pairwise_tests(pairwise, test, exact_bound_n=30).pvalue[0, 2]
+    assert got == pytest.approx(expected, rel=1e-10)
 
 
 def test_unbounded_scores_take_no_floor():
@@ -384,9 +390,14 @@ def test_unbounded_scores_take_no_floor():
 
 def test_exact_bound_n_is_recorded_and_checked():
     scores = rankci.Scores.from_matrix(np.random.default_rng(2).random((6, 3)))
-    assert rankci.pairwise_tests(scores.units()).options == {"exact_bound_n": 30}
-    ranking = rankci.rank(scores, exact_bound_n=0)
-    assert ranking.spec.test_options == {"exact_bound_n": 0}
+    assert rankci.pairwise_tests(scores.units(), "t", exact_bound_n=30).options == {
+        "exact_bound_n": 30
+    }
+    with pytest.warns(RankciWarning, match="continuous"):  # 6 continuous items: the default
+        options = rankci.pairwise_tests(scores.units()).options
+    assert options["exact_bound_n"] == 0 and options["test_rule"] == "t"
+    ranking = rankci.rank(scores, exact_bound_n=30)
+    assert ranking.spec.test_options == {"exact_bound_n": 30}
     assert rankci.rank(scores, spec=ranking.spec).lower.tolist() == ranking.lower.tolist()
     with pytest.raises(ValueError, match="exact_bound_n must be an integer >= 0"):
         rankci.pairwise_tests(scores.units(), exact_bound_n=-1)

@@ -390,7 +390,7 @@ def _needs(claim: Claim) -> tuple[list, list]:
 def decide_claims(
     groups: Sequence[ClaimGroup],
     alpha: float = 0.05,
-    test: str = "t",
+    test: str = "auto",
     *,
     spec: MethodSpec | None = None,
 ) -> ClaimCheck:
@@ -405,7 +405,7 @@ def decide_claims(
     """
     spec = claims_spec(spec, {"alpha": alpha, "test": test}, "decide_claims")
     alpha, test = spec.alpha, spec.test
-    exact_bound_n = spec.test_options.get("exact_bound_n", 30)
+    exact_bound_n = spec.test_options.get("exact_bound_n", 0)  # the opt-in floor
     keys: dict[tuple, int] = {}
     rows: list[dict] = []
     tests: dict[tuple, Pairwise] = {}
@@ -431,15 +431,18 @@ def decide_claims(
             plain_p = plain_pvalues(pw)
             if plain_p is not None:
                 plain[len(rows)] = (float(plain_p[j, l]), float(pw.statistic[j, l]))
-            rows.append(
-                {
-                    "estimate": float(pw.estimate[j, l]),
-                    "se": float(pw.se[j, l]) if pw.se is not None else float("nan"),
-                    "df": float(pw.df[j, l]) if pw.df is not None else float("inf"),
-                    "n": int(pw.n[j, l]),
-                    "pvalue": p if np.isfinite(p) else 1.0,
-                }
-            )
+            row = {
+                "estimate": float(pw.estimate[j, l]),
+                "se": float(pw.se[j, l]) if pw.se is not None else float("nan"),
+                "df": float(pw.df[j, l]) if pw.df is not None else float("inf"),
+                "n": int(pw.n[j, l]),
+                "pvalue": p if np.isfinite(p) else 1.0,
+                "rule": pw.options.get("test_rule", test),
+            }
+            if row["rule"] == "sign":  # the exact McNemar test: b and D = b + c of the pair
+                row["wins"] = float(pw.statistic[j, l])
+                row["discordant"] = float(pw.statistic[j, l] + pw.statistic[l, j])
+            rows.append(row)
             keys[k] = len(rows) - 1
         return keys[k]
 
@@ -492,12 +495,16 @@ def decide_claims(
         if rankings
         else ""
     )
+    warned = sorted({w for pw in tests.values() if (w := pw.options.get("small_sample_warning"))})
+    caveat = "".join(f" Warning: {w}." for w in warned)
     guarantee = (
         f"With probability at least {1 - alpha:.0%}, every claim reported supported is true and "
         f"every claim reported contradicted is false, all at once: Holm at level {alpha:g} over "
-        f"the {family} one-sided paired {test} tests of this call on up to {n_units} {unit} "
-        f"units{ranks}; inference extends to {UNIT_SCOPE[unit]}."
+        f"the {family} one-sided {_tests_words(test, rows)} of this call on up to {n_units} "
+        f"{unit} units{ranks}; inference extends to {UNIT_SCOPE[unit]}.{caveat}"
     )
+    if warned:
+        details["small_sample_warning"] = warned[0]
     return ClaimCheck(
         results=tuple(results),
         alpha=alpha,
@@ -580,18 +587,36 @@ def _explain_family_change(results, plans, rows, pvalues, record, alpha) -> list
     return out
 
 
+def _tests_words(test: str, rows: list) -> str:
+    """The family's tests in words; for ``auto``, the rules its hypotheses were tested by."""
+    if test != "auto":
+        return f"paired {test} tests"
+    rules = {r["rule"] for r in rows}
+    if rules == {"sign"}:
+        return "paired tests (test auto: exact McNemar (sign) tests on 0/1 units)"
+    if "sign" in rules:
+        return (
+            "paired tests (test auto: exact McNemar (sign) tests on 0/1 units for the hypotheses "
+            "without a margin, paired t for the others)"
+        )
+    return "paired tests (test auto: paired t)"
+
+
 def _explain_undecided(rows, plain, groups, test, alpha, spec) -> str:
     """No claim decided: the family's evidence against Holm's first threshold (warned)."""
     full = len(plain) == len(rows)
+    sign = all("discordant" in r for r in rows)
     return explain_pvalues(
         np.array([r["pvalue"] for r in rows]),
         np.array([r["n"] for r in rows]),
         unit=groups[0].units.unit,
         test=test,
         alpha=alpha,
-        floor=int(spec.test_options.get("exact_bound_n", 30)),
+        floor=int(spec.test_options.get("exact_bound_n", 0)),
         plain=np.array([plain[i][0] for i in range(len(rows))]) if full else None,
         statistic=np.array([plain[i][1] for i in range(len(rows))]) if full else None,
+        wins=np.array([r["wins"] for r in rows]) if sign else None,
+        discordant=np.array([r["discordant"] for r in rows]) if sign else None,
         prefix="no claim is decided: ",
         stacklevel=4,
     )
@@ -600,9 +625,9 @@ def _explain_undecided(rows, plain, groups, test, alpha, spec) -> str:
 def claims_spec(spec: MethodSpec | None, keywords: dict, caller: str) -> MethodSpec:
     """The method of a check: ``spec``, or the keywords (alpha, unit, test, missing) as one.
 
-    Claims are decided by one Holm family of one-sided paired t (or z) tests with margins of
-    their own, so the spec's multiplicity is Holm, its coverage simultaneous and its delta 0;
-    its test is t or z (with its ``exact_bound_n``).
+    Claims are decided by one Holm family of one-sided paired tests with margins of their own,
+    so the spec's multiplicity is Holm, its coverage simultaneous and its delta 0; its test is
+    auto, t or z (with its opt-in ``exact_bound_n``).
 
     Examples
     --------
@@ -750,7 +775,7 @@ def check_claims(
     *,
     alpha: float = 0.05,
     unit: str = "item",
-    test: str = "t",
+    test: str = "auto",
     missing: str = "complete",
     spec: MethodSpec | None = None,
 ) -> ClaimCheck:
@@ -765,8 +790,11 @@ def check_claims(
         Every supported claim is true and every contradicted claim false, jointly, with
         probability at least 1 - alpha.
     unit : {"item", "observation", "cluster", "prompt"}
-    test : {"t", "z"}
-        The one-sided paired test (t on n - 1 df by default).
+    test : {"auto", "t", "z"}
+        The one-sided paired test. The default ``auto`` uses the exact McNemar (sign) test for
+        the hypotheses without a margin (``A > B``, rank claims) on pairs of 0/1 units, and the
+        paired t on n - 1 df for the others (a margin on the mean difference has no exact
+        McNemar form); ``exact_bound_n`` (in ``spec.test_options``) is the t's opt-in floor.
     missing : {"complete", "pairwise"}
     spec : MethodSpec, optional
         The method at once (alpha, unit, test and its ``exact_bound_n``, missing), for example

@@ -42,7 +42,13 @@ import pandas as pd
 from scipy import special
 
 from rankci._base import check_choice, jsonable
-from rankci.certify.holm import PROCEDURES, explain_nothing_certified, reject
+from rankci.certify.holm import (
+    PROCEDURES,
+    caveats_of,
+    describe_test,
+    explain_nothing_certified,
+    reject,
+)
 from rankci.data import Scores
 from rankci.evidence.moments import score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
@@ -161,7 +167,7 @@ def rank_benchmarks(
     weights: str | Mapping[str, float] = "equal",
     overall: bool = True,
     unit: str = "item",
-    test: str = "t",
+    test: str = "auto",
     delta: float = 0.0,
     missing: str = "complete",
     rng: int | np.random.Generator | None = None,
@@ -239,10 +245,10 @@ def rank_benchmarks(
     alpha, multiplicity, unit, test = spec.alpha, spec.multiplicity, spec.unit, spec.test
     delta, missing, test_options = spec.delta, spec.missing, dict(spec.test_options)
     parts = _split_benchmarks(data, benchmark)
-    if overall and test not in ("t", "z"):
+    if overall and test not in ("auto", "t", "z"):
         raise ValueError(
             f"the overall table combines per-benchmark mean differences and standard errors, "
-            f"which test {test!r} does not give; use test='t' or 'z', or overall=False"
+            f"which test {test!r} does not give; use test='auto', 't' or 'z', or overall=False"
         )
 
     pairwise: dict[str, Pairwise] = {}
@@ -288,9 +294,10 @@ def rank_benchmarks(
         scope = UNIT_SCOPE[unit]
         what = (
             f"a weighted mean of the benchmark scores (weights {_weights_text(weight_of)}); "
-            f"stratified paired {test} tests on {pw.n_units} {unit} units"
+            f"stratified paired {'t' if test == 'auto' else test} tests on {pw.n_units} {unit} "
+            "units"
             if name == OVERALL
-            else f"paired {test} tests on {pw.n_units} {unit} units"
+            else f"{describe_test(pw)} on {pw.n_units} {unit} units{caveats_of(pw)}"
         )
         guarantee = f"{words} Table {name!r}: {what}; inference extends to {scope}."
         procedure = {

@@ -138,6 +138,15 @@ def clustered_pairwise(
     )
 
 
+#: the verdict's test in words, per rule of ``test="auto"`` (the guarantee reads "Holm over
+#: one-sided {words} tests of all ordered pairs")
+VERDICT_WORDS = {
+    "sign": "exact McNemar (sign)",
+    "t": "paired t",
+    "mixed": "exact McNemar (sign) on pairs of 0/1 units and paired t",
+}
+
+
 def paired_verdict(
     units: UnitScores,
     alpha: float,
@@ -146,8 +155,10 @@ def paired_verdict(
 ) -> tuple[Pairwise, np.ndarray, dict]:
     """Paired evidence, the certified pairs (Holm over all ordered pairs, closed) and a summary.
 
-    Without ``cluster`` every ordered pair gets a one-sided paired t test
-    (:func:`rankci.pairwise_tests`); with it, :func:`clustered_pairwise`. Holm's procedure at
+    Without ``cluster`` every ordered pair gets the default one-sided paired test,
+    ``test="auto"`` (:func:`rankci.pairwise_tests`): the exact McNemar (sign) test where both
+    models' units are 0/1, the plain paired t elsewhere, as ``rankci.rank`` and ``rankci check``
+    (no exact floor); with it, :func:`clustered_pairwise`. Holm's procedure at
     ``alpha`` over the M(M-1) ordered pairs certifies "j better than l", and the certified pairs
     are closed transitively.
 
@@ -177,25 +188,30 @@ def paired_verdict(
 
     Examples
     --------
-    The one-sided paired t p-values are 0.000058 (m0 > m1), below 1e-6 (m0 > m2) and 0.054582
-    (m1 > m2); Holm's thresholds 0.05/6 and 0.05/5 pass the first two, 0.05/4 stops the third:
+    On 0/1 items, the exact McNemar (sign) p-values (scipy's one-sided binomial test on the
+    discordant items); Holm's thresholds 0.05/6 and 0.05/5 pass the first two, 0.05/4 stops
+    the third:
 
     >>> import numpy as np, rankci
     >>> from scipy import stats
     >>> x = (np.random.default_rng(0).random((40, 3)) < [0.9, 0.6, 0.3]).astype(float)
     >>> units = rankci.Scores.from_matrix(x).units("item", missing="complete")
     >>> pairwise, certified, summary = paired_verdict(units, 0.05)
-    >>> certified.tolist(), summary["description"]
-    ([[False, True, True], [False, False, False], [False, False, False]], 'paired t')
-    >>> round(float(pairwise.pvalue[1, 2]), 6)
-    0.054582
-    >>> [round(float(stats.ttest_rel(x[:, j], x[:, l], alternative="greater").pvalue), 6)
-    ...  for j, l in [(0, 1), (0, 2), (1, 2)]]
-    [5.8e-05, 0.0, 0.054582]
+    >>> certified.tolist()
+    [[False, True, True], [False, False, False], [False, False, False]]
+    >>> summary["description"]
+    'exact McNemar (sign)'
+    >>> def sign_p(j, l):
+    ...     b = int(((x[:, j] == 1) & (x[:, l] == 0)).sum())
+    ...     c = int(((x[:, j] == 0) & (x[:, l] == 1)).sum())
+    ...     return stats.binomtest(b, b + c, 0.5, alternative="greater").pvalue
+    >>> bool(np.allclose(pairwise.pvalue[[0, 0, 1], [1, 2, 2]], [sign_p(0, 1), sign_p(0, 2),
+    ...                                                          sign_p(1, 2)]))
+    True
     """
     if cluster is None:
-        pairwise = pairwise_tests(units, "t")
-        words = "paired t"
+        pairwise = pairwise_tests(units, "auto")
+        words = VERDICT_WORDS[pairwise.options["test_rule"]]
     else:
         pairwise = clustered_pairwise(units, cluster, small_sample)
         words = {

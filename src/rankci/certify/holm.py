@@ -18,6 +18,7 @@ import numpy as np
 
 from rankci._base import RankciWarning, check_alpha, check_choice
 from rankci.certify.certification import Certification
+from rankci.evidence.auto import rule_words
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS
 from rankci.evidence.pairwise import pairwise_tests
 from rankci.evidence.resampling import default_reps
@@ -214,13 +215,65 @@ def _procedure_of(pairwise: Pairwise, multiplicity: str) -> dict:
     }
 
 
+def describe_test(pairwise: Pairwise) -> str:
+    """The paired test in words: ``"paired t tests"``; for ``auto``, the rule it used.
+
+    Examples
+    --------
+    >>> import numpy as np, rankci
+    >>> x = np.array([[1, 0], [1, 0], [1, 1], [0, 0], [1, 0], [1, 0]])
+    >>> describe_test(rankci.pairwise_tests(rankci.Scores.from_matrix(x).units()))
+    'paired tests (test auto: exact McNemar (sign) test on 0/1 units)'
+    """
+    rule = pairwise.options.get("test_rule")
+    if pairwise.test == "auto" and rule is not None:
+        return f"paired tests (test auto: {rule_words(rule)})"
+    return f"paired {pairwise.test} tests"
+
+
+def _test_name(pairwise: Pairwise) -> str:
+    """``"t test"``; for ``auto``, ``"auto test (exact McNemar (sign) test on 0/1 units)"``."""
+    rule = pairwise.options.get("test_rule")
+    if pairwise.test == "auto" and rule is not None:
+        return f"auto test ({rule_words(rule)})"
+    return f"{pairwise.test} test"
+
+
+def caveats_of(pairwise: Pairwise) -> str:
+    """What the test reported beside its p-values (a small-sample warning, the rule's note)."""
+    out = ""
+    if pairwise.options.get("test_rule_note"):
+        out += f"; {pairwise.options['test_rule_note']}"
+    if pairwise.options.get("small_sample_warning"):
+        out += f"; warning: {pairwise.options['small_sample_warning']}"
+    return out
+
+
 def _evidence_words(pairwise: Pairwise, multiplicity: str) -> str:
     margin = f" with indifference margin {pairwise.delta:g}" if pairwise.delta > 0 else ""
     return (
-        f"{multiplicity.capitalize()} over one-sided paired {pairwise.test} tests{margin} on "
+        f"{multiplicity.capitalize()} over one-sided {describe_test(pairwise)}{margin} on "
         f"{pairwise.n_units} {pairwise.unit} units; inference extends to "
-        f"{UNIT_SCOPE[pairwise.unit]}"
+        f"{UNIT_SCOPE[pairwise.unit]}{caveats_of(pairwise)}"
     )
+
+
+def _uses_t(pairwise: Pairwise) -> bool:
+    """Whether the pairs' p-values come from the t (or z): t, z, or auto outside 0/1 pairs."""
+    if pairwise.test == "auto":
+        return pairwise.options.get("test_rule") == "t"
+    return pairwise.test in ("t", "z")
+
+
+def _sign_discordant(pairwise: Pairwise) -> np.ndarray | None:
+    """D = b + c of every pair where ``auto`` used the sign test on all pairs, else None."""
+    sign = pairwise.test == "sign" or (
+        pairwise.test == "auto" and pairwise.options.get("test_rule") == "sign"
+    )
+    if not sign:
+        return None
+    wins = np.nan_to_num(np.asarray(pairwise.statistic, dtype=float))  # b of every pair
+    return wins + wins.T
 
 
 def first_threshold(n_hypotheses: int, alpha: float, coverage: str = "simultaneous") -> float:
@@ -283,28 +336,37 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
             "never certify anything)"
         )
     else:  # sign and exact signed-rank: 2^-n; t and z below exact_bound_n: ((1 + delta) / 2)^n
-        base = (1.0 + pairwise.delta) / 2.0 if pairwise.test in ("t", "z") else 0.5
+        uses_t = _uses_t(pairwise)
+        base = (1.0 + pairwise.delta) / 2.0 if uses_t else 0.5
         units = int(np.ceil(np.log(threshold) / np.log(base)))
-        if pairwise.test in ("t", "z"):  # above exact_bound_n the floor no longer applies
-            units = min(units, int(pairwise.options.get("exact_bound_n", units - 1)) + 1)
-        need = f"at least {units} {pairwise.unit} units"
         floor = int(pairwise.options.get("exact_bound_n", 0))
-        if pairwise.test in ("t", "z") and units <= floor:
+        if uses_t:  # above exact_bound_n the floor no longer applies
+            units = min(units, floor + 1)
+        need = f"at least {units} {pairwise.unit} units"
+        if uses_t and units <= floor:
             extra = (
-                f" With the exact floor for few units, {units} units suffice only if one model "
-                f"wins every unit by the whole score range; realistic differences need more than "
-                f"{floor} units, or exact_bound_n=0 (the plain {pairwise.test} test, whose level "
-                "then rests on the unit means being close to normal)."
+                f" With the opt-in exact floor for few units, {units} units suffice only if one "
+                f"model wins every unit by the whole score range; realistic differences need more "
+                f"than {floor} units, or exact_bound_n=0 (the default: the plain t test)."
             )
-        elif pairwise.test in ("t", "z") and floor and n <= floor:
+        elif uses_t and floor and n <= floor:
             extra = (
-                f" What blocks it is the exact floor for few units (exact_bound_n={floor}); "
-                f"exact_bound_n=0 gives the plain {pairwise.test} test, whose level is asymptotic "
+                f" What blocks it is the opt-in exact floor for few units (exact_bound_n={floor}); "
+                f"exact_bound_n=0 (the default) gives the plain t test, whose level is asymptotic "
                 "(the floor's guarantee holds for every law of bounded scores)."
+            )
+        elif not uses_t and pairwise.test in ("auto", "sign"):
+            need = (
+                f"a pair with at least {units} discordant {pairwise.unit} units (scored 1 by one "
+                "model and 0 by the other), all won by the same model"
+            )
+            extra = (
+                " The exact McNemar (sign) test's p-value on a pair with D discordant units is "
+                f"at least 2^-D, and with {n} units D <= {n}."
             )
     warnings.warn(
         f"with {n} {pairwise.unit} units the smallest attainable p-value of the "
-        f"{pairwise.test} test is {smallest:.3g}, above {threshold:.3g}, the first Holm "
+        f"{_test_name(pairwise)} is {smallest:.3g}, above {threshold:.3g}, the first Holm "
         f"threshold for {k} hypotheses at alpha = {alpha:g} ({coverage} coverage): nothing can "
         f"be certified. That needs {need} for this alpha, or a larger alpha.{extra}",
         RankciWarning,
@@ -321,7 +383,7 @@ def nothing_certified_message(
     *,
     floor: int = 0,
     floor_blocks: bool = False,
-    test: str = "t",
+    test: str = "auto",
     alpha: float | None = None,
 ) -> str:
     """The one sentence every certifier gives when it certifies nothing (library keywords).
@@ -342,18 +404,20 @@ def nothing_certified_message(
         + (f", or a larger alpha (now alpha={alpha:g})" if alpha is not None else "")
         + "."
     )
+    plain = "t" if test == "auto" else test  # the floor only ever applies to the t (or z)
     if floor_blocks:
         text += (
-            f" What blocks it is the exact floor for few units (exact_bound_n={floor}: pairs with "
-            f"at most {floor} units get Hoeffding's bound): exact_bound_n=0 (the plain {test} "
-            f"test) would certify here. The cost: the floor's guarantee holds for every law of "
-            f"bounded scores, while the plain {test} test's level is asymptotic (it rests on the "
-            "unit means being close to normal)."
+            f" What blocks it is the opt-in exact floor for few units (exact_bound_n={floor}: "
+            f"pairs with at most {floor} units get Hoeffding's bound): exact_bound_n=0 (the "
+            f"default, the plain {plain} test) would certify here. The cost: the floor's "
+            f"guarantee holds for every law of bounded scores, while the plain {plain} test's "
+            "level is asymptotic (it rests on the unit means being close to normal)."
         )
     elif floor and n_units <= floor:
         text += (
-            f" The exact floor for few units applies (exact_bound_n={floor}); exact_bound_n=0 "
-            f"gives the plain {test} test, whose level is asymptotic, not valid for every law."
+            f" The opt-in exact floor for few units applies (exact_bound_n={floor}); "
+            f"exact_bound_n=0 (the default) gives the plain {plain} test, whose level is "
+            "asymptotic, not valid for every law."
         )
     return text
 
@@ -380,11 +444,12 @@ def plain_pvalues(pairwise: Pairwise) -> np.ndarray | None:
     --------
     >>> import numpy as np, rankci
     >>> x = np.array([[0.9, 0.5], [0.8, 0.5], [0.7, 0.6], [0.9, 0.4]])
-    >>> pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units())
+    >>> pw = rankci.pairwise_tests(rankci.Scores.from_matrix(x).units("observation"), "t",
+    ...                            exact_bound_n=30)  # the opt-in floor
     >>> bool(plain_pvalues(pw)[0, 1] < pw.pvalue[0, 1])  # the floor raised it
     True
     """
-    if pairwise.test not in ("t", "z") or pairwise.statistic is None:
+    if not _uses_t(pairwise) or pairwise.statistic is None:
         return None
     from scipy import stats
 
@@ -419,6 +484,7 @@ def explain_nothing_certified(
     if float(pairwise.smallest_pvalue) > first_threshold(k, alpha, coverage):
         return None  # already explained by _warn_if_unreachable
     plain = plain_pvalues(pairwise)
+    discordant = _sign_discordant(pairwise)
     return explain_pvalues(
         p[finite],
         np.asarray(pairwise.n)[finite],
@@ -427,9 +493,11 @@ def explain_nothing_certified(
         alpha=alpha,
         coverage=coverage,
         n_hypotheses=k,
-        floor=int(pairwise.options.get("exact_bound_n", 0)),
+        floor=int(pairwise.options.get("exact_bound_n", 0)) if _uses_t(pairwise) else 0,
         plain=None if plain is None else plain[finite],
         statistic=None if plain is None else np.asarray(pairwise.statistic)[finite],
+        wins=None if discordant is None else np.asarray(pairwise.statistic)[finite],
+        discordant=None if discordant is None else discordant[finite],
         warn=warn,
         prefix=prefix,
         stacklevel=4,
@@ -448,6 +516,8 @@ def explain_pvalues(
     floor: int = 0,
     plain: np.ndarray | None = None,
     statistic: np.ndarray | None = None,
+    wins: np.ndarray | None = None,
+    discordant: np.ndarray | None = None,
     warn: bool = True,
     prefix: str = "",
     stacklevel: int = 3,
@@ -457,8 +527,11 @@ def explain_pvalues(
     ``pvalues`` (as certified, with the exact floor) and ``n`` (units per hypothesis) are flat;
     ``plain`` and ``statistic`` are the t (or z) test's p-values without the floor and its
     statistics, where the test has them (they size the need and decide whether the floor
-    ``exact_bound_n`` is what blocks). Used by :func:`explain_nothing_certified` and by the
-    certifiers whose families are not one board (``rankci.check_claims``).
+    ``exact_bound_n`` is what blocks). ``wins`` and ``discordant`` are the exact McNemar (sign)
+    test's ``b`` and ``D = b + c`` per hypothesis, where every hypothesis was tested by it
+    (``test="auto"`` on 0/1 units, or ``"sign"``): its p-value on a pair is at least ``2^-D``,
+    so the need is said in discordant units. Used by :func:`explain_nothing_certified` and by
+    the certifiers whose families are not one board (``rankci.check_claims``).
 
     Examples
     --------
@@ -472,7 +545,7 @@ def explain_pvalues(
     threshold = first_threshold(k, alpha, coverage)
     smallest = float(pvalues.min()) if pvalues.size else 1.0
     m = int(n_arr.max(initial=0))
-    floor = floor if test in ("t", "z") else 0
+    floor = floor if test in ("auto", "t", "z") else 0
     floor_blocks = False
     if floor and m <= floor and plain is not None:
         usable = n_arr >= MIN_CERTIFYING_UNITS
@@ -480,7 +553,12 @@ def explain_pvalues(
             usable.any() and np.nanmin(np.where(usable, plain, np.nan)) <= threshold
         )
     need = "more units or larger differences"
-    if floor_blocks:
+    sign_words = ""
+    if discordant is not None and wins is not None and pvalues.size:
+        need, sign_words = _sign_need(
+            np.asarray(wins, dtype=float), np.asarray(discordant, dtype=float), m, unit, threshold
+        )
+    elif floor_blocks:
         need = f"more than {floor} {unit} units (where the floor stops), or larger differences"
     elif statistic is not None and m >= MIN_CERTIFYING_UNITS and np.isfinite(statistic).any():
         from scipy import stats
@@ -503,10 +581,56 @@ def explain_pvalues(
         floor_blocks=floor_blocks,
         test=test,
         alpha=alpha,
-    )
+    ) + sign_words
     if warn:
         warnings.warn(message, RankciWarning, stacklevel=stacklevel)
     return message
+
+
+def _sign_need(
+    wins: np.ndarray, discordant: np.ndarray, n: int, unit: str, threshold: float
+) -> tuple[str, str]:
+    """What the exact McNemar (sign) test would need, and the words on its smallest p-value.
+
+    A pair with D discordant units has p >= 2^-D (every discordant unit won by one model), so
+    a p-value <= ``threshold`` needs ``D >= k = ceil(log2(1 / threshold))``. When the most
+    discordant pair has fewer, the need is k discordant units (about ``n k / D_max`` units at
+    the board's rate of discordance); otherwise the sign statistic ``z = (2b - D) / sqrt(D)``
+    grows like sqrt(n) and the need is ``n (z_threshold / z_max)^2`` units.
+    """
+    from scipy import stats
+
+    k = int(np.ceil(np.log2(1.0 / threshold)))
+    d_max = int(np.nanmax(discordant, initial=0))
+    words = (
+        f" The exact McNemar (sign) test's p-value on a pair with D discordant units (one model "
+        f"1, the other 0) is at least 2^-D; the most discordant pair has D = {d_max} "
+        f"(2^-{d_max} = {0.5 ** d_max:.3g})"
+    )
+    if d_max < k:
+        words += f", and a p-value <= {threshold:.3g} needs D >= {k}."
+        if d_max > 0:
+            more = int(np.ceil(n * k / d_max))
+            need = (
+                f"a pair with at least {k} discordant {unit} units, all won by one model "
+                f"(about {more} {unit} units at this rate of discordance), or larger differences"
+            )
+        else:
+            need = (
+                f"a pair with at least {k} discordant {unit} units, all won by one model (no "
+                "pair has any: the models agree on every unit)"
+            )
+        return need, words
+    words += "."
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(discordant > 0, (2.0 * wins - discordant) / np.sqrt(discordant), np.nan)
+    z_max = float(np.nanmax(z)) if np.isfinite(z).any() else 0.0
+    need = "more units or larger differences"
+    if z_max > 0 and n >= MIN_CERTIFYING_UNITS:
+        units = int(np.ceil(n * (float(stats.norm.isf(threshold)) / z_max) ** 2)) + 1
+        if units > n:
+            need = units_needed(units, n, f"{unit} units")
+    return need, words
 
 
 def _note_nothing_certified(common: dict, message: str | None) -> None:

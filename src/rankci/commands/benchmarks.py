@@ -70,7 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-overall", action="store_true", help="leave out the overall table")
     method = parser.add_argument_group("method")
     method.add_argument("--unit", default="item", choices=UNITS, help="unit of analysis")
-    method.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
+    method.add_argument(
+        "--test",
+        default="auto",
+        choices=TESTS,
+        help="paired test (default: auto, the exact McNemar (sign) test on pairs of 0/1 units "
+        "with --delta 0, the plain paired t elsewhere)",
+    )
     add_alpha_argument(
         method, "the whole family's statements hold", note="--across separate: each table's"
     )

@@ -32,8 +32,9 @@ HELP = (
 OUTPUT_FORMATS = ("text", "markdown", "junit", "json")
 #: the labels the two runs' models get in --baseline mode
 SIDES = ("new", "baseline")
-#: the tests of a check (one-sided paired tests with margins of either sign), from the registry
-TESTS = {name: TEST_REGISTRY[name] for name in ("t", "z")}
+#: the tests of a check (one-sided paired tests with margins of either sign), from the registry;
+#: their option --exact-bound-n (the opt-in exact floor) comes with them
+TESTS = {name: TEST_REGISTRY[name] for name in ("auto", "t", "z")}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="unit of analysis (default: item); --baseline tests the items within each task",
     )
     method.add_argument(
-        "--test", default="t", choices=tuple(TESTS), help="one-sided paired test (default: t)"
+        "--test",
+        default="auto",
+        choices=tuple(TESTS),
+        help="one-sided paired test (default: auto, the exact McNemar (sign) test for claims "
+        "without a margin on pairs of 0/1 units, the plain paired t elsewhere)",
     )
     add_option_arguments(method, TESTS, "--test")
     method.add_argument(

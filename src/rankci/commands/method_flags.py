@@ -70,7 +70,13 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> argparse._Argumen
         choices=UNITS,
         help="unit of analysis: what the inference extends to (default: item)",
     )
-    group.add_argument("--test", default="t", choices=TESTS, help="paired test (default: t)")
+    group.add_argument(
+        "--test",
+        default="auto",
+        choices=TESTS,
+        help="paired test (default: auto, the exact McNemar (sign) test on pairs of 0/1 units "
+        "with --delta 0, the plain paired t elsewhere)",
+    )
     add_alpha_argument(group)
     group.add_argument(
         "--delta",

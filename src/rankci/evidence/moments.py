@@ -17,7 +17,7 @@ the American Statistical Association 58(301), 13-30.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
@@ -126,6 +126,9 @@ class TestArrays:
     smallest_pvalue : float
         The smallest p-value the test can give on these units (see
         :attr:`rankci.evidence.pairwise.Pairwise.smallest_pvalue`).
+    notes : dict
+        What the test reports beside its arrays, recorded in the result's options (``auto``:
+        ``test_rule``, ``sign_pairs``; a ``small_sample_warning``).
     """
 
     __test__ = False  # not a pytest test class
@@ -137,6 +140,7 @@ class TestArrays:
     se: np.ndarray | None = None
     df: np.ndarray | None = None
     smallest_pvalue: float = 0.0
+    notes: dict = field(default_factory=dict)
 
 
 def largest_n(n: np.ndarray) -> int:

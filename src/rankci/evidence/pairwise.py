@@ -16,6 +16,8 @@ Tests (``d = x_j - x_l`` per unit, n units):
 =============  ==============================================================  ================
 test           statistic and reference distribution                            targets
 =============  ==============================================================  ================
+auto           per pair: the exact McNemar (sign) test where both models'      mean difference
+               units are 0/1 and delta = 0, else the plain paired t (default)
 t              ``(mean(d) - delta) / (sd(d)/sqrt(n))``, Student t, n - 1 df     mean difference
 z              the same statistic, standard normal                             mean difference
 wilcoxon       signed-rank statistic of ``d - delta`` (zeros dropped),          pseudo-median
@@ -37,6 +39,7 @@ Wilcoxon, F. (1945). Individual comparisons by ranking methods. Biometrics Bulle
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +47,7 @@ import pandas as pd
 
 from rankci._base import RankciWarning, check_choice, check_nonnegative
 from rankci.data import UnitScores
+from rankci.evidence.auto import binary_columns, continuous_few_units_warning
 from rankci.evidence.moments import bounded_pvalue, is_bounded, largest_n, studentize
 from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
 from rankci.method import TESTS
@@ -60,8 +64,9 @@ __all__ = [
     "RankciWarning",
 ]
 
-#: the tests :func:`signed_margin_tests` runs (a margin of either sign)
-SIGNED_MARGIN_TESTS = ("t", "z")
+#: the tests :func:`signed_margin_tests` runs (a margin of either sign; ``auto`` is the t there
+#: unless the margin is 0 and the units 0/1, where :func:`pairwise_tests` gives the sign test)
+SIGNED_MARGIN_TESTS = ("auto", "t", "z")
 
 #: Designs with at most this many units get an explanation when nothing is certified.
 SMALL_N = 30
@@ -96,7 +101,9 @@ class Pairwise:
     n_units : int
         Units in the analysis.
     options : dict
-        Test options actually used (trim, reps, zero_method, ...).
+        Test options actually used (trim, reps, zero_method, ...), and what the test reports
+        beside them: ``test_rule`` (``auto``: "sign", "t" or "mixed", the rule its pairs were
+        tested by), ``small_sample_warning`` (continuous single-item units below 25 units).
     smallest_pvalue : float
         The smallest p-value this test can give on these units (or resamples): ``2^-n`` for
         the sign and exact signed-rank tests, ``1 / (reps + 1)`` for resampling, 1 with fewer
@@ -181,7 +188,7 @@ class Pairwise:
 
 def pairwise_tests(
     units: UnitScores,
-    test: str = "t",
+    test: str = "auto",
     *,
     delta: float = 0.0,
     rng: int | np.random.Generator | None = None,
@@ -193,9 +200,11 @@ def pairwise_tests(
     ----------
     units : UnitScores
         From :meth:`Scores.units`; NaN cells (``missing="pairwise"``) are handled pair by pair.
-    test : {"t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}
-        See the module docstring and :data:`rankci.registry.TEST_REGISTRY`. The paired t is the
-        default.
+    test : {"auto", "t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation"}
+        See the module docstring and :data:`rankci.registry.TEST_REGISTRY`. The default
+        ``auto`` (:mod:`rankci.evidence.auto`) is, per pair, the exact McNemar (sign) test where
+        both models' units are 0/1 and ``delta = 0``, else the plain paired t; the rule used is
+        ``options["test_rule"]``.
     delta : float, default 0
         Indifference margin (>= 0): only differences larger than delta are certified.
     rng : int, Generator or None
@@ -203,13 +212,16 @@ def pairwise_tests(
     **options
         The test's options, checked by the registry (an option of another test is an error):
 
-        * ``exact_bound_n`` (t, z), int >= 0, default 30: with scores in [0, 1], a pair with at
-          most this many units gets ``p = max(p_t, p_exact)``, where ``p_exact`` is Hoeffding's
-          exact bound (:func:`bounded_pvalue`), valid for every law of the differences at every
-          n. The t and z tests are asymptotic: with few units and skewed scores their level fails
-          (tied models covered 0.86 at n = 2-20 in ``validation/tiny_designs.py``); the floor
-          restores the guarantee, at the price of power (n units can reach at best
-          ``p = ((1 + delta) / 2)^n``). 0 turns the floor off (the plain asymptotic tests).
+        * ``exact_bound_n`` (auto, t, z), int >= 0, default 0: the opt-in exact floor. With
+          scores in [0, 1], a pair tested by the t (or z) with at most this many units gets
+          ``p = max(p_t, p_exact)``, where ``p_exact`` is Hoeffding's exact bound
+          (:func:`bounded_pvalue`), valid for every law of the differences at every n, at a
+          large cost in power (n units can reach at best ``p = ((1 + delta) / 2)^n``). It is
+          off by default: ``validation/small_sample_rule.py`` found it a power cliff (power
+          about 0 up to N units, the plain t above) and the plain t's level held on 0/1 pairs
+          under ``auto`` (the sign test) and on cluster means; the one case where it is the
+          conservative choice is continuous single-item scores with fewer than 25 units, which
+          warn (:class:`RankciWarning`, ``options["small_sample_warning"]``).
         * ``trim`` (yuen), in [0, 0.5), default 0.2: proportion trimmed from each tail (0 gives
           the paired t).
         * ``zero_method`` (wilcoxon), "wilcox" or "pratt": drop zero differences (as R) or rank
@@ -251,11 +263,14 @@ def pairwise_tests(
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.array([[1, 0], [1, 0], [1, 1], [0, 0], [1, 0], [1, 0]])
-    >>> pw = pairwise_tests(Scores.from_matrix(x).units(), exact_bound_n=0)
-    >>> round(float(pw.pvalue[0, 1]), 6)  # the plain paired t: model 0 beats model 1
+    >>> pw = pairwise_tests(Scores.from_matrix(x).units())  # 0/1 units: the exact sign test
+    >>> float(pw.pvalue[0, 1]), pw.options["test_rule"]  # 4 wins of 4 discordant: 2^-4
+    (0.0625, 'sign')
+    >>> pw = pairwise_tests(Scores.from_matrix(x).units(), "t")
+    >>> round(float(pw.pvalue[0, 1]), 6)  # the plain paired t
     0.012516
-    >>> pw = pairwise_tests(Scores.from_matrix(x).units())  # 6 units: never below the exact bound
-    >>> round(float(pw.pvalue[0, 1]), 6)
+    >>> pw = pairwise_tests(Scores.from_matrix(x).units(), "t", exact_bound_n=30)
+    >>> round(float(pw.pvalue[0, 1]), 6)  # 6 units under the opt-in floor: the exact bound
     0.23328
     """
     if not isinstance(units, UnitScores):
@@ -276,6 +291,16 @@ def pairwise_tests(
     )
     for matrix in (out.estimate, out.statistic, out.pvalue):
         np.fill_diagonal(matrix, np.nan)
+    notes = dict(out.notes)
+    if test in ("t", "z"):  # the same warning as auto's, for the t on continuous few units
+        warning = continuous_few_units_warning(
+            units, out.n, binary_columns(units.values), options["exact_bound_n"]
+        )
+        if warning is not None:
+            notes["small_sample_warning"] = warning
+    if "small_sample_warning" in notes:
+        warnings.warn(notes["small_sample_warning"], RankciWarning, stacklevel=2)
+    options = {**options, **notes}
     return Pairwise(
         models=units.models,
         test=test,
@@ -297,7 +322,7 @@ def pairwise_tests(
 
 
 def signed_margin_tests(
-    units: UnitScores, margin: float, test: str = "t", exact_bound_n: int = 30
+    units: UnitScores, margin: float, test: str = "auto", exact_bound_n: int = 0
 ) -> Pairwise:
     """Paired t (or z) tests of ``H_jl: theta_j - theta_l <= margin`` for a margin of either sign.
 
@@ -314,10 +339,13 @@ def signed_margin_tests(
     units : UnitScores
     margin : float
         Any finite number; ``Pairwise.delta`` holds it (negative for non-inferiority).
-    test : {"t", "z"}
-    exact_bound_n : int, default 30
-        As in :func:`pairwise_tests`: with at most this many units, the p-value is never below
-        the exact bound (scores in [0, 1], ``|margin| < 1``).
+    test : {"auto", "t", "z"}
+        ``auto`` is the paired t here (a margin on the mean difference has no exact McNemar
+        form; with margin 0 on 0/1 units :func:`pairwise_tests` gives the sign test), recorded
+        as ``options["test_rule"] = "t"``.
+    exact_bound_n : int, default 0
+        As in :func:`pairwise_tests`: the opt-in floor; with at most this many units, the
+        p-value is never below the exact bound (scores in [0, 1], ``|margin| < 1``).
 
     Returns
     -------
@@ -333,11 +361,15 @@ def signed_margin_tests(
     >>> import numpy as np
     >>> from rankci import Scores
     >>> x = np.array([[0.6, 0.62], [0.5, 0.49], [0.7, 0.71], [0.4, 0.42], [0.55, 0.56]])
-    >>> pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05, exact_bound_n=0)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True):  # 5 continuous units: the t's level warned
+    ...     pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05)
     >>> bool(pw.pvalue[0, 1] < 0.01)  # the plain t: model 0 is not worse by 0.05 or more
     True
-    >>> pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05)  # 5 units: exact floor
-    >>> bool(pw.pvalue[0, 1] < 0.01)
+    >>> pw.options["small_sample_warning"][:52]
+    '5 item units of continuous (not 0/1) scores: below 2'
+    >>> pw = signed_margin_tests(Scores.from_matrix(x).units(), -0.05, exact_bound_n=30)
+    >>> bool(pw.pvalue[0, 1] < 0.01)  # 5 units under the opt-in exact floor
     False
     """
     if not isinstance(units, UnitScores):
@@ -353,6 +385,13 @@ def signed_margin_tests(
     estimate, statistic, pvalue, n, se, df = t_or_z(
         units.values, margin, normal=test == "z", exact_bound_n=exact_bound_n
     )
+    options = {"signed_margin": margin, "exact_bound_n": exact_bound_n}
+    if test == "auto":
+        options["test_rule"] = "t"
+    warning = continuous_few_units_warning(units, n, binary_columns(units.values), exact_bound_n)
+    if warning is not None:
+        options["small_sample_warning"] = warning
+        warnings.warn(warning, RankciWarning, stacklevel=2)
     pvalue = np.where(np.isnan(pvalue), 1.0, pvalue)  # |margin| >= 1 and zero variance: no evidence
     for matrix in (estimate, statistic, pvalue):
         np.fill_diagonal(matrix, np.nan)
@@ -368,7 +407,7 @@ def signed_margin_tests(
         df=df,
         unit=units.unit,
         missing=units.missing,
-        options={"signed_margin": margin, "exact_bound_n": exact_bound_n},
+        options=options,
         excluded=dict(units.excluded),
         score=units.model_scores(),
         n_units=units.n_units,

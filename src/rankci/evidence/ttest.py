@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-def t_test(units: UnitScores, delta: float, *, exact_bound_n: int = 30) -> TestArrays:
+def t_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> TestArrays:
     """The paired t test of every ordered pair (:func:`rankci.pairwise_tests` with ``test="t"``).
 
     Examples
@@ -60,7 +60,7 @@ def t_test(units: UnitScores, delta: float, *, exact_bound_n: int = 30) -> TestA
     return _test(units, delta, False, exact_bound_n)
 
 
-def z_test(units: UnitScores, delta: float, *, exact_bound_n: int = 30) -> TestArrays:
+def z_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> TestArrays:
     """The paired t statistic against the standard normal (``test="z"``)."""
     return _test(units, delta, True, exact_bound_n)
 

@@ -615,10 +615,10 @@ def mixed_ranking(
     keywords = dict(alpha=alpha, coverage=coverage, multiplicity=multiplicity, delta=delta)
     spec, _ = resolve_spec(spec, None, keywords, {}, "mixed_ranking", accepted=_KEYWORDS)
     check_choice("multiplicity", spec.multiplicity, PROCEDURES)
-    if spec.test != "t":
+    if spec.test not in ("t", "auto"):  # auto: the contrasts are not 0/1 units, so the t
         raise ValueError(
             f"mixed_ranking tests the mixed model's contrasts by t tests: the spec's test must be "
-            f"'t', got {spec.test!r}"
+            f"'t' (or 'auto', which is the t here), got {spec.test!r}"
         )
     alpha, coverage, multiplicity, delta = spec.alpha, spec.coverage, spec.multiplicity, spec.delta
     model = data if isinstance(data, MixedModel) else mixed_model(data, **fit_options)
