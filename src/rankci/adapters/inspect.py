@@ -36,7 +36,8 @@ scoring: the task arguments (``eval.task_args``, defaults included), the dataset
 (``eval.scorers``). Runs of one task whose settings differ are different tasks, named
 ``<task>[<the settings that differ>]`` (``quiz[subset=easy]``, ``quiz[subset=hard]``; the
 dataset, version and scorers only where the arguments do not tell them apart), listed in
-``notes["task_variants"]``; a task whose runs share their settings keeps its plain name. When several logs hold the same run, a log whose samples carry
+``notes["task_variants"]``; a task whose runs share their settings keeps its plain name. When
+several logs hold the same run, a log whose samples carry
 scores is preferred over one whose samples carry none (``score=False``), then a completed
 (``success``) log with samples over a cancelled, errored or unfinished one, then the most recently
 created (``eval.created`` compared as instants, time-zone offsets applied); the others are set

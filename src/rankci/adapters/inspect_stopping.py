@@ -30,7 +30,8 @@ items before it. The guarantee is time-uniform (Ville's inequality bounds the ch
 freezing at any time -- even one chosen by the data, as an error is -- keeps every statement made
 about the model, then or later, true with the stated probability for the accuracies over the whole
 dataset (the argument of Proposition 4.5 of the source for retirements); the item, and every
-later one, is fed without its score, and its remaining samples are not run. The manager learns of the error from Inspect's ``on_sample_end`` hook (registered, once,
+later one, is fed without its score, and its remaining samples are not run. The manager learns of
+the error from Inspect's ``on_sample_end`` hook (registered, once,
 when the first task starts), so the other models never wait for a score that will not come.
 Inspect's ``retry_on_error=N`` retries a passing failure before it counts as one.
 
