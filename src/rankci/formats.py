@@ -7,6 +7,9 @@
 FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
 #: table layouts: one row per model and item (long) or one column per model (wide)
 LAYOUTS = ("auto", "long", "wide")
+#: vote-table layouts of :func:`rankci.votes.read_votes` ("auto": from the table's fields; see
+#: :mod:`rankci.votes.layouts` for the fields each is recognised by)
+VOTE_LAYOUTS = ("auto", "battles", "lmarena", "arena-hard", "mt-bench", "alpaca-eval")
 #: the evaluation-log readers: format name -> the module of :mod:`rankci.adapters` that reads it.
 #: Each such module defines ``READER``, a :class:`rankci.adapters.LogReader`; adding a reader is
 #: that module and one line here (DEVELOPING.md, "Add a reader").
