@@ -1,7 +1,7 @@
 """Reading pairwise votes: battle tables and the judgment files of the arenas people run.
 
 :func:`read_votes` reads a file (CSV, TSV, Parquet, JSONL, JSON) or a DataFrame in one of the
-layouts of :mod:`rankci.votes.layouts` into a validated :class:`~rankci.votes.Votes`. The rules
+layouts of :mod:`rankci.formats` into a validated :class:`~rankci.votes.Votes`. The rules
 (docs/votes.md states them for users):
 
 * **Names stay as written.** Model names are text exactly as in the file (``str()`` of a
@@ -49,12 +49,11 @@ import pandas as pd
 
 from rankci._base import RankciWarning, check_choice
 from rankci.data import check_spellings
-from rankci.formats import FORMATS, VOTE_LAYOUTS
+from rankci.formats import FORMATS, VOTE_FIELDS, VOTE_LAYOUTS, layouts_tried, vote_layout
 from rankci.io import read_table
-from rankci.votes.layouts import REQUIRED, layouts_tried, vote_layout
 from rankci.votes.table import A_WINS, B_WINS, OPTIONAL_COLUMNS, OUTCOMES, TIE, TIE_BOTHBAD, Votes
 
-__all__ = ["read_votes", "reading_summary", "VOTE_FORMATS", "WINNER_WORDS", "EXCLUSIONS"]
+__all__ = ["read_votes", "read_vote_frame", "reading_summary", "vote_tally", "VOTE_FORMATS", "WINNER_WORDS", "EXCLUSIONS"]
 
 #: file formats of :func:`read_votes`: the score formats and JSON (an array of objects)
 VOTE_FORMATS = FORMATS + ("json",)
@@ -134,7 +133,7 @@ def read_votes(
         A ``.csv``, ``.tsv``, ``.parquet``, ``.jsonl`` or ``.json`` file (an array of objects, or
         JSON Lines), or a pandas DataFrame.
     layout : {"auto", "battles", "lmarena", "arena-hard", "mt-bench", "alpaca-eval"}
-        ``auto`` recognises the layout by its fields (:mod:`rankci.votes.layouts`); naming one
+        ``auto`` recognises the layout by its fields (:mod:`rankci.formats`); naming one
         forces it (its fields must be there).
     format : {"auto", "csv", "tsv", "parquet", "jsonl", "json"}
         File format; ``auto`` uses the extension.
@@ -217,9 +216,9 @@ def read_votes(
     elif any(named.values()) and layout not in ("battles", "lmarena"):
         raise ValueError(
             f"model_a=, model_b= and winner= name the columns of a battles table; layout "
-            f"{layout!r} has its own fields ({', '.join(REQUIRED[layout])})"
+            f"{layout!r} has its own fields ({', '.join(VOTE_FIELDS[layout])})"
         )
-    required = [named.get(f) or f for f in REQUIRED[layout]]
+    required = [named.get(f) or f for f in VOTE_FIELDS[layout]]
     lacking = [f for f in required if f not in frame.columns]
     if lacking:
         columns = ", ".join(repr(c) for c in frame.columns)
@@ -253,6 +252,29 @@ def read_votes(
 
 
 # ── loading ────────────────────────────────────────────────────────────────────────────────
+
+
+def read_vote_frame(source: str | os.PathLike | pd.DataFrame, format: str = "auto") -> pd.DataFrame:
+    """The raw table of a vote file as :func:`read_votes` loads it, before any layout is read.
+
+    Parameters
+    ----------
+    source : path or DataFrame
+    format : {"auto", "csv", "tsv", "parquet", "jsonl", "json"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        JSON values keep their types (nested objects stay dicts and lists).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> read_vote_frame(pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["tie"]})).shape
+    (1, 3)
+    """
+    check_choice("format", format, VOTE_FORMATS)
+    return _load(source, format)[0]
 
 
 def _load(source, format: str) -> tuple[pd.DataFrame, str]:
@@ -793,3 +815,33 @@ def reading_summary(votes: Votes) -> str:
         if src.get(key):
             line += f"; {src[key]} " + text.format(strong_votes=src.get("strong_votes"))
     return line
+
+
+def vote_tally(votes: Votes) -> pd.DataFrame:
+    """Votes, wins, losses and ties of every model (both tie outcomes are ties).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"model_a": ["x", "x", "y"], "model_b": ["y", "z", "z"],
+    ...                       "winner": ["model_a", "tie", "z"]})
+    >>> vote_tally(read_votes(table)).values.tolist()
+    [['x', 2, 1, 0, 1], ['y', 2, 0, 2, 0], ['z', 2, 1, 0, 1]]
+    """
+    m = votes.n_models
+    tie = votes.outcome >= TIE
+    a_won = votes.outcome == A_WINS
+    b_won = votes.outcome == B_WINS
+
+    def count(codes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.bincount(codes[mask], minlength=m)
+
+    return pd.DataFrame(
+        {
+            "model": list(votes.models),
+            "votes": count(votes.a, np.ones_like(tie)) + count(votes.b, np.ones_like(tie)),
+            "wins": count(votes.a, a_won) + count(votes.b, b_won),
+            "losses": count(votes.a, b_won) + count(votes.b, a_won),
+            "ties": count(votes.a, tie) + count(votes.b, tie),
+        }
+    )
