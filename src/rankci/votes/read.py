@@ -586,7 +586,7 @@ def _role_values(role: str, values: list, name: str, column: str) -> tuple[np.nd
         return numbers, missing
     if role == "timestamp":
         series = pd.Series(values, dtype=object)
-        numbers = pd.to_numeric(series, errors="coerce").to_numpy(float)
+        numbers = np.array(pd.to_numeric(series, errors="coerce"), dtype=float)
         text = np.isnan(numbers) & ~missing
         if text.any():
             parsed = pd.to_datetime(series[text], errors="coerce", utc=True, format="mixed")
