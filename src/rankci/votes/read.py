@@ -222,9 +222,10 @@ def read_votes(
     lacking = [f for f in required if f not in frame.columns]
     if lacking:
         columns = ", ".join(repr(c) for c in frame.columns)
+        what = "column" if len(lacking) == 1 else "columns"
         raise ValueError(
-            f"{name} lacks the column {lacking[0]!r} that layout {layout!r} needs "
-            f"({', '.join(repr(f) for f in required)}); its columns are: {columns}"
+            f"{name} lacks the {what} {', '.join(repr(f) for f in lacking)} that layout "
+            f"{layout!r} needs ({', '.join(repr(f) for f in required)}); its columns are: {columns}"
         )
     given = {
         "prompt": prompt,
@@ -723,7 +724,7 @@ def _finish(
         raise ValueError(f"{name}: no vote is left to read ({removed or 'no votes'})")
     a, b, outcome = a[keep].astype(str), b[keep].astype(str), outcome[keep]
     models = np.unique(np.concatenate([a, b]))
-    check_spellings(list(models), "model", f"the model names of {name}")
+    check_spellings([str(m) for m in models], "model", f"the model names of {name}")
     codes_a = np.searchsorted(models, a)
     codes_b = np.searchsorted(models, b)
     columns = {k: v[keep] for k, v in columns.items()}
