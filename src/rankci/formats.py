@@ -31,6 +31,10 @@ LAYOUTS = ("auto", "long", "wide")
 #: vote-table layouts of :func:`rankci.votes.read_votes` ("auto": from the table's fields,
 #: :data:`VOTE_FIELDS`)
 VOTE_LAYOUTS = ("auto", "battles", "lmarena", "arena-hard", "mt-bench", "alpaca-eval")
+#: file formats of :func:`rankci.votes.read_votes`: the table formats and JSON (an array of objects)
+VOTE_FORMATS = FORMATS + ("json",)
+#: what an unrecognised winner does in :func:`rankci.votes.read_votes`
+UNKNOWN_WINNER_RULES = ("error", "exclude")
 #: the evaluation-log readers: format name -> the module of :mod:`rankci.adapters` that reads it.
 #: Each such module defines ``READER``, a :class:`rankci.adapters.LogReader`; adding a reader is
 #: that module and one line here (DEVELOPING.md, "Add a reader").

@@ -12,7 +12,7 @@ import sys
 
 from rankci.commands.flags import add_output_arguments
 from rankci.commands.output import emit, to_json
-from rankci.formats import FORMATS, VOTE_LAYOUTS
+from rankci.formats import UNKNOWN_WINNER_RULES, VOTE_FORMATS, VOTE_LAYOUTS
 
 NAME = "votes"
 HELP = (
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--from",
         dest="input_format",
         default="auto",
-        choices=FORMATS + ("json",),
+        choices=VOTE_FORMATS,
         help="file format (default: from the extension)",
     )
     group.add_argument(
@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--unknown-winner",
         default="error",
-        choices=("error", "exclude"),
+        choices=UNKNOWN_WINNER_RULES,
         help="an unrecognised winner: refuse the file naming the row (default), or leave the "
         "vote out and count it",
     )

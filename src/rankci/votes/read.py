@@ -49,14 +49,19 @@ import pandas as pd
 
 from rankci._base import RankciWarning, check_choice
 from rankci.data import check_spellings
-from rankci.formats import FORMATS, VOTE_FIELDS, VOTE_LAYOUTS, layouts_tried, vote_layout
+from rankci.formats import (
+    UNKNOWN_WINNER_RULES,
+    VOTE_FIELDS,
+    VOTE_FORMATS,
+    VOTE_LAYOUTS,
+    layouts_tried,
+    vote_layout,
+)
 from rankci.io import read_table
 from rankci.votes.table import A_WINS, B_WINS, OPTIONAL_COLUMNS, OUTCOMES, TIE, TIE_BOTHBAD, Votes
 
 __all__ = ["read_votes", "read_vote_frame", "reading_summary", "vote_tally", "VOTE_FORMATS", "WINNER_WORDS", "EXCLUSIONS"]
 
-#: file formats of :func:`read_votes`: the score formats and JSON (an array of objects)
-VOTE_FORMATS = FORMATS + ("json",)
 #: the accepted winner keywords (after trimming and case folding) and their outcome codes
 WINNER_WORDS = {
     "model_a": A_WINS,
@@ -191,7 +196,7 @@ def read_votes(
     """
     check_choice("layout", layout, VOTE_LAYOUTS)
     check_choice("format", format, VOTE_FORMATS)
-    check_choice("unknown_winner", unknown_winner, ("error", "exclude"))
+    check_choice("unknown_winner", unknown_winner, UNKNOWN_WINNER_RULES)
     if isinstance(strong_votes, bool) or not isinstance(strong_votes, (int, np.integer)):
         raise ValueError(f"strong_votes must be a positive integer, got {strong_votes!r}")
     if strong_votes < 1:
@@ -697,7 +702,7 @@ def _finish(
         examples = list(dict.fromkeys(str(v) for v in raw["raw"][unknown]))[:3]
         excluded["unknown_winner"] = int(unknown.sum())
         warnings.warn(
-            f"{name}: {int(unknown.sum())} votes with an unknown winner left out (for example "
+            f"{name}: {_count(int(unknown.sum()), 'vote')} with an unknown winner left out (for example "
             f"{', '.join(repr(e) for e in examples)}); {_accepted(layout)}",
             RankciWarning,
             stacklevel=3,
@@ -758,6 +763,10 @@ def _finish(
     return votes
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _accepted(layout: str) -> str:
     if layout == "arena-hard":
         return "Arena-Hard verdicts are " + ", ".join(ARENA_HARD_VERDICTS)
@@ -788,7 +797,7 @@ def reading_summary(votes: Votes) -> str:
     ties = int((votes.outcome >= TIE).sum())
     line = (
         f"read {where} ({src.get('layout', 'votes')}): {votes.n_models} models, "
-        f"{votes.n_votes} votes ({ties} tie{'s' if ties != 1 else ''})"
+        f"{_count(votes.n_votes, 'vote')} ({_count(ties, 'tie')})"
     )
     words = {
         "no_verdict": "without a verdict",
