@@ -20,8 +20,8 @@ most specific first:
 'mt-bench'
 >>> is_vote_table(["model", "item", "score"])
 False
->>> layouts_tried(["model_a", "model_b"])[:40]
-"battles (lacks 'winner'), lmarena (lacks '"
+>>> layouts_tried(["model_a", "model_b", "winner"]).split(", ")[0]
+"lmarena (lacks 'conv_metadata')"
 """
 
 #: table formats of :func:`rankci.io.read_scores` ("auto": from the file extension)
@@ -69,10 +69,11 @@ def is_vote_table(columns) -> bool:
 
 
 def layouts_tried(columns) -> str:
-    """Each layout with the fields it needs and ``columns`` lack, for error messages."""
+    """Each layout whose fields ``columns`` lack, with those fields, for error messages."""
     names = {str(c) for c in columns}
     parts = []
     for layout in VOTE_LAYOUTS[1:]:
         lacking = [f for f in VOTE_FIELDS[layout] if f not in names]
-        parts.append(f"{layout} (lacks {', '.join(repr(f) for f in lacking)})")
+        if lacking:
+            parts.append(f"{layout} (lacks {', '.join(repr(f) for f in lacking)})")
     return ", ".join(parts)

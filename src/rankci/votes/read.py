@@ -790,7 +790,7 @@ def reading_summary(votes: Votes) -> str:
     >>> table = pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "z"],
     ...                       "winner": ["model_a", "tie", "model_b"]})
     >>> reading_summary(read_votes(table))
-    'read the DataFrame (battles): 2 models, 2 votes (1 tie); votes excluded: 1 self-battle'
+    'read the DataFrame (battles): 3 models, 2 votes (1 tie); votes excluded: 1 self-battle'
     """
     src = votes.source
     where = src.get("file") or "the DataFrame"
