@@ -288,7 +288,7 @@ def _load(source, format: str) -> tuple[pd.DataFrame, str]:
     if isinstance(source, pd.DataFrame):
         if source.empty:
             raise ValueError("the DataFrame has no rows: no votes to read")
-        return source.copy(), "the DataFrame"
+        return source.reset_index(drop=True), "the DataFrame"
     path = Path(source)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {str(path)!r}")
@@ -341,12 +341,40 @@ def _read_json(path: Path, name: str) -> pd.DataFrame:
 # ── the layouts: each returns the votes before validation ─────────────────────────────────
 
 
+def _text_codes(values) -> tuple[np.ndarray, np.ndarray]:
+    """Cells as text, factorised: ``(codes, texts)``, code -1 for an empty cell (None, NaN,
+    blank). Each distinct value is converted once (``str()`` of a non-string, a list joined
+    with ``/``), so a column of millions of votes costs one hash pass."""
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    try:
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:  # unhashable cells (MT-Bench's judge is a list): as tuples
+        keys = [tuple(v) if isinstance(v, (list, np.ndarray)) else v for v in series]
+        codes, uniques = pd.factorize(pd.Series(keys, dtype=object), use_na_sentinel=True)
+    texts = np.empty(len(uniques), dtype=object)
+    blank = np.zeros(len(uniques), dtype=bool)
+    for k, v in enumerate(uniques):
+        if isinstance(v, (list, tuple, np.ndarray)):
+            text = "/".join(str(x) for x in v)
+        else:
+            text = v if isinstance(v, str) else str(v)
+        texts[k] = text
+        blank[k] = _is_missing(v) or text.strip() == ""
+    codes = np.asarray(codes, dtype=np.int64)
+    if blank.any():
+        codes = np.where((codes >= 0) & blank[np.maximum(codes, 0)], -1, codes)
+    return codes, texts
+
+
 def _text(values) -> np.ndarray:
     """Cells as text (``str()`` of non-strings), None where empty."""
-    out = np.empty(len(values), dtype=object)
-    for k, v in enumerate(values):
-        out[k] = None if _is_missing(v) else (v if isinstance(v, str) else str(v))
-    return out
+    codes, texts = _text_codes(values)
+    return np.append(texts, None)[codes]  # code -1 picks the appended None
+
+
+def _empty(values) -> np.ndarray:
+    """Which cells are empty (None, NaN, blank text)."""
+    return _text_codes(values)[0] < 0
 
 
 def _is_missing(value) -> bool:
@@ -364,16 +392,18 @@ def _is_missing(value) -> bool:
 
 def _read_battles(frame: pd.DataFrame, *, name: str, named: dict, **_) -> dict:
     col_a, col_b, col_w = (named[k] or k for k in ("model_a", "model_b", "winner"))
-    a, b = _text(frame[col_a].tolist()), _text(frame[col_b].tolist())
-    raw_winner = _text(frame[col_w].tolist())
-    words = pd.Series(raw_winner, dtype=object).str.strip().str.lower()
-    outcome = np.array(words.map(WINNER_WORDS).to_numpy(dtype=float), dtype=float)
-    named_a = (raw_winner == a) & pd.isna(outcome)
-    named_b = (raw_winner == b) & pd.isna(outcome)
-    outcome[named_a & (a != None)] = A_WINS  # noqa: E711 (elementwise)
-    outcome[named_b & (b != None)] = B_WINS  # noqa: E711
-    outcome = np.where(np.isnan(outcome), _UNKNOWN, outcome).astype(np.int64)
-    outcome[np.array([w is None for w in raw_winner], dtype=bool)] = _NO_VERDICT
+    a, b = _text(frame[col_a]), _text(frame[col_b])
+    codes, texts = _text_codes(frame[col_w])
+    raw_winner = np.append(texts, None)[codes]
+    keyword = np.array(
+        [WINNER_WORDS.get(t.strip().lower(), _UNKNOWN) for t in texts] + [_NO_VERDICT],
+        dtype=np.int64,
+    )
+    outcome = keyword[codes]  # each distinct spelling looked up once
+    named = outcome == _UNKNOWN
+    if named.any():  # a winner given by name: the vote's model_a or model_b
+        outcome[named & (raw_winner == a)] = A_WINS
+        outcome[named & (raw_winner == b) & (outcome == _UNKNOWN)] = B_WINS
     rows = np.arange(len(frame))
     extra: dict = {}
     notes: dict = {}
@@ -435,7 +465,7 @@ def _read_arena_hard(
         [g.get("score") if isinstance(g, dict) else None for gs in games for g in gs]
     )
     if "baseline" in frame.columns:
-        named = _text(frame["baseline"].tolist())
+        named = _text(frame["baseline"])
         if baseline is not None:
             differ = np.flatnonzero((named != None) & (named != baseline))  # noqa: E711
             if differ.size:
@@ -455,7 +485,7 @@ def _read_arena_hard(
     if any(b is None for b in base):
         row = int(next(k for k, b in enumerate(base) if b is None))
         raise ValueError(f"{name}, row {row}: no baseline (pass baseline=)")
-    model = _text(frame["model"].tolist())
+    model = _text(frame["model"])
     side = np.array([ARENA_HARD_VERDICTS.get(s, (None, False))[0] for s in scores], dtype=object)
     strong = np.array([ARENA_HARD_VERDICTS.get(s, (None, False))[1] for s in scores], dtype=bool)
     swapped = game % 2 == 1  # even games: the baseline is Assistant A; odd games: swapped
@@ -487,9 +517,9 @@ def _read_arena_hard(
 
 
 def _read_mt_bench(frame: pd.DataFrame, *, name: str, **_) -> dict:
-    a, b = _text(frame["model_1"].tolist()), _text(frame["model_2"].tolist())
-    g1 = _text(frame["g1_winner"].tolist())
-    g2 = _text(frame["g2_winner"].tolist())
+    a, b = _text(frame["model_1"]), _text(frame["model_2"])
+    g1 = _text(frame["g1_winner"])
+    g2 = _text(frame["g2_winner"])
     words = {"model_1": A_WINS, "model_2": B_WINS, "tie": TIE}
     c1 = np.array([words.get(w, _UNKNOWN) for w in g1], dtype=np.int64)
     c2 = np.array([words.get(w, _UNKNOWN) for w in g2], dtype=np.int64)
@@ -515,9 +545,9 @@ def _read_mt_bench(frame: pd.DataFrame, *, name: str, **_) -> dict:
 
 
 def _read_alpaca_eval(frame: pd.DataFrame, *, name: str, **_) -> dict:
-    a, b = _text(frame["generator_1"].tolist()), _text(frame["generator_2"].tolist())
+    a, b = _text(frame["generator_1"]), _text(frame["generator_2"])
     raw = frame["preference"].tolist()
-    missing = np.array([_is_missing(v) for v in raw], dtype=bool)
+    missing = _empty(raw)
     p = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(dtype=float)
     p = np.where(p == 0, 1.5, p)  # AlpacaEval's legacy draw
     outcome = np.full(len(frame), _UNKNOWN, dtype=np.int64)
@@ -579,9 +609,12 @@ def _resolve_roles(frame: pd.DataFrame, given: dict, layout_roles: dict, name: s
     return chosen
 
 
-def _role_values(role: str, values: list, name: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+def _role_values(
+    role: str, values: pd.Series, name: str, column: str
+) -> tuple[np.ndarray, np.ndarray]:
     """One optional column as an array, and which of its cells are empty."""
-    missing = np.array([_is_missing(v) for v in values], dtype=bool)
+    values = pd.Series(values.tolist(), dtype=object)  # Python values, positions as labels
+    missing = _empty(values)
     if role == "turn":
         numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(float)
         _refuse_text(numbers, missing, values, name, column, "a whole number")
@@ -619,15 +652,8 @@ def _role_values(role: str, values: list, name: str, column: str) -> tuple[np.nd
                 )
             out[k] = code
         return out, missing
-    texts = np.empty(len(values), dtype=object)
-    for k, v in enumerate(values):
-        if missing[k]:
-            texts[k] = ""
-        elif isinstance(v, (list, tuple)):
-            texts[k] = "/".join(str(x) for x in v)  # MT-Bench's judge: [model, prompt template]
-        else:
-            texts[k] = v if isinstance(v, str) else str(v)
-    return texts, missing
+    codes, texts = _text_codes(values)  # MT-Bench's judge [model, prompt name] -> "model/name"
+    return np.append(texts, "")[codes], codes < 0
 
 
 def _refuse_text(numbers, missing, values, name, column, what) -> None:
@@ -656,7 +682,7 @@ def _finish(
     columns: dict[str, np.ndarray] = {}
     blank: dict[str, int] = {}
     for role, column in roles.items():
-        values, empty = _role_values(role, frame[column].tolist(), name, column)
+        values, empty = _role_values(role, frame[column], name, column)
         columns[role] = values[rows]
         if empty[rows].any():
             blank[role] = int(empty[rows].sum())  # votes whose cell is empty
@@ -670,7 +696,7 @@ def _finish(
             listed = ", ".join(repr(c) for c in frame.columns)
             raise ValueError(f"the covariate column {column!r} is not in {name}; its columns are: {listed}")
         values = frame[column].tolist()
-        empty = np.array([_is_missing(v) for v in values], dtype=bool)
+        empty = _empty(values)
         numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(float)
         _refuse_text(numbers, empty, values, name, column, "a number (covariates are numeric)")
         columns[column] = numbers[rows]
@@ -681,7 +707,7 @@ def _finish(
     no_verdict = outcome == _NO_VERDICT
     excluded["no_verdict"] = int(no_verdict.sum())
     keep &= ~no_verdict
-    no_name = np.array([x is None for x in a], dtype=bool) | np.array([x is None for x in b], dtype=bool)
+    no_name = pd.isna(a) | pd.isna(b)
     missing = keep & (no_name | missing_cov)
     excluded["missing_values"] = int(missing.sum())
     keep &= ~missing
@@ -711,14 +737,17 @@ def _finish(
 
     below: list[str] = []
     if min_votes > 0:
+        codes, names = pd.factorize(np.concatenate([a, b]))  # None (excluded votes): -1
+        code_a, code_b = codes[: a.size], codes[a.size :]
         while True:
-            names, inverse = np.unique(np.concatenate([a[keep], b[keep]]).astype(str), return_inverse=True)
-            counts = np.bincount(inverse, minlength=names.size)
-            few = names[counts < min_votes]
+            counts = np.bincount(code_a[keep], minlength=names.size) + np.bincount(
+                code_b[keep], minlength=names.size
+            )
+            few = np.flatnonzero((counts > 0) & (counts < min_votes))
             if few.size == 0:
                 break
-            below.extend(str(m) for m in few)
-            drop = keep & (np.isin(a.astype(str), few) | np.isin(b.astype(str), few))
+            below.extend(str(names[k]) for k in few)
+            drop = keep & (np.isin(code_a, few) | np.isin(code_b, few))
             excluded["below_min_votes"] += int(drop.sum())
             keep &= ~drop
             if not keep.any():
@@ -727,11 +756,15 @@ def _finish(
     if not keep.any():
         removed = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in excluded.items() if v)
         raise ValueError(f"{name}: no vote is left to read ({removed or 'no votes'})")
-    a, b, outcome = a[keep].astype(str), b[keep].astype(str), outcome[keep]
-    models = np.unique(np.concatenate([a, b]))
-    check_spellings([str(m) for m in models], "model", f"the model names of {name}")
-    codes_a = np.searchsorted(models, a)
-    codes_b = np.searchsorted(models, b)
+    a, b, outcome = a[keep], b[keep], outcome[keep]
+    codes, found = pd.factorize(np.concatenate([a, b]))
+    order = np.argsort(np.asarray(found, dtype=str), kind="stable")  # models sorted by name
+    models = [str(found[k]) for k in order]
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    codes = rank[codes]
+    check_spellings(models, "model", f"the model names of {name}")
+    codes_a, codes_b = codes[: a.size], codes[a.size :]
     columns = {k: v[keep] for k, v in columns.items()}
     source = {
         "file": file,
@@ -746,7 +779,7 @@ def _finish(
     if below:
         source["models_below_min_votes"] = sorted(below)
     votes = Votes.from_arrays(
-        codes_a, codes_b, outcome, models=list(models), columns=columns, excluded=excluded,
+        codes_a, codes_b, outcome, models=models, columns=columns, excluded=excluded,
         source=source,
     )
     if votes.n_votes == 1:
