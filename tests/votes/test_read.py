@@ -163,7 +163,11 @@ def test_alpaca_eval_preferences_rounded_as_its_discrete_win_rate_and_kept_soft(
     np.testing.assert_allclose(
         votes.columns["preference_b"], [0.0000073, 0.9241, 0.5, 1.0, 0.2], rtol=0, atol=1e-12
     )
-    assert votes.columns["category"].tolist() == ["helpful_base"] * 2 + ["koala", "helpful_base", "koala"]
+    assert votes.columns["category"].tolist() == ["helpful_base"] * 2 + [
+        "koala",
+        "helpful_base",
+        "koala",
+    ]
     assert votes.columns["voter"][0] == "weighted_alpaca_eval_gpt4_turbo"
 
 
@@ -228,33 +232,55 @@ def test_the_same_battles_in_every_format_give_the_same_votes(tmp_path, suffix):
 
 def test_named_columns_of_a_battles_table():
     frame = pd.DataFrame(
-        {"left": ["x", "y"], "right": ["y", "z"], "verdict": ["model_b", "tie (bothbad)"],
-         "conversation": ["c1", "c2"]}
+        {
+            "left": ["x", "y"],
+            "right": ["y", "z"],
+            "verdict": ["model_b", "tie (bothbad)"],
+            "conversation": ["c1", "c2"],
+        }
     )
-    votes = read_votes(frame, model_a="left", model_b="right", winner="verdict",
-                       prompt="conversation")
+    votes = read_votes(
+        frame, model_a="left", model_b="right", winner="verdict", prompt="conversation"
+    )
     assert triples(votes) == [("x", "y", B), ("y", "z", BB)]
     assert votes.columns["prompt"].tolist() == ["c1", "c2"]
-    assert "prompt" not in read_votes(frame, model_a="left", model_b="right", winner="verdict",
-                                      prompt="").columns
+    assert (
+        "prompt"
+        not in read_votes(
+            frame, model_a="left", model_b="right", winner="verdict", prompt=""
+        ).columns
+    )
 
 
 def test_a_winner_keyword_wins_over_a_model_named_like_it():
-    frame = pd.DataFrame({"model_a": ["tie", "x"], "model_b": ["x", "tie"],
-                          "winner": ["tie", "tie (bothbad)"]})
+    frame = pd.DataFrame(
+        {"model_a": ["tie", "x"], "model_b": ["x", "tie"], "winner": ["tie", "tie (bothbad)"]}
+    )
     with pytest.warns(RankciWarning, match="is a tie"):
         assert read_votes(frame).outcome.tolist() == [T, BB]
 
 
 def test_position_column_of_a_battles_table():
-    frame = pd.DataFrame({"model_a": ["x", "y", "x"], "model_b": ["y", "z", "z"],
-                          "winner": ["model_a"] * 3, "position": ["model_a", "b", 2]})
+    frame = pd.DataFrame(
+        {
+            "model_a": ["x", "y", "x"],
+            "model_b": ["y", "z", "z"],
+            "winner": ["model_a"] * 3,
+            "position": ["model_a", "b", 2],
+        }
+    )
     assert read_votes(frame).columns["position"].tolist() == [1, 2, 2]
 
 
 def test_iso_timestamps_become_seconds():
-    frame = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["model_a"],
-                          "timestamp": ["2024-05-29T00:00:00+00:00"]})
+    frame = pd.DataFrame(
+        {
+            "model_a": ["x"],
+            "model_b": ["y"],
+            "winner": ["model_a"],
+            "timestamp": ["2024-05-29T00:00:00+00:00"],
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankciWarning)  # one vote
         votes = read_votes(frame)
@@ -266,8 +292,13 @@ def test_iso_timestamps_become_seconds():
 
 def test_min_votes_is_applied_until_every_model_left_has_enough():
     # counts p 2, q 3, r 2, s 1: s goes (r-s), then r has 1 and goes (q-r); p and q keep 2
-    frame = pd.DataFrame({"model_a": ["p", "p", "q", "r"], "model_b": ["q", "q", "r", "s"],
-                          "winner": ["model_a", "model_b", "tie", "model_a"]})
+    frame = pd.DataFrame(
+        {
+            "model_a": ["p", "p", "q", "r"],
+            "model_b": ["q", "q", "r", "s"],
+            "winner": ["model_a", "model_b", "tie", "model_a"],
+        }
+    )
     votes = read_votes(frame, min_votes=2)
     assert votes.models == ("p", "q") and votes.n_votes == 2
     assert votes.excluded == no_exclusions(below_min_votes=2)
@@ -278,10 +309,14 @@ def test_min_votes_is_applied_until_every_model_left_has_enough():
 
 
 def test_missing_values_are_counted_by_kind():
-    frame = pd.DataFrame({"model_a": ["x", None, "x", "x", "y", "y"],
-                          "model_b": ["y", "y", "y", "x", "x", "x"],
-                          "winner": ["model_a", "model_b", None, "model_a", "tie", "model_b"],
-                          "length": [1.0, 2.0, 3.0, 4.0, np.nan, 0.5]})
+    frame = pd.DataFrame(
+        {
+            "model_a": ["x", None, "x", "x", "y", "y"],
+            "model_b": ["y", "y", "y", "x", "x", "x"],
+            "winner": ["model_a", "model_b", None, "model_a", "tie", "model_b"],
+            "length": [1.0, 2.0, 3.0, 4.0, np.nan, 0.5],
+        }
+    )
     votes = read_votes(frame, covariates=["length"])
     # no verdict: row 2; missing value: row 1 (model), row 4 (covariate); self-battle: row 3
     assert votes.excluded == no_exclusions(no_verdict=1, missing_values=2, self_battles=1)
@@ -290,11 +325,18 @@ def test_missing_values_are_counted_by_kind():
 
 
 def test_unknown_winners_excluded_on_request_counted_with_examples():
-    frame = pd.DataFrame({"model_a": ["x", "x", "y", "y", "z"],
-                          "model_b": ["y", "z", "z", "x", "x"],
-                          "winner": ["model_a", "model-b", "w", "model-b", "tie"]})
-    with pytest.warns(RankciWarning, match=r"3 votes with an unknown winner left out "
-                      r"\(for example 'model-b', 'w'\)"):
+    frame = pd.DataFrame(
+        {
+            "model_a": ["x", "x", "y", "y", "z"],
+            "model_b": ["y", "z", "z", "x", "x"],
+            "winner": ["model_a", "model-b", "w", "model-b", "tie"],
+        }
+    )
+    with pytest.warns(
+        RankciWarning,
+        match=r"3 votes with an unknown winner left out "
+        r"\(for example 'model-b', 'w'\)",
+    ):
         votes = read_votes(frame, unknown_winner="exclude")
     assert triples(votes) == [("x", "y", A), ("z", "x", T)]
     assert votes.excluded == no_exclusions(unknown_winner=3)
@@ -302,8 +344,13 @@ def test_unknown_winners_excluded_on_request_counted_with_examples():
 
 
 def test_reading_summary_names_every_exclusion():
-    frame = pd.DataFrame({"model_a": ["x", "x", "x", "y"], "model_b": ["y", "x", "y", "z"],
-                          "winner": ["model_a", "model_a", None, "tie"]})
+    frame = pd.DataFrame(
+        {
+            "model_a": ["x", "x", "x", "y"],
+            "model_b": ["y", "x", "y", "z"],
+            "winner": ["model_a", "model_a", None, "tie"],
+        }
+    )
     line = reading_summary(read_votes(frame))
     assert line == (
         "read the DataFrame (battles): 3 models, 2 votes (1 tie); "

@@ -45,7 +45,10 @@ def test_votes_json_records_exclusions_layout_and_spec(capsys):
 
 def test_votes_forced_layout_and_min_votes(capsys):
     path = FIXTURES / "battles.csv"
-    assert main(["votes", str(path), "--layout", "battles", "--min-votes", "3", "--format", "csv"]) == 0
+    assert (
+        main(["votes", str(path), "--layout", "battles", "--min-votes", "3", "--format", "csv"])
+        == 0
+    )
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == "model,votes,wins,losses,ties"
     assert "007" not in out
@@ -75,7 +78,9 @@ def test_votes_unknown_winner_error_names_the_flag(tmp_path, capsys):
     assert "Pass --unknown-winner exclude" in err
     assert main(["votes", str(path), "--unknown-winner", "exclude"]) == 0
     err = capsys.readouterr().err
-    assert "warning: " in err and "1 vote with an unknown winner left out (for example 'left')" in err
+    assert (
+        "warning: " in err and "1 vote with an unknown winner left out (for example 'left')" in err
+    )
     assert "holds one vote: nothing can be ranked from it" in err
     assert "2 models, 1 vote (0 ties); votes excluded: 1 with an unknown winner" in err
 

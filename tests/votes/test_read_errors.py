@@ -72,7 +72,9 @@ def test_vote_layouts_are_recognised_by_their_fields(columns, layout):
 @pytest.mark.parametrize("layout", sorted(FILES))
 def test_a_vote_table_is_never_read_as_scores(layout):
     frame = read_votes_frame(layout)
-    with pytest.raises(ValueError, match=rf"vote table \(layout '{layout}'.*rankci\.votes\.read_votes"):
+    with pytest.raises(
+        ValueError, match=rf"vote table \(layout '{layout}'.*rankci\.votes\.read_votes"
+    ):
         read_scores(frame)
 
 
@@ -83,16 +85,27 @@ def read_votes_frame(layout: str) -> pd.DataFrame:
 
 
 def test_a_score_table_with_a_model_and_a_score_column_stays_scores():
-    frame = pd.DataFrame({"model": ["a", "b"], "item": ["q", "q"], "score": [1, 0],
-                          "model_a": ["u", "v"], "model_b": ["v", "u"], "winner": ["x", "y"]})
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "item": ["q", "q"],
+            "score": [1, 0],
+            "model_a": ["u", "v"],
+            "model_b": ["v", "u"],
+            "winner": ["x", "y"],
+        }
+    )
     assert read_scores(frame).n_models == 2
 
 
 def test_forcing_a_layout_whose_fields_are_missing_names_the_field():
-    with pytest.raises(ValueError, match=re.escape(
-        "battles.csv' lacks the columns 'model_1', 'model_2', 'g1_winner', 'g2_winner' that "
-        "layout 'mt-bench' needs"
-    )):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "battles.csv' lacks the columns 'model_1', 'model_2', 'g1_winner', 'g2_winner' that "
+            "layout 'mt-bench' needs"
+        ),
+    ):
         read_votes(FIXTURES / FILES["battles"], layout="mt-bench")
 
 
@@ -135,19 +148,31 @@ def test_a_winner_naming_a_third_model_is_unknown():
     [
         (
             "mt-bench",
-            pd.DataFrame({"model_1": ["x"], "model_2": ["y"], "g1_winner": ["model_3"],
-                          "g2_winner": ["model_1"]}),
+            pd.DataFrame(
+                {
+                    "model_1": ["x"],
+                    "model_2": ["y"],
+                    "g1_winner": ["model_3"],
+                    "g2_winner": ["model_1"],
+                }
+            ),
             "row 0, column 'g1_winner/g2_winner': unknown winner 'model_3'; MT-Bench winners",
         ),
         (
             "alpaca-eval",
             pd.DataFrame({"generator_1": ["x"], "generator_2": ["y"], "preference": [3.0]}),
-            "row 0, column 'preference': unknown winner 3.0; AlpacaEval preferences are numbers in [1, 2]",
+            "row 0, column 'preference': unknown winner 3.0; AlpacaEval preferences are numbers "
+            "in [1, 2]",
         ),
         (
             "arena-hard",
-            pd.DataFrame({"model": ["y"], "baseline": ["x"],
-                          "games": [[{"score": "A>B"}, {"score": "A>>>B"}]]}),
+            pd.DataFrame(
+                {
+                    "model": ["y"],
+                    "baseline": ["x"],
+                    "games": [[{"score": "A>B"}, {"score": "A>>>B"}]],
+                }
+            ),
             "row 0, column 'games[].score': unknown winner 'A>>>B'; Arena-Hard verdicts are A>>B",
         ),
     ],
@@ -234,9 +259,9 @@ def test_arena_hard_games_that_are_not_a_list():
 
 def test_a_non_numeric_covariate_names_row_and_column():
     frame = battles(["model_a", "tie"]).assign(length=["1.5", "long"])
-    with pytest.raises(ValueError, match=re.escape(
-        "the DataFrame, row 1, column 'length': 'long' is not a number"
-    )):
+    with pytest.raises(
+        ValueError, match=re.escape("the DataFrame, row 1, column 'length': 'long' is not a number")
+    ):
         read_votes(frame, covariates=["length"])
 
 
@@ -248,7 +273,9 @@ def test_an_absent_covariate_or_role_column_is_named():
 
 
 def test_a_bad_position_or_turn_names_the_row():
-    with pytest.raises(ValueError, match=r"row 1, column 'position': position 'left' is not 1 or 2"):
+    with pytest.raises(
+        ValueError, match=r"row 1, column 'position': position 'left' is not 1 or 2"
+    ):
         read_votes(battles(["model_a", "tie"]).assign(position=[1, "left"]))
     with pytest.raises(ValueError, match=r"row 0, column 'turn': turn 1.5 is not a whole number"):
         read_votes(battles(["model_a", "tie"]).assign(turn=[1.5, 2]))
@@ -256,8 +283,11 @@ def test_a_bad_position_or_turn_names_the_row():
 
 def test_names_differing_by_surrounding_spaces_are_an_error():
     frame = battles(["model_a", "tie"], a=["x", "x "], b=["y", "y"])
-    with pytest.raises(ValueError, match="the model names of the DataFrame has two spellings of "
-                       "one model that differ only by surrounding whitespace: 'x' and 'x '"):
+    with pytest.raises(
+        ValueError,
+        match="the model names of the DataFrame has two spellings of "
+        "one model that differ only by surrounding whitespace: 'x' and 'x '",
+    ):
         read_votes(frame)
 
 

@@ -158,9 +158,7 @@ def _vote_layout_of(source, args: argparse.Namespace) -> str | None:
     return vote_layout(frame.columns)
 
 
-def vote_table_refusal(
-    args: argparse.Namespace, source, layout: str, forced: bool = False
-) -> str:
+def vote_table_refusal(args: argparse.Namespace, source, layout: str, forced: bool = False) -> str:
     """What a score command says of vote DATA (until votes are ranked on the command line)."""
     text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "DATA"
     what = (

@@ -60,7 +60,15 @@ from rankci.formats import (
 from rankci.io import read_table
 from rankci.votes.table import A_WINS, B_WINS, OPTIONAL_COLUMNS, OUTCOMES, TIE, TIE_BOTHBAD, Votes
 
-__all__ = ["read_votes", "read_vote_frame", "reading_summary", "vote_tally", "VOTE_FORMATS", "WINNER_WORDS", "EXCLUSIONS"]
+__all__ = [
+    "read_votes",
+    "read_vote_frame",
+    "reading_summary",
+    "vote_tally",
+    "VOTE_FORMATS",
+    "WINNER_WORDS",
+    "EXCLUSIONS",
+]
 
 #: the accepted winner keywords (after trimming and case folding) and their outcome codes
 WINNER_WORDS = {
@@ -329,7 +337,9 @@ def _read_json(path: Path, name: str) -> pd.DataFrame:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         if error.msg != "Extra data":
-            raise ValueError(f"{name} is not valid JSON ({error.msg}, line {error.lineno})") from None
+            raise ValueError(
+                f"{name} is not valid JSON ({error.msg}, line {error.lineno})"
+            ) from None
         return read_table(path, "jsonl")  # one object per line
     if isinstance(data, dict):
         data = [data]
@@ -461,9 +471,7 @@ def _read_arena_hard(
         raise ValueError(f"{name}, row {row}: 'games' is not a list of games: {games[row]!r}")
     record = np.repeat(np.arange(len(frame)), counts)
     game = np.concatenate([np.arange(c) for c in counts])
-    scores = _text(
-        [g.get("score") if isinstance(g, dict) else None for gs in games for g in gs]
-    )
+    scores = _text([g.get("score") if isinstance(g, dict) else None for gs in games for g in gs])
     if "baseline" in frame.columns:
         named = _text(frame["baseline"])
         if baseline is not None:
@@ -523,7 +531,9 @@ def _read_mt_bench(frame: pd.DataFrame, *, name: str, **_) -> dict:
     words = {"model_1": A_WINS, "model_2": B_WINS, "tie": TIE}
     c1 = np.array([words.get(w, _UNKNOWN) for w in g1], dtype=np.int64)
     c2 = np.array([words.get(w, _UNKNOWN) for w in g2], dtype=np.int64)
-    error = np.array([w in ("error", None) for w in g1]) | np.array([w in ("error", None) for w in g2])
+    error = np.array([w in ("error", None) for w in g1]) | np.array(
+        [w in ("error", None) for w in g2]
+    )
     unknown = ((c1 == _UNKNOWN) | (c2 == _UNKNOWN)) & ~error
     outcome = np.where(c1 == c2, c1, TIE)
     outcome[unknown] = _UNKNOWN
@@ -621,7 +631,9 @@ def _role_values(
         bad = ~np.isnan(numbers) & (numbers != np.round(numbers))
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name}, row {row}, column {column!r}: turn {values[row]!r} is not a whole number")
+            raise ValueError(
+                f"{name}, row {row}, column {column!r}: turn {values[row]!r} is not a whole number"
+            )
         return numbers, missing
     if role == "timestamp":
         series = pd.Series(values, dtype=object)
@@ -694,7 +706,9 @@ def _finish(
     for column in covariates:
         if column not in frame.columns:
             listed = ", ".join(repr(c) for c in frame.columns)
-            raise ValueError(f"the covariate column {column!r} is not in {name}; its columns are: {listed}")
+            raise ValueError(
+                f"the covariate column {column!r} is not in {name}; its columns are: {listed}"
+            )
         values = frame[column].tolist()
         empty = _empty(values)
         numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(float)
@@ -728,8 +742,8 @@ def _finish(
         examples = list(dict.fromkeys(str(v) for v in raw["raw"][unknown]))[:3]
         excluded["unknown_winner"] = int(unknown.sum())
         warnings.warn(
-            f"{name}: {_count(int(unknown.sum()), 'vote')} with an unknown winner left out (for example "
-            f"{', '.join(repr(e) for e in examples)}); {_accepted(layout)}",
+            f"{name}: {_count(int(unknown.sum()), 'vote')} with an unknown winner left out "
+            f"(for example {', '.join(repr(e) for e in examples)}); {_accepted(layout)}",
             RankciWarning,
             stacklevel=3,
         )
@@ -779,7 +793,12 @@ def _finish(
     if below:
         source["models_below_min_votes"] = sorted(below)
     votes = Votes.from_arrays(
-        codes_a, codes_b, outcome, models=models, columns=columns, excluded=excluded,
+        codes_a,
+        codes_b,
+        outcome,
+        models=models,
+        columns=columns,
+        excluded=excluded,
         source=source,
     )
     if votes.n_votes == 1:
@@ -808,7 +827,8 @@ def _accepted(layout: str) -> str:
     if layout == "alpaca-eval":
         return "AlpacaEval preferences are numbers in [1, 2] (or 0, the legacy tie)"
     return (
-        "a winner is one of " + ", ".join(repr(w) for w in OUTCOMES)
+        "a winner is one of "
+        + ", ".join(repr(w) for w in OUTCOMES)
         + " (case and surrounding spaces ignored; 'tie_bothbad' and 'tie(bothbad)' read as "
         "'tie (bothbad)') or the name of the vote's model_a or model_b"
     )
