@@ -35,6 +35,8 @@ VOTE_LAYOUTS = ("auto", "battles", "lmarena", "arena-hard", "mt-bench", "alpaca-
 VOTE_FORMATS = FORMATS + ("json",)
 #: what an unrecognised winner does in :func:`rankci.votes.read_votes`
 UNKNOWN_WINNER_RULES = ("error", "exclude")
+#: MT-Bench judgments: one vote per judgment (FastChat's count) or one vote per game
+MT_BENCH_GAMES = ("one", "two")
 #: the evaluation-log readers: format name -> the module of :mod:`rankci.adapters` that reads it.
 #: Each such module defines ``READER``, a :class:`rankci.adapters.LogReader`; adding a reader is
 #: that module and one line here (DEVELOPING.md, "Add a reader").

@@ -45,9 +45,24 @@ import pandas as pd
 from rankci._base import check_choice
 from rankci.data import Scores, check_spellings
 
-__all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
+__all__ = [
+    "read_scores",
+    "read_table",
+    "as_scores",
+    "is_vote_table",
+    "vote_table_message",
+    "ALIASES",
+    "FORMATS",
+    "LAYOUTS",
+]
 
-from rankci.formats import FORMATS, LAYOUTS, VOTE_FIELDS, vote_layout  # noqa: E402
+from rankci.formats import (  # noqa: E402
+    FORMATS,
+    LAYOUTS,
+    VOTE_FIELDS,
+    is_vote_table,
+    vote_layout,
+)
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "model": ("model", "model_name", "system", "llm", "model_id"),

@@ -144,6 +144,26 @@ def test_mt_bench_one_vote_per_judgment_as_fastchat_counts_it():
     assert votes.columns["prompt"].tolist() == ["81", "81", "82", "82", "82"]
 
 
+def test_mt_bench_games_two_gives_each_game_its_vote_and_position():
+    votes = read_votes(FIXTURES / "mt_bench_pair.jsonl", games="two")
+    assert triples(votes) == [
+        (ALPHA, BETA, A),  # judgment 1, game 1: model_1
+        (ALPHA, BETA, A),  # game 2: model_1
+        (ALPHA, GAMMA, A),  # judgment 2: model_1, then model_2
+        (ALPHA, GAMMA, B),
+        (BETA, GAMMA, B),  # judgment 3: model_2 twice
+        (BETA, GAMMA, B),
+        (ALPHA, GAMMA, T),  # judgment 4: tie twice
+        (ALPHA, GAMMA, T),
+        (ALPHA, BETA, B),  # judgment 5: game 1 is "error" (no vote), game 2 model_2
+        (BETA, ALPHA, B),  # judgment 6: model_2, then tie
+        (BETA, ALPHA, T),
+    ]
+    assert votes.columns["position"].tolist() == [1, 2, 1, 2, 1, 2, 1, 2, 2, 1, 2]
+    assert votes.excluded == no_exclusions(no_verdict=1)
+    assert votes.columns["turn"].tolist() == [1] * 8 + [2] * 3
+
+
 # ── AlpacaEval ─────────────────────────────────────────────────────────────────────────────
 
 

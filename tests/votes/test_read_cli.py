@@ -61,6 +61,7 @@ def test_votes_forced_layout_and_min_votes(capsys):
         (["arena_hard_judgments.jsonl"], "pass --baseline the model"),
         (["battles.csv", "--layout", "mt-bench"], "lacks the columns 'model_1', 'model_2'"),
         (["battles.csv", "--strong-votes", "0"], "--strong-votes must be a positive integer"),
+        (["battles.csv", "--games", "two"], "--games two applies to MT-Bench judgments"),
     ],
 )
 def test_votes_errors_speak_in_flags(argv, message, capsys):
@@ -118,3 +119,6 @@ def test_vote_choices_come_from_rankci_formats():
 
     assert read.VOTE_FORMATS is formats.VOTE_FORMATS
     assert read.VOTE_LAYOUTS is formats.VOTE_LAYOUTS
+    from rankci import io
+
+    assert io.is_vote_table is formats.is_vote_table

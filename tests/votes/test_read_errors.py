@@ -301,6 +301,8 @@ def test_names_differing_by_surrounding_spaces_are_an_error():
         ({"strong_votes": 1.5}, "strong_votes must be a positive integer, got 1.5"),
         ({"min_votes": -1}, "min_votes must be a non-negative integer, got -1"),
         ({"layout": "mt-bench", "winner": "w"}, "model_a=, model_b= and winner= name the columns"),
+        ({"games": "two"}, "games='two' applies to MT-Bench judgments; the DataFrame is read as"),
+        ({"games": "three"}, "unknown games 'three'"),
     ],
 )
 def test_bad_options_are_named(keywords, message):

@@ -61,6 +61,7 @@ _KEYWORD_FLAGS = (
     ),
     (re.compile(r"\bunknown_winner='(\w+)'"), r"--unknown-winner \1"),
     (re.compile(r"\bpass baseline="), "pass --baseline"),
+    (re.compile(r"\bgames='(\w+)'"), r"--games \1"),
     (re.compile(r"\bbaseline=(?='|[\s,;)]|$)"), "--baseline "),
     (
         re.compile(r"\b(strong_votes|min_votes)(?= must)"),

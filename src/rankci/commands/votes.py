@@ -12,7 +12,7 @@ import sys
 
 from rankci.commands.flags import add_output_arguments
 from rankci.commands.output import emit, to_json
-from rankci.formats import UNKNOWN_WINNER_RULES, VOTE_FORMATS, VOTE_LAYOUTS
+from rankci.formats import MT_BENCH_GAMES, UNKNOWN_WINNER_RULES, VOTE_FORMATS, VOTE_LAYOUTS
 
 NAME = "votes"
 HELP = (
@@ -85,6 +85,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an unrecognised winner: refuse the file naming the row (default), or leave the "
         "vote out and count it",
     )
+    group.add_argument(
+        "--games",
+        default="one",
+        choices=MT_BENCH_GAMES,
+        help="MT-Bench: one vote per judgment, as FastChat counts it (default), or one vote per "
+        "game with its position",
+    )
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -112,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         strong_votes=args.strong_votes,
         min_votes=args.min_votes,
         unknown_winner=args.unknown_winner,
+        games=args.games,
     )
     summary = reading_summary(votes)
     print(f"rankci: {summary}", file=sys.stderr)

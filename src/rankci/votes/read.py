@@ -29,7 +29,8 @@ layouts of :mod:`rankci.formats` into a validated :class:`~rankci.votes.Votes`. 
   (``A>>B``, ``B>>A``) counted as ``strong_votes`` = 3 votes, as Arena-Hard's ``show_result.py``
   counts it. MT-Bench: one vote per judgment, as FastChat's ``show_result.py`` counts it: a win
   when both games name the same winner, a tie when either game says tie or the games disagree,
-  no vote when either game is ``error``. AlpacaEval: the preference rounded as AlpacaEval's
+  no vote when either game is ``error`` (``games="two"``: each game its own vote, with its
+  position). AlpacaEval: the preference rounded as AlpacaEval's
   discrete win rate rounds it (1.5 and the legacy 0 are ties, below 1.5 ``generator_1`` wins,
   above it ``generator_2``), the preference itself kept as ``columns["preference_b"]`` = p - 1,
   the probability that ``generator_2`` is better. LMArena: ``conv_metadata`` becomes the numeric
@@ -50,6 +51,7 @@ import pandas as pd
 from rankci._base import RankciWarning, check_choice
 from rankci.data import check_spellings
 from rankci.formats import (
+    MT_BENCH_GAMES,
     UNKNOWN_WINNER_RULES,
     VOTE_FIELDS,
     VOTE_FORMATS,
@@ -134,6 +136,7 @@ def read_votes(
     strong_votes: int = 3,
     min_votes: int = 0,
     unknown_winner: str = "error",
+    games: str = "one",
 ) -> Votes:
     """Read and validate pairwise votes.
 
@@ -170,6 +173,10 @@ def read_votes(
     unknown_winner : {"error", "exclude"}
         What an unrecognised winner does: refuse the table naming the row (default), or leave
         the vote out and count it.
+    games : {"one", "two"}
+        MT-Bench: one vote per judgment, as FastChat counts it (default), or each game its own
+        vote with its position (1: ``model_1`` shown first, 2: ``model_2``), for a position
+        effect. A game that is ``error`` is then one vote without a verdict.
 
     Returns
     -------
@@ -205,6 +212,7 @@ def read_votes(
     check_choice("layout", layout, VOTE_LAYOUTS)
     check_choice("format", format, VOTE_FORMATS)
     check_choice("unknown_winner", unknown_winner, UNKNOWN_WINNER_RULES)
+    check_choice("games", games, MT_BENCH_GAMES)
     if isinstance(strong_votes, bool) or not isinstance(strong_votes, (int, np.integer)):
         raise ValueError(f"strong_votes must be a positive integer, got {strong_votes!r}")
     if strong_votes < 1:
@@ -231,6 +239,11 @@ def read_votes(
             f"model_a=, model_b= and winner= name the columns of a battles table; layout "
             f"{layout!r} has its own fields ({', '.join(VOTE_FIELDS[layout])})"
         )
+    if games != "one" and layout != "mt-bench":
+        raise ValueError(
+            f"games={games!r} applies to MT-Bench judgments; {name} is read as {layout!r}"
+            + (" (each Arena-Hard game is its own vote already)" if layout == "arena-hard" else "")
+        )
     required = [named.get(f) or f for f in VOTE_FIELDS[layout]]
     lacking = [f for f in required if f not in frame.columns]
     if lacking:
@@ -250,7 +263,14 @@ def read_votes(
         "position": position,
     }
     reader = _LAYOUT_READERS[layout]
-    raw = reader(frame, name=name, named=named, baseline=baseline, strong_votes=int(strong_votes))
+    raw = reader(
+        frame,
+        name=name,
+        named=named,
+        baseline=baseline,
+        strong_votes=int(strong_votes),
+        games=games,
+    )
     roles = _resolve_roles(frame, given, raw.pop("roles"), name)
     return _finish(
         frame,
@@ -524,7 +544,7 @@ def _read_arena_hard(
     }
 
 
-def _read_mt_bench(frame: pd.DataFrame, *, name: str, **_) -> dict:
+def _read_mt_bench(frame: pd.DataFrame, *, name: str, games: str, **_) -> dict:
     a, b = _text(frame["model_1"]), _text(frame["model_2"])
     g1 = _text(frame["g1_winner"])
     g2 = _text(frame["g2_winner"])
@@ -540,6 +560,34 @@ def _read_mt_bench(frame: pd.DataFrame, *, name: str, **_) -> dict:
     outcome[error] = _NO_VERDICT
     raw = np.where(c1 == _UNKNOWN, g1, g2)
     valid = ~error & ~unknown
+    roles = {"prompt": ("question_id",), "voter": ("judge",), "turn": ("turn",), "position": ()}
+    notes = {"inconsistent_games": int((valid & (c1 != c2)).sum()), "games": games}
+    if games == "two":  # each game its own vote; game 2 shows model_2 first
+        n = len(frame)
+        game_outcome = np.concatenate([c1, c2])
+        game_error = np.concatenate(
+            [[w in ("error", None) for w in g1], [w in ("error", None) for w in g2]]
+        )
+        game_outcome[game_error] = _NO_VERDICT
+        rows = np.concatenate([np.arange(n), np.arange(n)])
+        order = np.argsort(rows, kind="stable")  # game 1 and game 2 of a judgment side by side
+        position = np.repeat(np.array([1, 2], dtype=np.int8), n)
+        return {
+            "a": np.concatenate([a, a])[order],
+            "b": np.concatenate([b, b])[order],
+            "outcome": game_outcome[order],
+            "raw": np.concatenate([g1, g2])[order],
+            "rows": rows[order],
+            "raw_column": "g1_winner/g2_winner",
+            "extra": {"position": position[order]},
+            "notes": notes,
+            "roles": roles,
+            "columns": {
+                "model_a": "model_1",
+                "model_b": "model_2",
+                "winner": "g1_winner, g2_winner",
+            },
+        }
     return {
         "a": a,
         "b": b,
@@ -548,8 +596,8 @@ def _read_mt_bench(frame: pd.DataFrame, *, name: str, **_) -> dict:
         "rows": np.arange(len(frame)),
         "raw_column": "g1_winner/g2_winner",
         "extra": {},
-        "notes": {"inconsistent_games": int((valid & (c1 != c2)).sum())},
-        "roles": {"prompt": ("question_id",), "voter": ("judge",), "turn": ("turn",)},
+        "notes": notes,
+        "roles": roles,
         "columns": {"model_a": "model_1", "model_b": "model_2", "winner": "g1_winner+g2_winner"},
     }
 
