@@ -272,6 +272,47 @@ def test_named_columns_of_a_battles_table():
     )
 
 
+@pytest.mark.parametrize(
+    "spelling, code",
+    [
+        ("MODEL_A", A),
+        ("model_b", B),
+        (" tie ", T),
+        ("Tie (BothBad)", BB),
+        ("tie(bothbad)", BB),
+        ("tie_bothbad", BB),
+        ("both_bad", BB),
+    ],
+)
+def test_tolerated_winner_spellings(spelling, code):
+    votes = read_votes(battles_frame([spelling, "model_a"]))
+    assert votes.outcome.tolist() == [code, A]
+
+
+@pytest.mark.parametrize("spelling", ["a", "left", "model-a", "draw", "bothbad", "1"])
+def test_nothing_else_is_guessed(spelling):
+    with pytest.raises(ValueError, match=f"unknown winner {spelling!r}"):
+        read_votes(battles_frame([spelling, "model_a"]))
+
+
+def battles_frame(winners) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"model_a": ["x"] * len(winners), "model_b": ["y"] * len(winners), "winner": winners}
+    )
+
+
+def test_lmarena_battles_through_parquet_keep_their_style_columns(tmp_path):
+    battles = json.loads((FIXTURES / "lmarena_battles.json").read_text())
+    path = tmp_path / "battles.parquet"
+    pd.DataFrame(battles).drop(columns=["category_tag"]).to_parquet(path)
+    votes = read_votes(path)
+    reference = read_votes(FIXTURES / "lmarena_battles.json")
+    assert votes.source["layout"] == "lmarena"
+    assert triples(votes) == triples(reference)
+    for key in ("style_tokens_a", "style_headers_b", "style_lists_a", "style_bold_b"):
+        assert votes.columns[key].tolist() == reference.columns[key].tolist(), key
+
+
 def test_a_winner_keyword_wins_over_a_model_named_like_it():
     frame = pd.DataFrame(
         {"model_a": ["tie", "x"], "model_b": ["x", "tie"], "winner": ["tie", "tie (bothbad)"]}
@@ -376,3 +417,18 @@ def test_reading_summary_names_every_exclusion():
         "read the DataFrame (battles): 3 models, 2 votes (1 tie); "
         "votes excluded: 1 without a verdict, 1 self-battle"
     )
+
+
+def test_empty_optional_cells_are_kept_blank_and_counted_among_the_votes_read():
+    frame = pd.DataFrame(
+        {
+            "model_a": ["x", "x", "y", "z"],
+            "model_b": ["y", "x", "z", "x"],
+            "winner": ["model_a", "tie", "model_b", "tie"],
+            "question_id": ["p1", None, "", "p2"],
+        }
+    )
+    votes = read_votes(frame)
+    # the self-battle (row 1) is left out, so only row 2's empty prompt counts
+    assert votes.columns["prompt"].tolist() == ["p1", "", "p2"]
+    assert votes.source["blank"] == {"prompt": 1}

@@ -8,9 +8,9 @@ layouts of :mod:`rankci.formats` into a validated :class:`~rankci.votes.Votes`. 
   non-string JSON value); names that differ only by surrounding whitespace are an error naming
   both, names that differ only by case warn.
 * **Winner spellings** (``battles``, ``lmarena``): ``model_a``, ``model_b``, ``tie`` and
-  ``tie (bothbad)``, read case-insensitively after trimming spaces, with ``tie(bothbad)`` and
-  ``tie_bothbad`` also read as ``tie (bothbad)``; or the exact name of the vote's ``model_a`` or
-  ``model_b``. The keywords win over a model that is named ``tie``.
+  ``tie (bothbad)``, read case-insensitively after trimming spaces, with ``tie(bothbad)``,
+  ``tie_bothbad`` and ``both_bad`` also read as ``tie (bothbad)``; or the exact name of the
+  vote's ``model_a`` or ``model_b``. The keywords win over a model that is named ``tie``.
 * **Unknown winners are refused** with the file, row, column and value (``unknown_winner=
   "error"``, the default). ``unknown_winner="exclude"`` leaves them out instead, counts them in
   ``excluded["unknown_winner"]``, keeps up to three examples in ``source`` and warns.
@@ -80,6 +80,7 @@ WINNER_WORDS = {
     "tie (bothbad)": TIE_BOTHBAD,
     "tie(bothbad)": TIE_BOTHBAD,
     "tie_bothbad": TIE_BOTHBAD,
+    "both_bad": TIE_BOTHBAD,
 }
 #: the keys of ``Votes.excluded``, in the order the exclusions are applied
 EXCLUSIONS = ("no_verdict", "missing_values", "self_battles", "unknown_winner", "below_min_votes")
@@ -740,12 +741,11 @@ def _finish(
 ) -> Votes:
     a, b, outcome, rows = raw["a"], raw["b"], raw["outcome"], raw["rows"]
     columns: dict[str, np.ndarray] = {}
-    blank: dict[str, int] = {}
+    empties: dict[str, np.ndarray] = {}
     for role, column in roles.items():
         values, empty = _role_values(role, frame[column], name, column)
         columns[role] = values[rows]
-        if empty[rows].any():
-            blank[role] = int(empty[rows].sum())  # votes whose cell is empty
+        empties[role] = empty[rows]
     for key, values in raw["extra"].items():
         if key == "position" and "position" in roles:
             continue  # a position column of the file wins over the layout's
@@ -828,6 +828,7 @@ def _finish(
     check_spellings(models, "model", f"the model names of {name}")
     codes_a, codes_b = codes[: a.size], codes[a.size :]
     columns = {k: v[keep] for k, v in columns.items()}
+    blank = {role: int(e[keep].sum()) for role, e in empties.items() if e[keep].any()}
     source = {
         "file": file,
         "layout": layout,
@@ -877,8 +878,8 @@ def _accepted(layout: str) -> str:
     return (
         "a winner is one of "
         + ", ".join(repr(w) for w in OUTCOMES)
-        + " (case and surrounding spaces ignored; 'tie_bothbad' and 'tie(bothbad)' read as "
-        "'tie (bothbad)') or the name of the vote's model_a or model_b"
+        + " (case and surrounding spaces ignored; 'tie_bothbad', 'tie(bothbad)' and 'both_bad' "
+        "read as 'tie (bothbad)') or the name of the vote's model_a or model_b"
     )
 
 
