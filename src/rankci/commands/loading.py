@@ -21,6 +21,8 @@ __all__ = [
     "data_format",
     "load_data",
     "reading_summary",
+    "vote_layout_of",
+    "vote_table_refusal",
 ]
 
 
@@ -138,14 +140,19 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             bounds=bounds,
         )
     except ValueError:
-        layout = _vote_layout_of(source, args)
+        layout = vote_layout_of(source, args)
         if layout is None:
             raise
         raise ValueError(vote_table_refusal(args, source, layout)) from None
 
 
-def _vote_layout_of(source, args: argparse.Namespace) -> str | None:
-    """The vote layout of a table that failed to read as scores (None: not a vote table)."""
+def vote_layout_of(source, args: argparse.Namespace) -> str | None:
+    """The vote layout of DATA (None: not a vote table, or read as scores on purpose).
+
+    Asked when DATA failed to read as scores; a command that ranks votes can ask it first to
+    branch to :func:`rankci.votes.read_votes`. ``--layout`` naming a vote layout is not looked at
+    here (``args.layout`` says it).
+    """
     if args.model_col or args.score_col or args.layout != "auto":
         return None  # read as scores on purpose
     from rankci.formats import vote_layout
