@@ -672,6 +672,9 @@ def _role_values(
     role: str, values: pd.Series, name: str, column: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """One optional column as an array, and which of its cells are empty."""
+    if role not in ("turn", "timestamp", "position"):  # text: MT-Bench's judge list -> "a/b"
+        codes, texts = _text_codes(values)
+        return np.append(texts, "")[codes], codes < 0
     values = pd.Series(values.tolist(), dtype=object)  # Python values, positions as labels
     missing = _empty(values)
     if role == "turn":
@@ -713,8 +716,7 @@ def _role_values(
                 )
             out[k] = code
         return out, missing
-    codes, texts = _text_codes(values)  # MT-Bench's judge [model, prompt name] -> "model/name"
-    return np.append(texts, "")[codes], codes < 0
+    raise AssertionError(f"no reading for the role {role!r}")  # pragma: no cover
 
 
 def _refuse_text(numbers, missing, values, name, column, what) -> None:
