@@ -29,7 +29,9 @@ same table give identical :class:`~rankci.data.Scores`):
   the comma is the decimal mark; elsewhere they are an error with that hint.
 * **Layout.** ``auto`` reads long form when a model and a score column are found (or named), and
   wide form only when that is unambiguous: an item column is found and every other column
-  (besides cluster and prompt) is numeric. Otherwise the error lists the columns.
+  (besides cluster and prompt) is numeric. A vote table (its fields those of a vote layout,
+  :func:`rankci.formats.vote_layout`) is refused, naming its layout and
+  :func:`rankci.votes.read_votes`. Otherwise the error lists the columns.
 * **Prompt variants.** A prompt variant is kept only when every model has it
   (:data:`rankci.data.PROMPT_RULE`); the rows of a variant some model lacks are left out and
   counted in ``notes["excluded"]`` and in every result's ``excluded``. A single missing cell of
@@ -51,9 +53,24 @@ import pandas as pd
 from rankci._base import check_choice
 from rankci.data import Scores, check_spellings, row_place
 
-__all__ = ["read_scores", "read_table", "as_scores", "ALIASES", "FORMATS", "LAYOUTS"]
+__all__ = [
+    "read_scores",
+    "read_table",
+    "as_scores",
+    "is_vote_table",
+    "vote_table_message",
+    "ALIASES",
+    "FORMATS",
+    "LAYOUTS",
+]
 
-from rankci.formats import FORMATS, LAYOUTS  # noqa: E402
+from rankci.formats import (  # noqa: E402
+    FORMATS,
+    LAYOUTS,
+    VOTE_FIELDS,
+    is_vote_table,
+    vote_layout,
+)
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "model": ("model", "model_name", "system", "llm", "model_id"),
@@ -606,6 +623,9 @@ def _layout(frame: pd.DataFrame, given: dict, decimal_comma: bool | None) -> str
     found = {role: _alias(frame, role, exclude=()) for role in ("model", "item", "score")}
     if found["model"] and found["score"]:
         return "long"
+    votes = vote_layout(frame.columns)
+    if votes is not None:
+        raise ValueError(vote_table_message(votes))
     text = decimal_comma is not None
     ids = _resolve(frame, given, ("item", "cluster", "prompt"))
     others = [c for c in frame.columns if c not in ids.values()]
@@ -629,6 +649,19 @@ def _layout(frame: pd.DataFrame, given: dict, decimal_comma: bool | None) -> str
         f"row per model and item) it needs a model, an item and a score column ({seen}): name "
         f"them with model=, item=, score=. It is not read as wide (one column per model) because "
         f"it has {why}; pass layout='wide' if it is wide"
+    )
+
+
+def vote_table_message(layout: str) -> str:
+    """What the score readers say of a vote table: which layout it is and who reads it.
+
+    >>> vote_table_message("mt-bench")[:60]
+    "the table is a vote table (layout 'mt-bench': fields 'model_"
+    """
+    fields = ", ".join(repr(f) for f in VOTE_FIELDS[layout])
+    return (
+        f"the table is a vote table (layout {layout!r}: fields {fields}), not per-item scores; "
+        "vote tables are read by rankci.votes.read_votes"
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from rankci.formats import FORMATS, LAYOUTS, LOG_FORMATS
+from rankci.formats import FORMATS, LAYOUTS, LOG_FORMATS, VOTE_LAYOUTS
 
 __all__ = [
     "add_alpha_argument",
@@ -84,8 +84,9 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
     group.add_argument(
         "--layout",
         default="auto",
-        choices=LAYOUTS,
-        help="long (one row per model and item) or wide (one column per model)",
+        choices=LAYOUTS + VOTE_LAYOUTS[1:],
+        help="long (one row per model and item) or wide (one column per model); a vote layout "
+        "(battles, lmarena, arena-hard, mt-bench, alpaca-eval) says DATA holds pairwise votes",
     )
     group.add_argument("--model-col", help="model column (default: model, system, ...)")
     group.add_argument(

@@ -21,6 +21,8 @@ __all__ = [
     "data_format",
     "load_data",
     "reading_summary",
+    "vote_layout_of",
+    "vote_table_refusal",
 ]
 
 
@@ -115,6 +117,10 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         if given[:2] == ["--metric", "--scorer"] or given == ["--metric"] or given == ["--scorer"]:
             raise ValueError("--metric and --scorer apply to evaluation logs (--from lm-eval, ...)")
         raise ValueError(f"{given[0]} applies to evaluation logs (--from lm-eval, ...), not tables")
+    from rankci.formats import VOTE_LAYOUTS
+
+    if args.layout in VOTE_LAYOUTS[1:]:
+        raise ValueError(vote_table_refusal(args, source, args.layout, forced=True))
     from rankci.io import read_scores
 
     bounds = getattr(args, "bounds", None)
@@ -125,16 +131,57 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         bounds = None if (low, high) == (float("-inf"), float("inf")) else (low, high)
     else:
         bounds = (0.0, 1.0)
-    return read_scores(
-        source,
-        model=args.model_col,
-        item=args.item_col,
-        score=args.score_col,
-        cluster=args.cluster_col,
-        prompt=args.prompt_col,
-        layout=args.layout,
-        format=fmt,
-        bounds=bounds,
+    try:
+        return read_scores(
+            source,
+            model=args.model_col,
+            item=args.item_col,
+            score=args.score_col,
+            cluster=args.cluster_col,
+            prompt=args.prompt_col,
+            layout=args.layout,
+            format=fmt,
+            bounds=bounds,
+        )
+    except ValueError:
+        layout = vote_layout_of(source, args)
+        if layout is None:
+            raise
+        raise ValueError(vote_table_refusal(args, source, layout)) from None
+
+
+def vote_layout_of(source, args: argparse.Namespace) -> str | None:
+    """The vote layout of DATA (None: not a vote table, or read as scores on purpose).
+
+    Asked when DATA failed to read as scores; a command that ranks votes can ask it first to
+    branch to :func:`rankci.votes.read_votes`. ``--layout`` naming a vote layout is not looked at
+    here (``args.layout`` says it).
+    """
+    if args.model_col or args.score_col or args.layout != "auto":
+        return None  # read as scores on purpose
+    from rankci.formats import vote_layout
+    from rankci.votes.read import read_vote_frame
+
+    try:
+        frame = read_vote_frame(source, args.input_format)
+    except (ValueError, OSError):
+        return None
+    return vote_layout(frame.columns)
+
+
+def vote_table_refusal(args: argparse.Namespace, source, layout: str, forced: bool = False) -> str:
+    """What a score command says of vote DATA (until votes are ranked on the command line)."""
+    text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "DATA"
+    what = (
+        f"--layout {layout} says {text} holds pairwise votes"
+        if forced
+        else f"{text} is a vote table (layout {layout}), not per-item scores"
+    )
+    return (
+        f"{what}; vote tables are read by "
+        f"rankci.votes.read_votes (rankci votes {text} shows what is read). rankci "
+        f"{getattr(args, 'command', None) or 'rank'} reads per-item scores; pass --layout long "
+        "or --layout wide to read DATA as scores anyway"
     )
 
 

@@ -59,6 +59,22 @@ _KEYWORD_FLAGS = (
     (re.compile(r"(?<![\w-])look_every\b"), "--look-every"),
     (re.compile(r"(?<![\w-])(alpha|delta|tau|seed) must be"), r"--\1 must be"),
     (re.compile(r"(?<![\w-])k must be an integer"), "--top-k must be an integer"),
+    (
+        re.compile(r"\bwith model_a=, model_b=, winner="),
+        "with --model-a-col, --model-b-col, --winner-col",
+    ),
+    (
+        re.compile(r"\bmodel_a=, model_b= and winner="),
+        "--model-a-col, --model-b-col and --winner-col",
+    ),
+    (re.compile(r"\bunknown_winner='(\w+)'"), r"--unknown-winner \1"),
+    (re.compile(r"\bpass baseline="), "pass --baseline"),
+    (re.compile(r"\bgames='(\w+)'"), r"--games \1"),
+    (re.compile(r"\bbaseline=(?='|[\s,;)]|$)"), "--baseline "),
+    (
+        re.compile(r"\b(strong_votes|min_votes)(?= must)"),
+        lambda m: "--" + m.group(1).replace("_", "-"),
+    ),
 )
 
 

@@ -5,10 +5,12 @@ The same flow as for scores, with votes at the door::
     votes ──► pair counts ──► Bradley-Terry fit + covariance ──► certified dominances ──► Ranking
     (Votes)   (PairCounts)    (bradley_terry.py)                (certify/, as for scores)
 
-:class:`Votes` (``table.py``) is the validated vote table; readers of the layouts people have
-(LMArena battles, Arena-Hard and MT-Bench judgments, AlpacaEval annotations) build it.
+:class:`Votes` (``table.py``) is the validated vote table; :func:`read_votes` (``read.py``)
+builds it from the layouts people have (battle tables, LMArena battles, Arena-Hard and MT-Bench
+judgments, AlpacaEval annotations).
 """
 
+from rankci.votes.read import read_votes, reading_summary
 from rankci.votes.table import OUTCOMES, PairCounts, Votes
 
-__all__ = ["Votes", "PairCounts", "OUTCOMES"]
+__all__ = ["Votes", "PairCounts", "OUTCOMES", "read_votes", "reading_summary"]

@@ -61,8 +61,11 @@ class Votes:
     Parameters
     ----------
     a, b : array_like of int, shape (n_votes,)
-        The two models of each vote, as codes into ``models``; ``a`` is the model shown first
-        (LMArena's ``model_a``).
+        The two models of each vote, as codes into ``models``; ``a`` is the model listed first
+        (LMArena's ``model_a``, shown first there). Where a layout records who was shown first
+        in each vote, the ``position`` column says it: 1 for ``a``, 2 for ``b`` (Arena-Hard's
+        swapped games keep the baseline as ``a`` and have position 2); without that column,
+        ``a`` is the model shown first.
     outcome : array_like of int, shape (n_votes,)
         :data:`A_WINS`, :data:`B_WINS`, :data:`TIE` or :data:`TIE_BOTHBAD`.
     models : sequence of str
