@@ -359,11 +359,11 @@ def frozen_log_wealth(values: np.ndarray, open_pairs: np.ndarray, known: np.ndar
     [[nan, inf, 1.0], [-inf, nan, 2.0], [3.0, 4.0, nan]]
     """
     m = known.shape[0]
-    out = np.full(m * m, np.nan)
+    out = np.full(m * m, -np.inf)
     out[open_pairs] = values
     out = out.reshape(m, m)
     out[known] = np.inf
-    out[known.T] = -np.inf
+    np.fill_diagonal(out, np.nan)
     return out
 
 

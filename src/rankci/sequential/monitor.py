@@ -437,13 +437,11 @@ class Monitor:
             self._dominance = closed
             if self.retire_rule != "none":
                 newly = self._apply_rule(self._build_ranking())
-            if frozen:
-                m = self.n_models
-                flat = closed.ravel()
-                settled = flat.take(open_pairs) | flat.take(open_pairs % m * m + open_pairs // m)
-                if fresh:  # every settled pair (older files may hold unfrozen settled pairs)
-                    self._wealth.freeze_pairs(closed | closed.T)
-                else:  # the pairs settled before are frozen already: the newly settled ones
+            if frozen:  # the certified orientations stop; their reverses are still updated
+                settled = closed.ravel().take(open_pairs)
+                if fresh:  # every certified pair (older files may hold unfrozen ones)
+                    self._wealth.freeze_pairs(closed)
+                else:  # the pairs certified before are frozen already: the new ones
                     self._wealth.freeze_flat(open_pairs[settled])
                 self._open = (closed, open_pairs[~settled])
         m = self.n_models
@@ -467,20 +465,21 @@ class Monitor:
         self.looks.append(record)
 
     def _open_pairs(self) -> tuple[np.ndarray, bool]:
-        """Flat indices (increasing) of the pairs settled neither way by the certified set, and
-        whether they were computed afresh (not carried over from the previous look).
+        """Flat indices (increasing) of the pairs not certified (the reverses of certified pairs
+        included: they are still updated and read), and whether they were computed afresh (not
+        carried over from the previous look).
 
         The list is kept from look to look for the dominance array it was computed from (a
         look that changes the certified set replaces that array; :meth:`restore` sets a new
-        one), and each look removes the pairs it settles.
+        one), and each look removes the pairs it certifies.
         """
         dominance = self._dominance
         cached = self._open
         if cached is not None and cached[0] is dominance:
             return cached[1], False
-        unsettled = ~(dominance | dominance.T)
-        np.fill_diagonal(unsettled, False)
-        return np.flatnonzero(unsettled), True
+        uncertified = ~dominance
+        np.fill_diagonal(uncertified, False)
+        return np.flatnonzero(uncertified), True
 
     def _record_alpha_event(self, error: DominanceCycleError) -> None:
         gone = self.certifier == "exact" and self._certifier.n_surviving == 0
