@@ -89,10 +89,12 @@ class Monitor:
         Look automatically after every ``look_every``-th item, or every ``"P%"`` of
         ``n_items`` (and after item N under model F).
     freeze : {"auto", True, False}
-        Stop updating the wealths of settled pairs (certified one way or the other), which the
-        certifier then no longer reads (:mod:`.freezing`: valid, and never beyond the exact test
-        on the unfrozen wealths; where answers may differ). ``"auto"``: for more than 8 models.
-        ``False`` is the exact mode, look for look the plain per-item algorithm.
+        Stop updating the wealths of certified pairs, which the certifier then no longer reads;
+        their reverses are still updated, so the <= alpha event is seen as without freezing
+        (:mod:`.freezing`: valid, never beyond the exact test on the unfrozen wealths; the
+        same answers as ``False`` with the exact, integer-program and e-Bonferroni certifiers,
+        the shortcut's certified pairs a superset, the event no later). ``"auto"``: for more
+        than 8 models. ``False`` is the exact mode, look for look the plain per-item algorithm.
 
     Single items given to :meth:`update` are buffered and consumed as one block when something
     reads the state (a look, retirement, saving, the wealths) or when the buffer reaches the
@@ -408,14 +410,14 @@ class Monitor:
 
         Certified pairs are kept and never examined again; the new ones are closed into the
         closed set incrementally (:func:`.freezing.close_incremental`). Under ``freeze`` the
-        certifier reads the frozen view of the wealths, computed from the open pairs only (their
-        list is carried from look to look, :meth:`_open_pairs`), and the settled pairs stop
-        being updated.
+        certifier reads the frozen view of the wealths, computed from the pairs not certified
+        only (their list is carried from look to look, :meth:`_open_pairs`), and the certified
+        pairs stop being updated (their reverses do not).
         """
         self._flush()
         dominance = self._dominance
         frozen = self.freeze and self.alpha_event is None
-        if frozen:  # settled pairs' wealths are not read: only the open pairs' are computed
+        if frozen:  # certified pairs' wealths are not read: only the others' are computed
             open_pairs, fresh = self._open_pairs()
             values = self._wealth.log_wealth_at(open_pairs)
             certified = self._certifier.look_frozen(values, open_pairs, dominance)
