@@ -15,7 +15,10 @@ certified "j better than l" with ``mean_j <= mean_l`` is false:
 * ``order``: the board replayed in R seeded uniformly random orders
   (``rankci.sequential.replay.evaluation_order``, exactly the replay's order), sampling model F;
 * ``iid``: 2,000 items drawn i.i.d. with replacement from the board, R seeded draws, sampling
-  model S (the validity study's design).
+  model S (the validity study's design);
+* ``tied``: as ``iid``, from a pool in which every model's column is its own fixed random
+  permutation of the median model's column (real scores, every model with the same mean: every
+  certified pair is false, and errors and the <= alpha event are most frequent).
 
 Mixture bet, the shortcut (``certifier="auto"``), a look every 1 %, alpha = 0.05 (the default)
 and 0.3 (more errors, so that the <= alpha event happens in some runs). Each run is made twice,
@@ -53,7 +56,7 @@ from rankci.sequential.spec import parse_look_every
 RECORDED = Path(__file__).resolve().parent / "results" / "monitor_freeze.json"
 QUICK_ORDERS = 3
 ALPHAS = (0.05, 0.3)
-DESIGNS = ("order", "iid")
+DESIGNS = ("order", "iid", "tied")
 IID_ITEMS = 2000
 
 
@@ -72,14 +75,25 @@ def stream(values, labels, seed: int, design: str) -> np.ndarray:
     if design == "order":
         return values[evaluation_order(labels, seed)]
     rng = np.random.default_rng(20260425 + seed)
+    if design == "tied":
+        values = tied_pool(values)
     return values[rng.integers(0, values.shape[0], IID_ITEMS)]
+
+
+def tied_pool(values: np.ndarray) -> np.ndarray:
+    """Every model's column replaced by its own fixed random permutation of the median model's
+    column: real scores, and every model has exactly the same mean over the pool."""
+    means = values.mean(axis=0)
+    column = values[:, int(np.argsort(means)[means.size // 2])]
+    rng = np.random.default_rng(20260426)
+    return np.column_stack([rng.permutation(column) for _ in range(values.shape[1])])
 
 
 def run(x, models, alpha: float, freeze: bool, design: str) -> dict:
     """One monitor, fed look by look: the certified set at every look and the event."""
     n = x.shape[0]
     every = parse_look_every("1%", n)
-    sampling = "finite" if design == "order" else "iid"
+    sampling = "finite" if design == "order" else "iid"  # iid and tied: model S
     mon = Monitor(models, sampling=sampling, n_items=n if design == "order" else None,
                   alpha=alpha, look_every=every, freeze=freeze)  # fmt: skip
     sets = []
@@ -106,7 +120,7 @@ def rate(count: int, total: int) -> dict:
 
 def compare(name: str, design: str, alpha: float, orders: int) -> dict:
     values, labels, models = board(name)
-    truth = values.mean(axis=0)
+    truth = (tied_pool(values) if design == "tied" else values).mean(axis=0)
     false_pair = truth[:, None] <= truth[None, :]  # "j better than l" false
     tally = dict.fromkeys(
         ["differ", "not_superset", "event_missed", "event_f", "event_u", "false_f", "false_u"], 0
