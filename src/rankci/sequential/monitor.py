@@ -205,7 +205,8 @@ class Monitor:
 
     @property
     def n_frozen_pairs(self) -> int:
-        """Ordered pairs whose wealth is no longer updated because they are settled (``freeze``)."""
+        """Ordered pairs whose wealth is no longer updated because they are certified (``freeze``;
+        their reverses are still updated)."""
         return int(self._wealth.n_frozen_pairs)
 
     def needs(self) -> list[str]:
