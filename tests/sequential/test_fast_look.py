@@ -48,10 +48,12 @@ def _closed_known(rng, m, density):
 
 
 def _frozen_case(rng, m):
-    """Open pairs' log-wealths around the thresholds and a closed known set."""
+    """Open pairs' log-wealths around the thresholds and a closed known set. The open pairs are
+    the uncertified ones (the monitor's list: reverses of known pairs included) or, in half the
+    cases, those settled neither way (the pairs not listed then read 0)."""
     threshold = m * (m - 1) / ALPHA
     known = _closed_known(rng, m, rng.choice([0.0, 0.02, 0.1, 0.4]))
-    unsettled = ~(known | known.T)
+    unsettled = ~(known | known.T) if rng.random() < 0.5 else ~known
     np.fill_diagonal(unsettled, False)
     open_pairs = np.flatnonzero(unsettled)
     scale = rng.choice([1.0, 4.0, 9.0, 14.0])
@@ -66,13 +68,15 @@ def test_frozen_log_wealth_is_the_frozen_view_of_the_unsettled_log_wealths():
     wealth = PairWealth(m, n_items=n)
     wealth.update(x[:250])
     known = _closed_known(rng, m, 0.3)
-    unsettled = ~(known | known.T)
-    np.fill_diagonal(unsettled, False)
-    flat = np.flatnonzero(unsettled)
-    dense, candidates = frozen_view(wealth.log_wealth(unsettled), known)
+    uncertified = ~known
+    np.fill_diagonal(uncertified, False)
+    flat = np.flatnonzero(uncertified)
+    dense, candidates = frozen_view(wealth.log_wealth(uncertified), known)
     built = frozen_log_wealth(wealth.log_wealth_at(flat), flat, known)
     assert np.array_equal(built, dense, equal_nan=True)
-    assert np.array_equal(candidates, unsettled)
+    assert np.array_equal(candidates, uncertified)
+    reverse = known.T  # the reverses of certified pairs read their own wealth
+    assert np.array_equal(built[reverse], wealth.log_wealth()[reverse])
 
 
 @pytest.mark.parametrize("bet", ["mixture", "fixed", "agrapa", "ons"])
@@ -181,9 +185,10 @@ def test_incremental_closure_is_the_closure_with_and_without_cycles(m):
 
 
 def _reference_looks(x, every, **kw):
-    """The frozen monitor's looks by the dense route it took before the flat path: every look
-    reads ``frozen_view(log_wealth(unsettled))``, the certifier's dense ``look``, the closure of
-    the old and new pairs, and ``freeze_pairs`` of every settled pair."""
+    """The frozen monitor's looks by the dense route: every look reads
+    ``frozen_view(log_wealth(uncertified))``, the certifier's dense ``look``, the closure of the
+    old and new pairs, and ``freeze_pairs`` of every certified pair (issue 25: the reverses of
+    certified pairs are still updated and read)."""
     n, m = x.shape
     wealth = PairWealth(m, n_items=n)
     certifier = make_certifier(kw.get("certifier", "auto"), m, ALPHA)
@@ -191,12 +196,13 @@ def _reference_looks(x, every, **kw):
     looks = []
     for start in range(0, n, every):
         wealth.update(x[start : start + every])
-        unsettled = ~(known | known.T)
-        lw, candidates = frozen_view(wealth.log_wealth(unsettled), known)
+        uncertified = ~known
+        np.fill_diagonal(uncertified, False)
+        lw, candidates = frozen_view(wealth.log_wealth(uncertified), known)
         certified = certifier.look(lw, known=known, candidates=candidates)
         known = _closure(known | certified)
         assert not known.diagonal().any()
-        wealth.freeze_pairs(known | known.T)
+        wealth.freeze_pairs(known)
         looks.append((known.sum(axis=0).tolist(), known.sum(axis=1).tolist()))
     return looks, wealth
 
@@ -214,9 +220,9 @@ def test_frozen_monitor_looks_match_the_dense_reference(certifier, sampling_seed
                   certifier=certifier, freeze=True)  # fmt: skip
     for start in range(0, n, every):
         mon.update_block(x[start : start + every])  # one look
-        d = mon._dominance  # the open pairs carried to the next look are the unsettled ones
-        unsettled = ~(d | d.T) & ~np.eye(m, dtype=bool)
-        assert np.array_equal(mon._open_pairs()[0], np.flatnonzero(unsettled))
+        d = mon._dominance  # the open pairs carried to the next look are the uncertified ones
+        uncertified = ~d & ~np.eye(m, dtype=bool)
+        assert np.array_equal(mon._open_pairs()[0], np.flatnonzero(uncertified))
     reference, wealth = _reference_looks(x, every, certifier=certifier)
     got = [
         ((np.array(r["lower"]) - 1).tolist(), (m - np.array(r["upper"])).tolist())

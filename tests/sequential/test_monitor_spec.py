@@ -271,12 +271,19 @@ def test_state_saved_before_the_spec_still_loads_and_continues_exactly():
     restored = Monitor.restore(path)
     assert restored.spec == MonitorSpec(**FIXTURE_SETTINGS)
     assert restored.t == 150 and restored.models == ("a", "b", "c", "d")
+    # the file froze the reverses of certified pairs too (before issue 25): they stay frozen
+    # at their saved wealth, every other pair continues exactly
+    old_reverses = restored._wealth.frozen_pairs & restored._dominance.T
+    assert old_reverses.sum() == 3
+    saved = restored.log_wealth()
     x = _fixture_items()
     whole = Monitor(["a", "b", "c", "d"], **FIXTURE_SETTINGS)
     whole.update_block(x)
     restored.update_block(x[150:])
     assert restored.looks == whole.looks and restored.retired == whole.retired
-    assert np.array_equal(restored.log_wealth(), whole.log_wealth(), equal_nan=True)
+    same = ~old_reverses
+    assert np.array_equal(restored.log_wealth()[same], whole.log_wealth()[same], equal_nan=True)
+    assert np.array_equal(restored.log_wealth()[old_reverses], saved[old_reverses])
     assert restored.ranking().to_dict() == whole.ranking().to_dict()
 
 

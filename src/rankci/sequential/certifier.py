@@ -326,17 +326,18 @@ def certify_shortcut(
 def frozen_log_wealth(values: np.ndarray, open_pairs: np.ndarray, known: np.ndarray) -> np.ndarray:
     """The M x M log-wealths a certifier reads under ``freeze``, from the open pairs' values.
 
-    ``+inf`` (the cap) for the pairs of ``known``, ``-inf`` (wealth 0) for their reverses,
-    ``values`` at ``open_pairs`` (the flat indices ``j * M + l`` of the pairs settled neither
-    way) and NaN on the diagonal: the array of
-    ``freezing.frozen_view(wealth.log_wealth(unsettled), known)[0]``, built from the open pairs.
+    ``+inf`` (the cap) for the pairs of ``known``, ``values`` at ``open_pairs`` (flat indices
+    ``j * M + l``; the monitor lists every pair not in ``known``, the reverses of known pairs
+    included), ``-inf`` (wealth 0) for any pair neither known nor listed, and NaN on the
+    diagonal: with the monitor's list, the array of
+    ``freezing.frozen_view(wealth.log_wealth(~known), known)[0]``, built from the open pairs.
 
     Parameters
     ----------
     values : numpy.ndarray
         ``log E`` of the open pairs, in the order of ``open_pairs``.
     open_pairs : numpy.ndarray
-        Flat indices of the pairs settled neither way.
+        Flat indices of the pairs whose wealth is read (none of them in ``known``).
     known : numpy.ndarray
         M x M boolean: the certified pairs (never both ``(j, l)`` and ``(l, j)``).
 
@@ -359,11 +360,11 @@ def frozen_log_wealth(values: np.ndarray, open_pairs: np.ndarray, known: np.ndar
     [[nan, inf, 1.0], [-inf, nan, 2.0], [3.0, 4.0, nan]]
     """
     m = known.shape[0]
-    out = np.full(m * m, np.nan)
+    out = np.full(m * m, -np.inf)
     out[open_pairs] = values
     out = out.reshape(m, m)
     out[known] = np.inf
-    out[known.T] = -np.inf
+    np.fill_diagonal(out, np.nan)
     return out
 
 
@@ -372,10 +373,11 @@ def certify_shortcut_open(
 ) -> np.ndarray:
     """:func:`certify_shortcut` on the frozen view, from the open pairs' log-wealths only.
 
-    Under ``freeze`` (:mod:`.freezing`) the certifier reads the cap for the pairs of ``known``, 0
-    for their reverses, and may add only the open pairs (settled neither way). The capped
-    wealths are built from that directly: ``cap`` where ``known``, ``min(E, cap)`` (exactly
-    ``cap`` where ``log E >= log cap``) at the open pairs, 0 elsewhere; e-Bonferroni
+    Under ``freeze`` (:mod:`.freezing`) the certifier reads the cap for the pairs of ``known``
+    and the wealth of the open pairs (the monitor lists every pair not known, reverses
+    included; a pair neither known nor listed reads 0), and may add only the open pairs. The
+    capped wealths are built from that directly: ``cap`` where ``known``, ``min(E, cap)``
+    (exactly ``cap`` where ``log E >= log cap``) at the open pairs, 0 elsewhere; e-Bonferroni
     (``log E >= log cap``) and the bounds of :func:`may_reach` are evaluated on the open pairs
     only, with the same operations on the same numbers, so the result is the dense call's:
     ``certify_shortcut(frozen_log_wealth(values, open_pairs, known), threshold, known,
@@ -386,7 +388,7 @@ def certify_shortcut_open(
     values : numpy.ndarray
         ``log E^{jl}`` of the open pairs, in the order of ``open_pairs``.
     open_pairs : numpy.ndarray
-        Increasing flat indices ``j * M + l`` of the pairs settled neither way.
+        Increasing flat indices ``j * M + l`` of the pairs read and candidates (none known).
     threshold : float
         ``M(M-1)/alpha``.
     known : numpy.ndarray
@@ -439,8 +441,8 @@ def _may_reach_at(
     capped: np.ndarray, threshold: float, flat: np.ndarray, known: np.ndarray, big_open
 ) -> np.ndarray:
     """:func:`may_reach` for the open pairs at the increasing flat indices ``flat``: the ones it
-    keeps. ``capped`` are the capped wealths of the frozen view (``known`` at the cap, its
-    reverses 0, the open pairs ``min(E, cap)``) and ``big_open`` the increasing flat indices of
+    keeps. ``capped`` are the capped wealths of the frozen view (``known`` at the cap, the open
+    pairs ``min(E, cap)``, any other pair 0) and ``big_open`` the increasing flat indices of
     the open entries at least ``tau = threshold / (4 M)``.
 
     The same bounds per pair from the same numbers: the row and column sums of the whole
@@ -492,7 +494,7 @@ class Certifier:
         """Certified pairs (M x M bool) at this look; ``known`` are pairs certified before.
 
         ``candidates`` (M x M bool, optional) are the only pairs that may be added at this look;
-        the monitor's ``freeze`` mode passes the pairs settled neither way (:mod:`.freezing`).
+        the monitor's ``freeze`` mode passes the pairs not certified (:mod:`.freezing`).
         The exact enumeration ignores it (it certifies whatever every surviving order agrees on).
         """
         self.n_looks += 1
@@ -515,7 +517,8 @@ class Certifier:
         values : numpy.ndarray
             ``log E^{jl}`` of the open pairs, in the order of ``open_pairs``.
         open_pairs : numpy.ndarray
-            Increasing flat indices ``j * M + l`` of the pairs settled neither way by ``known``.
+            Increasing flat indices ``j * M + l`` of the pairs not in ``known`` whose wealths
+            are read (the monitor: all of them, the reverses of known pairs included).
         known : numpy.ndarray
             M x M boolean: pairs certified at earlier looks (never both ``(j, l)`` and
             ``(l, j)``; the monitor passes its transitively closed set).

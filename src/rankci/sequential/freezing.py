@@ -5,23 +5,20 @@ is never examined again, and the closure of ``D | new`` is computed from the clo
 only with the pairs added since (:func:`close_incremental`).
 
 With ``freeze=True`` (:class:`~rankci.sequential.Monitor`; ``"auto"`` means M > 8) every pair
-*settled* at a look, ``(j, l)`` in D or ``(l, j)`` in D, stops being updated, and from then on the
-certifier reads, instead of the pair's wealth,
-
-* ``+inf`` (the cap) for the certified orientation ``(j, l)``, and
-* ``0`` for the reverse ``(l, j)``,
-
-and it only considers adding pairs settled neither way (``candidates``). Nothing the certifier
-reads depends on a frozen pair's wealth, so the wealth updates of settled pairs are skipped
+*certified* at a look, ``(j, l)`` in D, stops being updated, and from then on the certifier reads
+``+inf`` (the cap) for it instead of its wealth. Its reverse ``(l, j)`` is *not* frozen: it is
+still updated, read with its own wealth and a candidate, like every pair not in D (issue 25:
+freezing the reverses too, as issue 18 did, hid the <= alpha event, see below). Nothing the
+certifier reads depends on a certified pair's wealth, so those updates are skipped
 (:meth:`~rankci.sequential.wealth.PairWealth.freeze_pairs`, which keeps every other pair's wealth
-bit for bit), and in the replay of a large board most pairs settle early.
+bit for bit).
 
-The monitor computes that view from the open pairs alone: their log-wealths
+The monitor computes that view from the pairs not certified alone: their log-wealths
 (:meth:`~rankci.sequential.wealth.PairWealth.log_wealth_at`), then
 :meth:`~rankci.sequential.certifier.Certifier.look_frozen` (the shortcut and e-Bonferroni work on
-the list of open pairs, :func:`~rankci.sequential.certifier.certify_shortcut_open`; the others
-read :func:`~rankci.sequential.certifier.frozen_log_wealth`, the array of :func:`frozen_view`), and
-freezes the newly settled pairs by index; the answers are those of the dense view, bit for bit.
+that list, :func:`~rankci.sequential.certifier.certify_shortcut_open`; the others read
+:func:`~rankci.sequential.certifier.frozen_log_wealth`, the array of :func:`frozen_view`), and
+freezes the newly certified pairs by index; the answers are those of the dense view, bit for bit.
 
 Why this stays valid
 --------------------
@@ -36,38 +33,50 @@ which are e-processes by Proposition 4.5).
 Proof, by induction over looks (``D_0 = D^X_0 = {}``). Assume ``D_{s-1}`` is inside
 ``D^X_{s-1}``. Take any weak order W that X has not eliminated before look s. W agrees with every
 pair of ``D^X_{s-1}``, hence with every pair of ``D_{s-1}``: no certified orientation ``(j, l)``
-lies in ``T(W)`` (``j`` is above ``l`` in W). So the terms of ``E^W = mean_{T(W)} E^{ab}`` that
-the frozen run reads are the unfrozen wealths, or 0 (reverses) - never the cap - and
-``E^W_frozen <= E^W``. Every certifier is monotone in the wealths and certifies (j, l) at look s
-only if every W with ``(j, l)`` in ``T(W)`` has ``E^W_frozen >= 1/alpha`` at some look up to s
-(for the shortcut this is Proposition B.7: ``E^W >= B^{jl} / (M(M-1))``); such a W then has
-``E^W >= 1/alpha`` too, and X eliminates it. So X certifies (j, l) by look s, and since ``D^X`` is
-transitively closed, the closure of ``D_{s-1}`` and the new pairs stays inside ``D^X_s``. The
-restriction to candidates only removes pairs. []
+lies in ``T(W)`` (``j`` is above ``l`` in W). So every term of ``E^W = mean_{T(W)} E^{ab}`` that
+the frozen run reads is an unfrozen wealth (a pair never certified was never frozen, and keeps
+its bits), never the cap, and ``E^W_frozen = E^W``. Every certifier is monotone in the wealths
+and certifies (j, l) at look s only if every W with ``(j, l)`` in ``T(W)`` has
+``E^W_frozen >= 1/alpha`` at some look up to s (for the shortcut this is Proposition B.7:
+``E^W >= B^{jl} / (M(M-1))``); such a W then has ``E^W >= 1/alpha`` too, and X eliminates it.
+So X certifies (j, l) by look s, and since ``D^X`` is transitively closed, the closure of
+``D_{s-1}`` and the new pairs stays inside ``D^X_s``. The restriction to candidates only removes
+pairs. []
 
-(Equivalently: a frozen wealth is a stopped supermartingale, still an e-process, and 0 is below
-any e-process; the cap is only ever read for pairs that are already true on the event where no
-statement is false.)
+(Equivalently: a frozen wealth is a stopped supermartingale, still an e-process; the cap is only
+ever read for pairs that are already true on the event where no statement is false.)
 
-Where the answers may differ from the unfrozen run, and in which direction
----------------------------------------------------------------------------
-* exact enumeration / integer program: only the reverses enter surviving orders, and they read 0
-  instead of their wealth, so the frozen run eliminates no more orders: its certified pairs are a
-  **subset** of the unfrozen run's at every look, and its rank sets a superset.
-* shortcut: the pooled statistic ``B^{jl} = E^{jl} + sum_m min(E^{jm}, E^{ml})`` of an unsettled
-  pair changes through the terms of third models m whose pair with j or l is settled. A term with a
-  certified orientation reads the cap, ``min(cap, E^{ml}) >= min(E^{jm}, E^{ml})``, and can only
-  *help*; a term with a reverse reads 0 and *loses* at most that reverse's wealth (``min`` is
-  below it), which is tiny once the opposite orientation was certified. So the frozen shortcut may
-  certify a pair earlier than the unfrozen one (never beyond the exact test on the same data,
-  by the claim above), or, in rare near-threshold cases, later.
-* the <= alpha event: a reverse is never a candidate, so a two-model cycle (both orientations
-  certified) cannot form; the event is still recorded for longer cycles and, with the exact
-  certifiers, when every order is eliminated. ``freeze=False`` keeps every diagnostic.
-* :meth:`Monitor.log_wealth` shows a frozen pair's wealth at the look where it was frozen.
+The same run with ``freeze=False``, and the <= alpha event
+----------------------------------------------------------
+Let U be the unfrozen run with the same certifier, the same looks and no retirement rule (or one
+that retires the same models: it does whenever the certified sets agree). Every term the frozen
+view reads is at least U's capped term - the cap for a certified pair against
+``min(E, cap)``, the same bits for every other pair - and it reads U's terms exactly for every
+order that U's exact test has not eliminated (the proof above). Hence, look by look:
 
-``freeze=False`` is the exact mode: every wealth is updated at every item, and the answers are
-those of the plain per-item algorithm (``benchmarks/monitor_baseline.py``) look by look.
+* **exact enumeration / integer program**: the surviving orders are U's, so the certified pairs
+  are U's, **identical** (and the exact certifier's rank sets and counts of surviving orders;
+  the integer program may find other witnesses, so its ``n_solves`` may differ).
+* **e-Bonferroni**: a pair not certified has U's wealth, so the certified pairs are U's,
+  **identical**.
+* **shortcut**: ``B^{jl} = E^{jl} + sum_m min(E^{jm}, E^{ml})`` is monotone in the terms, so by
+  induction over looks the frozen run's certified set **contains** U's: a pair may be certified
+  a look earlier (a third model's term reads the cap), never later; and never beyond X.
+* **the <= alpha event** (a cycle among the certified pairs, or every order eliminated): U's
+  certified set is contained in the frozen run's, so when U meets the event at a look, the
+  frozen run has met it at that look or before, and from then on both report nothing. With the
+  exact, integer-program and e-Bonferroni certifiers it is the same look. The frozen shortcut
+  can meet it earlier (or in a run where U never does) only through a cycle in its certified
+  set, which lies inside ``D^X``, so X has then eliminated every order, the true one included:
+  the event has happened.
+* :meth:`Monitor.log_wealth` shows a certified pair's wealth at the look where it was frozen.
+
+How often the shortcut's statements differ is measured in ``validation/monitor_freeze.py``
+(docs/monitor.md). ``freeze=False`` is the exact mode: every wealth is updated at every item,
+and the answers are those of the plain per-item algorithm (``benchmarks/monitor_baseline.py``)
+look by look. A state saved before issue 25 may hold frozen reverses: they keep reading their
+wealth at the look where they were frozen (a stopped e-process, so the proof holds with X on
+those wealths), and such a reverse cannot show the event.
 """
 
 from __future__ import annotations
@@ -99,21 +108,20 @@ def resolve_freeze(freeze: bool | str, n_models: int) -> bool:
 def frozen_view(log_wealth: np.ndarray, dominance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What the certifier reads under ``freeze``: ``(log-wealths, candidates)``.
 
-    Certified orientations read ``+inf`` (the cap), their reverses ``-inf`` (wealth 0), and the
-    candidates are the pairs settled neither way (see the module docstring for why this is valid).
+    Certified orientations read ``+inf`` (the cap); every other pair, the reverses of certified
+    pairs included, reads its wealth, and the candidates are the pairs not certified (see the
+    module docstring for why this is valid, and why the reverses stay).
 
     Examples
     --------
     >>> import numpy as np
     >>> d = np.array([[False, True, False], [False, False, False], [False, False, False]])
     >>> lw, todo = frozen_view(np.zeros((3, 3)), d)
-    >>> lw.tolist()[:2], todo.tolist()[0]
-    ([[0.0, inf, 0.0], [-inf, 0.0, 0.0]], [False, False, True])
+    >>> lw.tolist()[:2], todo.tolist()[:2]
+    ([[0.0, inf, 0.0], [0.0, 0.0, 0.0]], [[False, False, True], [True, False, True]])
     """
     out = np.where(dominance, np.inf, np.asarray(log_wealth, dtype=float))
-    np.copyto(out, -np.inf, where=dominance.T)
-    candidates = dominance | dominance.T
-    np.logical_not(candidates, out=candidates)
+    candidates = np.logical_not(dominance)
     np.fill_diagonal(candidates, False)
     return out, candidates
 

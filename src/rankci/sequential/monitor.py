@@ -89,10 +89,12 @@ class Monitor:
         Look automatically after every ``look_every``-th item, or every ``"P%"`` of
         ``n_items`` (and after item N under model F).
     freeze : {"auto", True, False}
-        Stop updating the wealths of settled pairs (certified one way or the other), which the
-        certifier then no longer reads (:mod:`.freezing`: valid, and never beyond the exact test
-        on the unfrozen wealths; where answers may differ). ``"auto"``: for more than 8 models.
-        ``False`` is the exact mode, look for look the plain per-item algorithm.
+        Stop updating the wealths of certified pairs, which the certifier then no longer reads;
+        their reverses are still updated, so the <= alpha event is seen as without freezing
+        (:mod:`.freezing`: valid, never beyond the exact test on the unfrozen wealths; the
+        same answers as ``False`` with the exact, integer-program and e-Bonferroni certifiers,
+        the shortcut's certified pairs a superset, the event no later). ``"auto"``: for more
+        than 8 models. ``False`` is the exact mode, look for look the plain per-item algorithm.
 
     Single items given to :meth:`update` are buffered and consumed as one block when something
     reads the state (a look, retirement, saving, the wealths) or when the buffer reaches the
@@ -203,7 +205,8 @@ class Monitor:
 
     @property
     def n_frozen_pairs(self) -> int:
-        """Ordered pairs whose wealth is no longer updated because they are settled (``freeze``)."""
+        """Ordered pairs whose wealth is no longer updated because they are certified (``freeze``;
+        their reverses are still updated)."""
         return int(self._wealth.n_frozen_pairs)
 
     def needs(self) -> list[str]:
@@ -411,14 +414,14 @@ class Monitor:
 
         Certified pairs are kept and never examined again; the new ones are closed into the
         closed set incrementally (:func:`.freezing.close_incremental`). Under ``freeze`` the
-        certifier reads the frozen view of the wealths, computed from the open pairs only (their
-        list is carried from look to look, :meth:`_open_pairs`), and the settled pairs stop
-        being updated.
+        certifier reads the frozen view of the wealths, computed from the pairs not certified
+        only (their list is carried from look to look, :meth:`_open_pairs`), and the certified
+        pairs stop being updated (their reverses do not).
         """
         self._flush()
         dominance = self._dominance
         frozen = self.freeze and self.alpha_event is None
-        if frozen:  # settled pairs' wealths are not read: only the open pairs' are computed
+        if frozen:  # certified pairs' wealths are not read: only the others' are computed
             open_pairs, fresh = self._open_pairs()
             values = self._wealth.log_wealth_at(open_pairs)
             certified = self._certifier.look_frozen(values, open_pairs, dominance)
@@ -440,13 +443,11 @@ class Monitor:
             self._dominance = closed
             if self.retire_rule != "none":
                 newly = self._apply_rule(self._build_ranking())
-            if frozen:
-                m = self.n_models
-                flat = closed.ravel()
-                settled = flat.take(open_pairs) | flat.take(open_pairs % m * m + open_pairs // m)
-                if fresh:  # every settled pair (older files may hold unfrozen settled pairs)
-                    self._wealth.freeze_pairs(closed | closed.T)
-                else:  # the pairs settled before are frozen already: the newly settled ones
+            if frozen:  # the certified orientations stop; their reverses are still updated
+                settled = closed.ravel().take(open_pairs)
+                if fresh:  # every certified pair (older files may hold unfrozen ones)
+                    self._wealth.freeze_pairs(closed)
+                else:  # the pairs certified before are frozen already: the new ones
                     self._wealth.freeze_flat(open_pairs[settled])
                 self._open = (closed, open_pairs[~settled])
         m = self.n_models
@@ -470,20 +471,21 @@ class Monitor:
         self.looks.append(record)
 
     def _open_pairs(self) -> tuple[np.ndarray, bool]:
-        """Flat indices (increasing) of the pairs settled neither way by the certified set, and
-        whether they were computed afresh (not carried over from the previous look).
+        """Flat indices (increasing) of the pairs not certified (the reverses of certified pairs
+        included: they are still updated and read), and whether they were computed afresh (not
+        carried over from the previous look).
 
         The list is kept from look to look for the dominance array it was computed from (a
         look that changes the certified set replaces that array; :meth:`restore` sets a new
-        one), and each look removes the pairs it settles.
+        one), and each look removes the pairs it certifies.
         """
         dominance = self._dominance
         cached = self._open
         if cached is not None and cached[0] is dominance:
             return cached[1], False
-        unsettled = ~(dominance | dominance.T)
-        np.fill_diagonal(unsettled, False)
-        return np.flatnonzero(unsettled), True
+        uncertified = ~dominance
+        np.fill_diagonal(uncertified, False)
+        return np.flatnonzero(uncertified), True
 
     def _record_alpha_event(self, error: DominanceCycleError) -> None:
         gone = self.certifier == "exact" and self._certifier.n_surviving == 0

@@ -198,8 +198,9 @@ class MonitorSpec:
         when asked (and at item N under model F). Replays and boards default to ``"1%"``
         (:data:`REPLAY_DEFAULTS`).
     freeze : {"auto", True, False}, default "auto"
-        Stop updating the wealths of settled pairs (:mod:`rankci.sequential.freezing`);
-        ``"auto"``: for more than 8 models; False is the exact mode.
+        Stop updating the wealths of certified pairs (their reverses are still updated, so
+        the <= alpha event is seen; :mod:`rankci.sequential.freezing`); ``"auto"``: for more
+        than 8 models; False is the exact mode.
 
     Raises
     ------
@@ -260,7 +261,7 @@ class MonitorSpec:
     )
     freeze: bool | str = _setting(
         "auto",
-        "stop updating the wealths of settled pairs (valid; see docs/monitor.md): auto (for more "
+        "stop updating the wealths of certified pairs (valid; see docs/monitor.md): auto (for more "
         "than 8 models), on (true) or off (false: the exact mode, every wealth at every item)",
         words=FREEZE_WORDS,
     )
