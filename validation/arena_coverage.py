@@ -13,7 +13,8 @@ per design and method, with Monte-Carlo standard errors ``sqrt(p (1 - p) / R)``:
   claims a model is beaten by one it is not beaten by (a board-wise error, as ``fwer``).
 
 True rank: ``1 + #{l : theta_l > theta_j}`` (tied models share the better rank). Designs
-(M = 8 models, 4,000 votes; the strengths have two tied pairs, so the partial nulls count):
+(M = 8 models, 4,000 votes, except ``crowded``; the strengths have two tied pairs, so the
+partial nulls count):
 
 * ``balanced``: every pair equally often, no ties, no clusters (sandwich covariance);
 * ``lopsided``: pair (i, j) drawn with probability proportional to ``exp(1.5 (z_i + z_j))``,
@@ -26,6 +27,8 @@ True rank: ``1 + #{l : theta_l > theta_j}`` (tied models share the better rank).
   fitted without the position parameter (default) and with ``position=True``;
 * ``ties``: Davidson truth with nu = 1 (about a third of the votes tie); fitted with ties as half
   a win (default) and with ``ties="davidson"``;
+* ``crowded``: 24 models in 6 tiers of 4 exactly tied models (tiers 0.15 log-odds apart),
+  12,000 votes: many true ties, where an overlap rule has the most chances to err;
 * ``intransitive``: ``P(i beats j) = sigmoid(theta_i - theta_j) + c_ij`` with a rock-paper-
   scissors term ``c = +-0.12`` among models 3, 4, 5; the truth is the Bradley-Terry projection
   (the strengths the fit converges to under this design, solved here by scipy on the expected
@@ -64,8 +67,12 @@ def true_ranks(theta: np.ndarray) -> np.ndarray:
     return 1 + (theta[None, :] > theta[:, None] + 1e-12).sum(axis=1)
 
 
-def _pairs(rng, n, weights=None):
-    i, j = np.triu_indices(M, 1)
+#: The crowded board: 24 models in 6 tiers of 4 exactly tied models, 0.15 log-odds apart.
+CROWDED = np.repeat(np.linspace(0.375, -0.375, 6), 4)
+
+
+def _pairs(rng, n, weights=None, m=M):
+    i, j = np.triu_indices(m, 1)
     p = None if weights is None else weights[i, j] / weights[i, j].sum()
     k = rng.choice(i.size, n, p=p)
     swap = rng.random(n) < 0.5
@@ -100,6 +107,10 @@ def projection(p: np.ndarray) -> np.ndarray:
 
 def draw(design: str, rng, n: int) -> Votes:
     columns = {}
+    if design == "crowded":
+        a, b = _pairs(rng, n, m=CROWDED.size)
+        out = _decide(rng, 1 / (1 + np.exp(-(CROWDED[a] - CROWDED[b]))))
+        return Votes.from_arrays(a, b, out, models=[f"m{k}" for k in range(CROWDED.size)])
     if design == "lopsided":
         z = np.linspace(1, -1, M)
         a, b = _pairs(rng, n, np.exp(1.5 * (z[:, None] + z[None, :])))
@@ -141,6 +152,7 @@ ROWS = [
     ("ties (Davidson truth), ties='half'", "ties", {}),
     ("ties (Davidson truth), ties='davidson'", "ties", {"ties": "davidson"}),
     ("intransitive (BT projection)", "intransitive", {}),
+    ("crowded: 24 models, 6 tiers of 4 tied", "crowded", {}),
 ]
 
 
@@ -184,8 +196,9 @@ def main(argv=None) -> int:
     print(f"{'design':<42} {'method':<6} {'coverage':>14} {'fwer':>14} {'len':>5} {'Rank(UB) err':>14}")
     for k, (label, design, fit_kwargs) in enumerate(ROWS):
         rng = np.random.default_rng([args.seed, k])
-        truth = truth_projection if design == "intransitive" else THETA
-        reps_out = [replicate(design, fit_kwargs, rng, n, truth) for _ in range(reps)]
+        truth = {"intransitive": truth_projection, "crowded": CROWDED}.get(design, THETA)
+        votes = 3 * n if design == "crowded" else n
+        reps_out = [replicate(design, fit_kwargs, rng, votes, truth) for _ in range(reps)]
         ub = np.mean([r["ub"] for r in reps_out])
         for mult in ("max-t", "holm"):
             cov = np.mean([r[mult][0] for r in reps_out])
@@ -193,7 +206,7 @@ def main(argv=None) -> int:
             length = np.mean([r[mult][2] for r in reps_out])
             se = lambda p: float(np.sqrt(p * (1 - p) / reps))  # noqa: E731
             results.append({
-                "design": label, "method": mult, "reps": reps, "votes": n,
+                "design": label, "method": mult, "reps": reps, "votes": votes,
                 "coverage": float(cov), "coverage_se": se(cov), "fwer": float(fwer),
                 "fwer_se": se(fwer), "mean_length": float(length),
                 "rank_ub_error": float(ub), "rank_ub_error_se": se(ub),
