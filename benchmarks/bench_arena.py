@@ -23,7 +23,7 @@ child process.
 
 The modules are imported (one small fit) before anything is timed.
 
-Run: ``python benchmarks/bench_arena.py [--votes 2000000 --models 200 --repeat 3]``;
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_arena.py [--votes 2000000 --models 200 --repeat 3]``;
 ``--quick`` (20,000 votes, 20 models, once).
 """
 
@@ -67,12 +67,20 @@ def make_votes(n: int, m: int, prompts: int, seed: int = 0) -> pd.DataFrame:
 
 
 def votes_from_frame(frame: pd.DataFrame) -> Votes:
-    """model_a / model_b / winner (+ prompt) -> Votes: a placeholder for ``read_votes``."""
-    codes, models = pd.factorize(pd.concat([frame["model_a"].astype(str), frame["model_b"].astype(str)]),
-                                 sort=True)
-    n = len(frame)
-    outcome = frame["winner"].astype(str).map(WINNER_CODE).to_numpy()
-    return Votes.from_arrays(codes[:n], codes[n:], outcome.astype(np.int8), models=list(models),
+    """model_a / model_b / winner (+ prompt) -> Votes: a placeholder for ``read_votes``.
+
+    Model names through categorical codes (the Parquet columns are categorical); the winner's
+    categories mapped once.
+    """
+    a = frame["model_a"].astype("category")
+    b = frame["model_b"].astype("category")
+    models = sorted(set(a.cat.categories) | set(b.cat.categories))
+    a_codes = pd.Categorical(a, categories=models).codes
+    b_codes = pd.Categorical(b, categories=models).codes
+    winner = frame["winner"].astype("category")
+    lookup = np.array([WINNER_CODE[str(c)] for c in winner.cat.categories], dtype=np.int8)
+    outcome = lookup[winner.cat.codes.to_numpy()]
+    return Votes.from_arrays(a_codes, b_codes, outcome, models=models,
                              columns={"prompt": frame["prompt"].to_numpy()})
 
 
