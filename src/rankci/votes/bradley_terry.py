@@ -507,8 +507,9 @@ class BradleyTerryFit:
     coef : dict
         Position and covariate coefficients (log-odds per unit) with ``se``.
     tie_parameter : dict or None
-        ``{"name": "nu" | "theta", "value": ..., "se": ...}`` (Davidson's nu, Rao-Kupper's
-        theta) on their natural scale; None for ``ties="half"``.
+        ``{"name": "nu" | "theta", "value": ..., "log_se": ...}``: Davidson's nu or Rao-Kupper's
+        theta on their natural scale, and the standard error on the scale it is fitted on
+        (log nu; log log theta); None for ``ties="half"``.
     ties, covariance, cluster : str, str, str or None
     n_clusters : int or None
     n_votes : int
