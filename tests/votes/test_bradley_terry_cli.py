@@ -84,3 +84,13 @@ def test_a_winner_may_name_the_model(vote_file, tmp_path, capsys):
     assert [r["score"] for r in first[:-1]] != [] and len(first) == len(second)
     for x, y in zip(first, second):
         assert x["model"] == y["model"] and x["score"] == pytest.approx(y["score"], abs=1e-12)
+
+
+def test_probes_in_the_json_and_the_table(vote_file, capsys):
+    path, _ = vote_file
+    assert main(["rank", str(path), "--votes", "--probes", "--format", "json", "--seed", "2"]) == 0
+    probes = json.loads(capsys.readouterr().out)["probes"]
+    assert {"connectivity", "separation", "position", "intransitivity", "votes_needed"} <= set(probes)
+    assert all("threshold" in p and "flagged" in p for p in probes.values())
+    assert main(["rank", str(path), "--votes", "--probes", "--seed", "2"]) == 0
+    assert "intransitivity: ok" in capsys.readouterr().out

@@ -34,6 +34,9 @@ def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
                        help="covariance of the strengths (auto: clustered by the cluster column, else sandwich; --covariance is max-t's for scores)")
     group.add_argument("--bootstrap-reps", type=int, default=200, metavar="N",
                        help="re-fits of --covariance bootstrap")
+    group.add_argument("--probes", action="store_true",
+                       help="also run the probes (connectivity, separation, position, "
+                       "intransitivity, voters, votes needed), each with its test and threshold")
     group.add_argument("--elo-anchor", metavar="MODEL", help="the model whose Elo display is --elo-rating")
     group.add_argument("--elo-rating", type=float, default=1000.0, metavar="R",
                        help="Elo display of the anchor (default 1000; the mean without --elo-anchor)")
@@ -100,8 +103,16 @@ def run_votes(args: argparse.Namespace) -> int:
         covariance=args.vote_covariance, cluster=cluster, bootstrap_reps=args.bootstrap_reps,
         draws=getattr(args, "draws", None) or 1000, seed=args.seed, elo_anchor=args.elo_anchor, elo_rating=args.elo_rating,
     )
+    probes = None
+    if args.probes:
+        from rankci.votes.probes import probe_votes
+
+        probes = probe_votes(votes, ranking=ranking, alpha=args.alpha, rng=ranking.spec.seed)
     if args.format == "json":
-        emit(ranking_json(ranking.to_dict(args.top_k, pairs=args.pairs)), args)
+        payload = ranking.to_dict(args.top_k, pairs=args.pairs)
+        if probes is not None:
+            payload["probes"] = probes
+        emit(ranking_json(payload), args)
         return 0
     if args.format == "csv":
         emit(ranking.to_frame(args.top_k).to_csv(index=False), args)
@@ -121,5 +132,12 @@ def run_votes(args: argparse.Namespace) -> int:
     note = ("Rank (UB) is LMArena's overlap rule (1 + models whose marginal 95% interval lies wholly "
             "above); it carries no joint guarantee. The rank interval does.")
     table = markdown_table(frame) if args.format == "markdown" else text_table(frame)
-    emit("\n".join([*lines, "", table, "", ranking.guarantee, note]), args)
+    probe_lines = []
+    if probes is not None:
+        probe_lines = ["", "probes (flagged when the threshold is crossed):"] + [
+            f"  {name}: {'FLAGGED' if p['flagged'] else 'ok'} - {p['message']} "
+            f"[{p['test']}; threshold: {p['threshold']}]"
+            for name, p in probes.items() if isinstance(p, dict)
+        ]
+    emit("\n".join([*lines, "", table, "", ranking.guarantee, note, *probe_lines]), args)
     return 0

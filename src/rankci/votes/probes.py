@@ -203,6 +203,7 @@ def _votes_needed(fit: BradleyTerryFit, ranking, spec) -> dict:
     return {
         "test": f"total votes N (c / z)^2 at the present allocation for z to reach c = {c:.3f} ({rule})",
         "critical_value": c,
+        "threshold": "any neighbouring pair not certified",
         "pairs": rows,
         "flagged": bool(rows),
         "message": f"{len(rows)} neighbouring pair(s) not certified",
