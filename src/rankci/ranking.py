@@ -116,6 +116,10 @@ class Ranking:
         the stopping record, as ``Scores.notes["early_stopped"]``), empty otherwise. Adaptively
         stopped data void the fixed-sample guarantee; ``guarantee`` then says so and names the
         anytime-valid path (``rankci monitor``).
+    model_columns : dict
+        Extra per-model columns (name -> array in the order of ``models``) that :meth:`to_frame`
+        and the JSON ``models[]`` rows carry after the standard ones, for example an arena's Elo
+        ``rating`` and LMArena's ``rank_ub``. Empty for score rankings.
     """
 
     models: tuple[str, ...]
@@ -135,6 +139,7 @@ class Ranking:
     details: dict = field(default_factory=dict)
     spec: MethodSpec | MonitorSpec | None = None
     early_stopped: dict = field(default_factory=dict)
+    model_columns: dict = field(default_factory=dict)
 
     @property
     def n_models(self) -> int:
@@ -207,6 +212,8 @@ class Ranking:
         )
         if k is not None:
             frame[f"top_{k}"] = self.top_k(k)[idx]
+        for name, values in self.model_columns.items():
+            frame[name] = np.asarray(values)[idx]
         return frame
 
     def to_dict(self, k: int | None = None, pairs: bool = False) -> dict:

@@ -75,7 +75,7 @@ def test_votes_unknown_winner_error_names_the_flag(tmp_path, capsys):
     path.write_text("model_a,model_b,winner\nx,y,model_a\ny,x,left\n")
     assert main(["votes", str(path)]) == 2
     err = capsys.readouterr().err
-    assert "row 1, column 'winner': unknown winner 'left'" in err
+    assert "line 3, column 'winner': unknown winner 'left'" in err  # the header is line 1
     assert "Pass --unknown-winner exclude" in err
     assert main(["votes", str(path), "--unknown-winner", "exclude"]) == 0
     err = capsys.readouterr().err
@@ -96,8 +96,9 @@ def test_votes_unknown_winner_error_names_the_flag(tmp_path, capsys):
         "battles.csv",
     ],
 )
-@pytest.mark.parametrize("command", ["rank", "scores"])
+@pytest.mark.parametrize("command", ["scores", "taubest"])
 def test_score_commands_recognise_a_vote_table_and_name_the_reader(command, name, capsys):
+    # (`rankci rank` ranks a vote table: tests/votes/test_bradley_terry_cli.py)
     path = str(FIXTURES / name)
     assert main([command, path]) == 2
     err = capsys.readouterr().err
@@ -108,9 +109,12 @@ def test_score_commands_recognise_a_vote_table_and_name_the_reader(command, name
 
 def test_a_vote_layout_flag_on_a_score_command_says_so(capsys):
     path = str(FIXTURES / "battles.csv")
-    assert main(["rank", path, "--layout", "arena-hard"]) == 2
+    assert main(["scores", path, "--layout", "arena-hard"]) == 2
     err = capsys.readouterr().err
     assert f"--layout arena-hard says {path} holds pairwise votes" in err
+    # rank reads votes, in the layout forced
+    assert main(["rank", path, "--layout", "arena-hard"]) == 2
+    assert "lacks the columns 'model', 'games' that layout 'arena-hard'" in capsys.readouterr().err
 
 
 def test_vote_choices_come_from_rankci_formats():

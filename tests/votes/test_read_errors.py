@@ -134,7 +134,7 @@ def test_an_unknown_winner_in_a_file_names_file_row_column_and_value(tmp_path):
     with pytest.raises(ValueError) as error:
         read_votes(path)
     message = str(error.value)
-    assert f"'{path}', row 2, column 'winner': unknown winner 'model_c'" in message
+    assert f"'{path}', line 4, column 'winner': unknown winner 'model_c'" in message
     assert "'tie (bothbad)'" in message and "unknown_winner='exclude'" in message
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from rankci._base import check_choice
-from rankci.adapters._common import LogReader
+from rankci.adapters._common import LogReader, run_identity_notes
 from rankci.adapters.helm import read_helm
 from rankci.adapters.inspect import read_inspect
 from rankci.adapters.inspect_stopping import RankEarlyStopping
@@ -40,6 +40,7 @@ __all__ = [
     "read_inspect",
     "read_lm_eval",
     "read_log",
+    "run_identity_notes",
 ]
 
 #: every log reader, by format name (the ``READER`` of each module :data:`LOG_READERS` names)

@@ -182,7 +182,8 @@ def model_namer(model: ModelNames, found: list[str], option: str = "model") -> C
     )
 
 
-def _matches(record: dict, pattern: str) -> bool:
+def matches_task(record: dict, pattern: str) -> bool:
+    """Whether a task record (its name and aliases) matches a ``--tasks`` name or glob pattern."""
     names = [record["task"], *record.get("aliases", ())]
     # a name matches itself even when it reads as a pattern (an Inspect task 'quiz[subset=easy]')
     return any(str(name) == pattern or fnmatch.fnmatchcase(str(name), pattern) for name in names)
@@ -199,8 +200,8 @@ def task_names(option: Iterable[str] | str | None) -> list[str] | None:
 
 def task_wanted(record: dict, wanted: list[str] | None, unwanted: list[str] | None) -> bool:
     """Whether the task selection (names from :func:`task_names`) keeps ``record``."""
-    return (wanted is None or any(_matches(record, n) for n in wanted)) and not any(
-        _matches(record, n) for n in unwanted or ()
+    return (wanted is None or any(matches_task(record, n) for n in wanted)) and not any(
+        matches_task(record, n) for n in unwanted or ()
     )
 
 
@@ -214,7 +215,7 @@ def tasks_not_run(records: list[dict], wanted: list[str] | None) -> dict[str, li
         by_model.setdefault(record["model"], []).append(record)
     out = {}
     for model, mine in sorted(by_model.items()):
-        missing = [n for n in wanted if not any(_matches(r, n) for r in mine)]
+        missing = [n for n in wanted if not any(matches_task(r, n) for r in mine)]
         if missing:
             out[model] = missing
     return out
@@ -238,7 +239,7 @@ def select_tasks(
     def names(option, what):
         out = task_names(option)
         for name in out or ():
-            if not any(_matches(record, name) for record in records):
+            if not any(matches_task(record, name) for record in records):
                 raise ValueError(
                     f"{what} {name!r} is not in the logs; tasks found: "
                     + ", ".join(repr(t) for t in present)

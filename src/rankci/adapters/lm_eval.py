@@ -72,11 +72,11 @@ from rankci.adapters._common import (
     LogReader,
     ModelNames,
     Source,
-    _matches,
     build_scores,
     check_not_lfs_pointer,
     expand_sources,
     get_field,
+    matches_task,
     model_namer,
     select_tasks,
     task_names,
@@ -406,14 +406,14 @@ def _tasks_without_samples(files: list[dict], wanted, unwanted) -> dict[str, lis
 def _check_tasks_have_samples(files: list[dict], tasks) -> None:
     """A name of ``tasks=`` that no samples file matches but a results file lists: say so."""
     for name in task_names(tasks) or ():
-        if any(_matches(f, name) for f in files):
+        if any(matches_task(f, name) for f in files):
             continue
         listing = sorted(
             {
                 f["model"]
                 for f in files
                 for t in _listed_tasks(f)
-                if _matches({"task": t, "aliases": _ancestors(t, f["parents"])}, name)
+                if matches_task({"task": t, "aliases": _ancestors(t, f["parents"])}, name)
             }
         )
         if listing:

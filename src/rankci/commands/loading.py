@@ -23,6 +23,7 @@ __all__ = [
     "reading_summary",
     "vote_layout_of",
     "vote_table_refusal",
+    "VoteTableError",
 ]
 
 
@@ -120,7 +121,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
     from rankci.formats import VOTE_LAYOUTS
 
     if args.layout in VOTE_LAYOUTS[1:]:
-        raise ValueError(vote_table_refusal(args, source, args.layout, forced=True))
+        raise VoteTableError(vote_table_refusal(args, source, args.layout, True), args.layout)
     from rankci.io import read_scores
 
     bounds = getattr(args, "bounds", None)
@@ -147,7 +148,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         layout = vote_layout_of(source, args)
         if layout is None:
             raise
-        raise ValueError(vote_table_refusal(args, source, layout)) from None
+        raise VoteTableError(vote_table_refusal(args, source, layout), layout) from None
 
 
 def vote_layout_of(source, args: argparse.Namespace) -> str | None:
@@ -167,6 +168,15 @@ def vote_layout_of(source, args: argparse.Namespace) -> str | None:
     except (ValueError, OSError):
         return None
     return vote_layout(frame.columns)
+
+
+class VoteTableError(ValueError):
+    """DATA holds pairwise votes, not per-item scores (``layout``: its vote layout). A command
+    that ranks votes (``rankci rank``) catches it and reads the votes; the others refuse."""
+
+    def __init__(self, message: str, layout: str):
+        super().__init__(message)
+        self.layout = layout
 
 
 def vote_table_refusal(args: argparse.Namespace, source, layout: str, forced: bool = False) -> str:
@@ -281,7 +291,7 @@ def _log_notes(notes: dict) -> list[str]:
                 f"; {what}: {', '.join(map(str, names[:4]))}" + (", ..." if len(names) > 4 else "")
             )
     if "rankci.adapters" in sys.modules:  # only a log reader leaves these notes; a score file
-        from rankci.adapters._common import run_identity_notes  # must not import the readers
+        from rankci.adapters import run_identity_notes  # must not import the readers
 
         parts.extend(f"; {phrase}" for phrase in run_identity_notes(notes))
     if notes.get("irt_scored"):

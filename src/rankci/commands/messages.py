@@ -23,6 +23,7 @@ _KEYWORD_FLAGS = (
     (re.compile(r"\bformat='(\w+)'"), r"--from \1"),
     (re.compile(r"\bformat=(?=[\s,;)]|$)"), "--from"),
     (re.compile(r"\blayout='(\w+)'"), r"--layout \1"),
+    (re.compile(r"\bforce a layout with layout="), "force a layout with --layout"),
     (re.compile(r"\bmodel= and score= name columns"), "--model-col and --score-col name columns"),
     (
         re.compile(r"\bname them with model=, item=, score="),

@@ -10,10 +10,11 @@ from rankci.commands.fdr_table import (
     render_with_qvalues,
 )
 from rankci.commands.flags import add_data_arguments, add_output_arguments
-from rankci.commands.loading import load_data
+from rankci.commands.loading import VoteTableError, load_data
 from rankci.commands.method_flags import add_method_arguments, method_options
 from rankci.commands.output import emit
 from rankci.commands.tables import render_clusters, render_ranking
+from rankci.commands.votes_rank import add_vote_arguments, run_votes
 
 NAME = "rank"
 HELP = "rank intervals, tiers and top-k status from paired tests (Holm or max-t step-down)"
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     add_method_arguments(parser)
     add_qvalue_argument(parser)
+    add_vote_arguments(parser)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -36,9 +38,14 @@ def run(args: argparse.Namespace) -> int:
             "--unit cluster to rank within each cluster on its items (or use --unit prompt), or "
             "drop --by-cluster to rank over all clusters with the clusters as units"
         )
+    if args.votes:  # DATA is a vote table: the Bradley-Terry board
+        return run_votes(args)
     common = method_options(args)  # a bad option fails before the data are read
     check_qvalue_flags(args)
-    scores = load_data(args)
+    try:
+        scores = load_data(args)
+    except VoteTableError as found:  # recognised as votes, as a wide or long table is recognised
+        return run_votes(args, layout=found.layout)
     if args.by_cluster:
         result = rank_by_cluster(scores, **common)
         emit(render_clusters(result, args.format, args.top_k, pairs=args.pairs), args)

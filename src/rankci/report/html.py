@@ -11,6 +11,7 @@ import base64
 import html
 import io
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -434,12 +435,13 @@ def _data_notes(scores: Scores) -> list[str]:
     ):
         if notes.get(key):
             items.append(f"<li><b>{what}</b>: {html.escape(', '.join(map(str, notes[key])))}.</li>")
-    from rankci.adapters._common import run_identity_notes
+    if "rankci.adapters" in sys.modules:  # only a log reader leaves these notes
+        from rankci.adapters import run_identity_notes
 
-    items.extend(
-        f"<li>{html.escape(phrase[:1].upper() + phrase[1:])}.</li>"
-        for phrase in run_identity_notes(notes)
-    )
+        items.extend(
+            f"<li>{html.escape(phrase[:1].upper() + phrase[1:])}.</li>"
+            for phrase in run_identity_notes(notes)
+        )
     return items
 
 

@@ -7,10 +7,32 @@ The same flow as for scores, with votes at the door::
 
 :class:`Votes` (``table.py``) is the validated vote table; :func:`read_votes` (``read.py``)
 builds it from the layouts people have (battle tables, LMArena battles, Arena-Hard and MT-Bench
-judgments, AlpacaEval annotations).
+judgments, AlpacaEval annotations). :func:`fit_bradley_terry` (``bradley_terry.py``) fits the
+strengths and their covariance, :func:`rank_votes` (``rank.py``) certifies them into a
+:class:`~rankci.Ranking`, and ``probes.py`` holds the checks a careful analyst runs
+(connectivity, separation, position bias, intransitivity, voter concentration, votes needed).
 """
 
+from rankci.votes.bradley_terry import (
+    BradleyTerryFit,
+    ConnectivityError,
+    SeparationError,
+    fit_bradley_terry,
+)
+from rankci.votes.rank import VotesSpec, rank_votes
 from rankci.votes.read import read_votes, reading_summary
 from rankci.votes.table import OUTCOMES, PairCounts, Votes
 
-__all__ = ["Votes", "PairCounts", "OUTCOMES", "read_votes", "reading_summary"]
+__all__ = [
+    "Votes",
+    "PairCounts",
+    "OUTCOMES",
+    "read_votes",
+    "reading_summary",
+    "BradleyTerryFit",
+    "ConnectivityError",
+    "SeparationError",
+    "fit_bradley_terry",
+    "VotesSpec",
+    "rank_votes",
+]

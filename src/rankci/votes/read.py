@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from rankci._base import RankciWarning, check_choice
-from rankci.data import check_spellings
+from rankci.data import check_spellings, row_place
 from rankci.formats import (
     MT_BENCH_GAMES,
     UNKNOWN_WINNER_RULES,
@@ -59,7 +59,7 @@ from rankci.formats import (
     layouts_tried,
     vote_layout,
 )
-from rankci.io import read_table
+from rankci.io import read_table, read_table_text
 from rankci.votes.table import A_WINS, B_WINS, OPTIONAL_COLUMNS, OUTCOMES, TIE, TIE_BOTHBAD, Votes
 
 __all__ = [
@@ -312,12 +312,23 @@ def read_vote_frame(source: str | os.PathLike | pd.DataFrame, format: str = "aut
     return _load(source, format)[0]
 
 
-def _load(source, format: str) -> tuple[pd.DataFrame, str]:
+class _Name(str):
+    """A vote source's name for messages ('votes.csv', 'the DataFrame') that also names its rows
+    as every rankci message does (:func:`rankci.data.row_place`): ``line L``, the 1-based line of
+    the row in a text or JSON Lines file, else ``row r``, the row's position from 0."""
+
+    def __new__(cls, text: str, lines=None):
+        self = super().__new__(cls, text)
+        self.at = row_place(lines)
+        return self
+
+
+def _load(source, format: str) -> tuple[pd.DataFrame, _Name]:
     """The raw table and its name for messages ('votes.csv', 'the DataFrame')."""
     if isinstance(source, pd.DataFrame):
         if source.empty:
             raise ValueError("the DataFrame has no rows: no votes to read")
-        return source.reset_index(drop=True), "the DataFrame"
+        return source.reset_index(drop=True), _Name("the DataFrame")
     path = Path(source)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {str(path)!r}")
@@ -329,18 +340,20 @@ def _load(source, format: str) -> tuple[pd.DataFrame, str]:
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in _COMPRESSIONS:
         suffixes = suffixes[:-1]
+    lines = None
     if format == "json" or (format == "auto" and suffixes and suffixes[-1] == ".json"):
         frame = _read_json(path, name)
     else:
         try:
-            frame = read_table(path, format)
+            frame, text = read_table_text(path, format)
         except ValueError as error:
             if "No columns to parse" in str(error):
                 raise ValueError(f"{name} is empty: no votes to read") from None
             raise
+        lines = (text or {}).get("lines")
     if frame.empty:
         raise ValueError(f"{name} has no rows: no votes to read")
-    return frame, name
+    return frame, _Name(name, lines)
 
 
 def _read_json(path: Path, name: str) -> pd.DataFrame:
@@ -489,7 +502,7 @@ def _read_arena_hard(
     counts = np.array([len(g) if isinstance(g, (list, tuple, np.ndarray)) else 0 for g in games])
     if (counts == 0).any():
         row = int(np.flatnonzero(counts == 0)[0])
-        raise ValueError(f"{name}, row {row}: 'games' is not a list of games: {games[row]!r}")
+        raise ValueError(f"{name}, {name.at(row)}: 'games' is not a list of games: {games[row]!r}")
     record = np.repeat(np.arange(len(frame)), counts)
     game = np.concatenate([np.arange(c) for c in counts])
     scores = _text([g.get("score") if isinstance(g, dict) else None for gs in games for g in gs])
@@ -500,7 +513,7 @@ def _read_arena_hard(
             if differ.size:
                 row = int(differ[0])
                 raise ValueError(
-                    f"{name}, row {row}: the judgment's baseline is {named[row]!r} but "
+                    f"{name}, {name.at(row)}: the judgment's baseline is {named[row]!r} but "
                     f"baseline={baseline!r} was given"
                 )
         base = np.where(named == None, baseline, named)  # noqa: E711
@@ -513,7 +526,7 @@ def _read_arena_hard(
         base = np.full(len(frame), baseline, dtype=object)
     if any(b is None for b in base):
         row = int(next(k for k, b in enumerate(base) if b is None))
-        raise ValueError(f"{name}, row {row}: no baseline (pass baseline=)")
+        raise ValueError(f"{name}, {name.at(row)}: no baseline (pass baseline=)")
     model = _text(frame["model"])
     side = np.array([ARENA_HARD_VERDICTS.get(s, (None, False))[0] for s in scores], dtype=object)
     strong = np.array([ARENA_HARD_VERDICTS.get(s, (None, False))[1] for s in scores], dtype=bool)
@@ -684,7 +697,8 @@ def _role_values(
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{name}, row {row}, column {column!r}: turn {values[row]!r} is not a whole number"
+                f"{name}, {name.at(row)}, column {column!r}: turn {values[row]!r} is not a whole "
+                "number"
             )
         return numbers, missing
     if role == "timestamp":
@@ -697,24 +711,22 @@ def _role_values(
             if bad.any():
                 row = int(np.flatnonzero(text)[np.flatnonzero(bad)[0]])
                 raise ValueError(
-                    f"{name}, row {row}, column {column!r}: {values[row]!r} is neither a number "
-                    "of seconds nor a date and time"
+                    f"{name}, {name.at(row)}, column {column!r}: {values[row]!r} is neither a "
+                    "number of seconds nor a date and time"
                 )
             numbers[text] = parsed.map(lambda t: t.timestamp()).to_numpy(float)
         return numbers, missing
     if role == "position":
         words = {"1": 1, "2": 2, "a": 1, "b": 2, "model_a": 1, "model_b": 2, "1.0": 1, "2.0": 2}
-        out = np.zeros(len(values), dtype=np.int8)
-        for k, v in enumerate(values):
-            if missing[k]:
-                continue
-            code = words.get(str(v).strip().lower())
-            if code is None:
-                raise ValueError(
-                    f"{name}, row {k}, column {column!r}: position {v!r} is not 1 or 2 "
-                    "(model_a or model_b shown first)"
-                )
-            out[k] = code
+        codes = pd.Series(values, dtype=object).astype(str).str.strip().str.lower().map(words)
+        bad = codes.isna().to_numpy() & ~missing
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{name}, {name.at(k)}, column {column!r}: position {values[k]!r} is not 1 or 2 "
+                "(model_a or model_b shown first)"
+            )
+        out = np.where(missing, 0, codes.fillna(0).to_numpy()).astype(np.int8)
         return out, missing
     raise AssertionError(f"no reading for the role {role!r}")  # pragma: no cover
 
@@ -723,7 +735,9 @@ def _refuse_text(numbers, missing, values, name, column, what) -> None:
     bad = np.isnan(numbers) & ~missing
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}, row {row}, column {column!r}: {values[row]!r} is not {what}")
+        raise ValueError(
+            f"{name}, {name.at(row)}, column {column!r}: {values[row]!r} is not {what}"
+        )
 
 
 # ── validation, exclusions and the Votes ───────────────────────────────────────────────────
@@ -785,8 +799,8 @@ def _finish(
         if unknown_winner == "error":
             accepted = _accepted(layout)
             raise ValueError(
-                f"{name}, row {int(rows[first])}, column {raw['raw_column']!r}: unknown winner "
-                f"{raw['raw'][first]!r}; {accepted}. Pass unknown_winner='exclude' to leave such "
+                f"{name}, {name.at(int(rows[first]))}, column {raw['raw_column']!r}: unknown "
+                f"winner {raw['raw'][first]!r}; {accepted}. Pass unknown_winner='exclude' to leave such "
                 "votes out (counted)"
             )
         examples = list(dict.fromkeys(str(v) for v in raw["raw"][unknown]))[:3]
