@@ -28,7 +28,8 @@ def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
     for role in ("model-a", "model-b", "winner"):
         group.add_argument(
             f"--{role}-col",
-            help=f"battles: the {role.replace('-', '_')} column (default: {role.replace('-', '_')})",
+            help=f"battles: the {role.replace('-', '_')} column "
+            f"(default: {role.replace('-', '_')})",
         )
     group.add_argument(
         "--ties",

@@ -800,8 +800,8 @@ def _finish(
             accepted = _accepted(layout)
             raise ValueError(
                 f"{name}, {name.at(int(rows[first]))}, column {raw['raw_column']!r}: unknown "
-                f"winner {raw['raw'][first]!r}; {accepted}. Pass unknown_winner='exclude' to leave such "
-                "votes out (counted)"
+                f"winner {raw['raw'][first]!r}; {accepted}. Pass unknown_winner='exclude' to "
+                "leave such votes out (counted)"
             )
         examples = list(dict.fromkeys(str(v) for v in raw["raw"][unknown]))[:3]
         excluded["unknown_winner"] = int(unknown.sum())
