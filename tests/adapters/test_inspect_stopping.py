@@ -205,13 +205,15 @@ def test_an_errored_sample_under_the_brake_neither_stalls_nor_reports_empty_reti
     is retired at that item (its pairs keep the evidence of the items before it), nobody waits
     for its score, and every retirement reported saved samples."""
     import tempfile
-    import time
 
     n_items, failing, at = 160, "mockllm/b", 25
     rng = np.random.default_rng(26)
     planned = rng.random((n_items, len(MODELS))) < np.array(list(ACCURACY.values()))
+    # a lead_timeout far above any wait a loaded machine needs: on the old code the models waited
+    # for the errored score until it ran out (so waits_timed_out > 0 however long it is); now
+    # nobody waits for it, so no wait runs out, whatever the machine's load (no wall-clock bound)
     stopper = RankEarlyStopping(
-        MODELS, k=K, retire="topk", order_seed=2026, max_lead=20, lead_timeout=LEAD_TIMEOUT
+        MODELS, k=K, retire="topk", order_seed=2026, max_lead=20, lead_timeout=120
     )
     data = dataset(n_items)
     stopper.shuffle(data)
@@ -221,18 +223,15 @@ def test_an_errored_sample_under_the_brake_neither_stalls_nor_reports_empty_reti
         planned_model(m, planned[:, j], fail_on=order[at] if m == failing else None)
         for j, m in enumerate(MODELS)
     ]
-    start = time.monotonic()
     with tempfile.TemporaryDirectory() as log_dir, warnings.catch_warnings():
         warnings.simplefilter("ignore", rankci.RankciWarning)
         logs = eval(task, model=models, log_dir=log_dir, display="none", fail_on_error=False,
                     max_tasks=len(MODELS), log_buffer=n_items)
-    elapsed = time.monotonic() - start
     assert [log.status for log in logs] == ["success"] * len(MODELS)
     summary = stopper.summary()
     entries = summary["models"]
-    # it never stalled: no wait ran into lead_timeout, and the run took seconds
+    # it never stalled: no wait ran into lead_timeout
     assert all(entry["waits_timed_out"] == 0 for entry in entries.values()), entries
-    assert elapsed < 3 * LEAD_TIMEOUT, elapsed
     # the rule: the errored model is retired at that item, its sample named
     assert entries[failing]["samples_errored"] == [f"q{order[at]:03d}"]
     assert entries[failing]["retired"]["t"] == at
