@@ -604,9 +604,11 @@ def rank_aggregate(
         dominance, facts = stepdown_dominance(observed, replicated, alpha, width)
         details.update(facts)
         procedure = {
-            "test": "stratified bootstrap",
+            "test": "aggregate-bootstrap",
             "unit": unit,
             "multiplicity": "max-t step-down",
+            "resampling": "bootstrap stratified by benchmark",
+            "covariance": "per-pair bootstrap SE",
             "draws": draws,
             "aggregate": aggregate,
             "target": target,
