@@ -362,3 +362,24 @@ def test_cli_one_benchmark_is_refused(tmp_path, capsys):
     assert "--aggregate borda needs at least two benchmarks; got only 't0'" in (
         capsys.readouterr().err
     )
+
+
+def test_cli_refuses_benchmarks_as_units_with_a_missing_model_in_flag_words(tmp_path, capsys):
+    path = _csv(tmp_path)
+    table = pd.read_csv(path)
+    table = table[~((table.model == "c") & (table.benchmark == "t2"))]
+    table.to_csv(path, index=False)
+    code = main(["benchmarks", str(path), "--aggregate", "borda", "--target", "benchmarks"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--target benchmarks uses the benchmarks as paired units" in err
+    assert "model 'c' has no scores on benchmark 't2'" in err and "--target items" in err
+
+
+def test_weights_of_the_weighted_aggregate_are_rank_benchmarks_weights():
+    parts = _parts(2, np.random.default_rng(6))
+    parts["b1"] = rankci.Scores.from_matrix(parts["b1"].units().values[:50], models=["a", "b", "c"])
+    r = agg.rank_aggregate(parts, aggregate="weighted", weights="items", draws=200, rng=0)
+    assert r.details["weights"] == pytest.approx({"b0": 200 / 250, "b1": 50 / 250})
+    means = [p.units().values.mean(axis=0) for p in parts.values()]
+    assert np.allclose(r.score, 0.8 * means[0] + 0.2 * means[1])

@@ -410,25 +410,6 @@ def _baselines(baselines, names: list[str]) -> np.ndarray:
     return out
 
 
-def _weights(weights, names: list[str], units: dict) -> np.ndarray:
-    if isinstance(weights, Mapping):
-        unknown = sorted(set(map(str, weights)) - set(names))
-        if unknown:
-            raise ValueError(f"weight given for unknown benchmark {unknown[0]!r}")
-        lacking = [n for n in names if n not in weights]
-        if lacking:
-            raise ValueError(f"no weight given for benchmark {lacking[0]!r}")
-        raw = np.array([float(weights[n]) for n in names])
-        if not np.all(np.isfinite(raw)) or np.any(raw < 0) or raw.sum() <= 0:
-            raise ValueError("benchmark weights must be finite, >= 0 and not all zero")
-    elif weights == "items":
-        raw = np.array([float(units[n].n_units) for n in names])
-    else:
-        check_choice("weights", weights, ("equal", "items"))
-        raw = np.ones(len(names))
-    return raw / raw.sum()
-
-
 # ---------------------------------------------------------------------- the analysis
 def rank_aggregate(
     parts: Mapping[str, Scores],
@@ -532,7 +513,12 @@ def rank_aggregate(
                     f"aggregate='normalised' needs scores in [0, 1]; benchmark {name!r} has "
                     f"scores in [{finite.min():g}, {finite.max():g}]"
                 )
-    w = _weights(weights, names, units) if aggregate == "weighted" else None
+    if aggregate == "weighted":  # the weights of rank_benchmarks' overall table (n_units)
+        from rankci.analyses.multibench import _weights
+
+        w = np.array(list(_weights(weights, units).values()))
+    else:
+        w = None
     absent = {
         m: [names[b] for b in np.flatnonzero(np.isnan(means[:, j]))] for j, m in enumerate(models)
     }

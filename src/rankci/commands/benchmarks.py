@@ -247,7 +247,24 @@ def run(args: argparse.Namespace) -> int:
             _check_baselines(baselines, list(data))
     if TEST_REGISTRY[args.test].random and "reps" not in options:
         options["reps"] = TEST_REGISTRY[args.test].option("reps").default
-    result = rank_benchmarks(
+    try:
+        result = _rank(rank_benchmarks, data, benchmark, baselines, options, args)
+    except ValueError as error:  # the aggregates' keywords in the command line's words
+        raise ValueError(_aggregate_flags(str(error))) from None
+    emit(render(result, args.format, args.top_k, args), args)
+    return 0
+
+
+def _aggregate_flags(message: str) -> str:
+    import re
+
+    message = re.sub(r"\b(aggregate|target)='([\w-]+)'", r"--\1 \2", message)
+    message = re.sub(r"\bpass baselines=\{name: value\}", "pass --baseline NAME=G", message)
+    return re.sub(r"\bbaselines=", "--baseline", message)
+
+
+def _rank(rank_benchmarks, data, benchmark, baselines, options, args):
+    return rank_benchmarks(
         data,
         benchmark=benchmark,
         alpha=args.alpha,
@@ -266,8 +283,6 @@ def run(args: argparse.Namespace) -> int:
         draws=args.draws,
         **options,
     )
-    emit(render(result, args.format, args.top_k, args), args)
-    return 0
 
 
 def render(
