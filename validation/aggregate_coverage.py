@@ -69,6 +69,12 @@ def pools(models: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
+def errs(dominance: np.ndarray, truth: np.ndarray) -> bool:
+    """Whether any certified "j better than l" (``dominance[j, l]``) is false: ``A_j <= A_l``."""
+    true_better = truth[:, None] > truth[None, :]
+    return bool((dominance & ~true_better).any())
+
+
 def run_design(name, models, n, reps, draws, seed) -> list[dict]:
     pool = pools(models)
     names = list(pool)
@@ -95,8 +101,7 @@ def run_design(name, models, n, reps, draws, seed) -> list[dict]:
             )  # fmt: skip
             index = [r.models.index(m) for m in models]
             dom = r.dominance[np.ix_(index, index)]
-            true_better = truth[a][:, None] > truth[a][None, :]
-            errors[a] += bool((dom & ~true_better).any())
+            errors[a] += errs(dom, truth[a])
             certified[a] += int(dom.sum())
             zero_se[a] += int(r.details.get("zero_se_pairs", 0))
     rows = []
