@@ -10,10 +10,13 @@ is the population and its aggregate the exact truth), runs
 "j better than l" is false for the truth (``A_j <= A_l``). Simultaneous coverage = 1 - P(error),
 promised >= 1 - alpha; each rate comes with its Monte-Carlo SE ``sqrt(p (1 - p) / R)``.
 
-Designs: "spread" (8 models from 0.86 to 0.18 accuracy) and "near ties" (8 models between 0.42
-and 0.52 accuracy, three pairs within 0.005), n = 50 and 200 items per category.
+Designs: "spread" (8 models from 0.86 to 0.18 accuracy), "near ties" (8 models between 0.42
+and 0.52 accuracy, three pairs within 0.005) and "exact ties" (4 models between 0.49 and 0.52 and
+twins of two of them: a twin's scores are its model's, shuffled across the items of each category,
+so every category score of the pair ties exactly -- where win rate and Borda are least smooth),
+n = 50 and 200 items per category.
 
-Run:  nice -n 19 env OMP_NUM_THREADS=1 python validation/aggregate_coverage.py   (full: 800 replicates, 500 draws)
+Run:  nice -n 19 env OMP_NUM_THREADS=1 python validation/aggregate_coverage.py   (full: 400 replicates, 500 draws)
       python validation/aggregate_coverage.py --quick   (3 replicates, 200 draws: CI smoke run)
 """
 
@@ -55,17 +58,36 @@ DESIGNS = {
         "mathstral-7B",
         "Mixtral-8x7B-Instruct-v0.1",
     ],
+    # exact ties: two models and their twins -- the same scores shuffled across the items of each
+    # category, so every category score (hence every aggregate) of a twin equals its model's
+    "exact ties": [
+        "Meta-Llama-3_1-70B",
+        "Meta-Llama-3-70B",
+        "jamba-1.5-large",
+        "Qwen1.5-110B",
+        "twin:Meta-Llama-3_1-70B",
+        "twin:jamba-1.5-large",
+    ],
 }
+TWIN = "twin:"
 
 
-def pools(models: list[str]) -> dict[str, np.ndarray]:
-    """Each category's complete items x models 0/1 matrix, columns in the order of ``models``."""
-    scores = rankci.datasets.load_mmlu_pro().subset(models=models)
+def pools(models: list[str], seed: int = SEED) -> dict[str, np.ndarray]:
+    """Each category's complete items x models 0/1 matrix, columns in the order of ``models``.
+
+    ``"twin:NAME"`` is NAME's column shuffled across the category's items (seeded): the same
+    category mean, independent item by item."""
+    real = [m for m in models if not m.startswith(TWIN)]
+    scores = rankci.datasets.load_mmlu_pro().subset(models=real)
+    rng = np.random.default_rng(seed)
     out = {}
     for category in scores.clusters:
         units = scores.subset(clusters=[category]).units("item", "complete")
-        order = [units.models.index(m) for m in models]
-        out[category] = units.values[:, order]
+        columns = []
+        for m in models:
+            column = units.values[:, units.models.index(m.removeprefix(TWIN))]
+            columns.append(rng.permutation(column) if m.startswith(TWIN) else column)
+        out[category] = np.column_stack(columns)
     return out
 
 
@@ -128,7 +150,7 @@ def run_design(name, models, n, reps, draws, seed) -> list[dict]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=800, help="replicates per design")
+    parser.add_argument("--reps", type=int, default=400, help="replicates per design")
     parser.add_argument("--draws", type=int, default=500, help="bootstrap draws per analysis")
     parser.add_argument("--quick", action="store_true", help="3 replicates, 200 draws (CI)")
     parser.add_argument("--out", help=f"results JSON (default {RESULTS.relative_to(HERE.parent)})")
