@@ -383,3 +383,25 @@ def test_weights_of_the_weighted_aggregate_are_rank_benchmarks_weights():
     assert r.details["weights"] == pytest.approx({"b0": 200 / 250, "b1": 50 / 250})
     means = [p.units().values.mean(axis=0) for p in parts.values()]
     assert np.allclose(r.score, 0.8 * means[0] + 0.2 * means[1])
+
+
+def test_benchmarks_target_is_rankci_rank_on_the_per_benchmark_win_rates():
+    """Benchmarks as units: the win rates of each benchmark (HELM's loop) ranked by rankci.rank."""
+    rng = np.random.default_rng(8)
+    p = np.array([0.9, 0.7, 0.5, 0.3])
+    parts = {
+        f"b{k}": rankci.Scores.from_matrix(
+            (rng.random((60, 4)) < np.clip(p + rng.normal(0, 0.1, 4), 0, 1)).astype(float),
+            models=list("abcd"),
+        )
+        for k in range(14)
+    }
+    means = np.stack([s.units().values.mean(axis=0) for s in parts.values()])
+    per_benchmark = np.array([helm_loop(row[None, :]) for row in means])  # one column each
+    direct = rankci.rank(
+        rankci.Scores.from_matrix(per_benchmark, models=list("abcd"), bounds=None), alpha=0.05
+    )
+    ours = agg.rank_aggregate(parts, aggregate="win-rate", target="benchmarks")
+    assert np.allclose(ours.score, per_benchmark.mean(axis=0))
+    assert np.array_equal(ours.dominance, direct.dominance)
+    assert ours.dominance.any()

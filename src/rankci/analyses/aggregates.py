@@ -631,9 +631,9 @@ def rank_aggregate(
             message = (
                 f"nothing can be certified: with {len(names)} benchmarks as units the {test} test "
                 f"cannot pass Holm's first threshold alpha / (M (M - 1)) = "
-                f"{first_threshold(m * (m - 1), alpha):.3g} for {m} models; target='benchmarks' "
-                f"needs >= {needed} benchmarks at alpha = {alpha:g} (or fewer models, or "
-                "target='items')"
+                f"{first_threshold(m * (m - 1), alpha):.3g} for {m} models; the target "
+                f"'benchmarks' needs >= {needed} benchmarks at this table's alpha = {alpha:g} "
+                "(or fewer models, or the target 'items')"
             )
             details["nothing_certified"] = message
             warnings.warn(message, RankciWarning, stacklevel=2)
