@@ -322,6 +322,8 @@ def _aggregate_title(result: BenchmarkRankings, ranking) -> str:
 
     details = ranking.details
     words = f"aggregate {result.aggregate}: {_TITLES[result.aggregate]}; target {result.target}"
+    if details.get("weights"):
+        words += "; weights " + ", ".join(f"{b} {w:.3g}" for b, w in details["weights"].items())
     if details.get("baselines"):
         words += "; baselines " + ", ".join(f"{b} {g:g}" for b, g in details["baselines"].items())
     if details.get("missing_rule"):
