@@ -48,7 +48,7 @@ def test_rank_imports_only_what_it_uses(tmp_path):
 def _pairs():
     """The choice tuples a command repeats (to keep its parser light) and the library's."""
     from rankci import method, sequential
-    from rankci.analyses import intervals, multibench, planning
+    from rankci.analyses import aggregates, intervals, multibench, planning
     from rankci.certify import holm
     from rankci.commands import benchmarks, monitor, omnibus, plan, scores
     from rankci.evidence import wild_cluster
@@ -64,6 +64,8 @@ def _pairs():
         "benchmarks.ACROSS": (benchmarks.ACROSS, multibench.ACROSS),
         "benchmarks.WEIGHTS": (benchmarks.WEIGHTS, multibench.WEIGHTS),
         "benchmarks.PROCEDURES": (benchmarks.PROCEDURES, holm.PROCEDURES),
+        "benchmarks.AGGREGATE_FLAGS": (benchmarks.AGGREGATE_FLAGS, aggregates.AGGREGATES),
+        "benchmarks.TARGETS": (benchmarks.TARGETS, aggregates.TARGETS),
         "monitor.SAMPLINGS": (monitor.SAMPLINGS, sequential.SAMPLINGS),
         "monitor.BETS": (monitor.BETS, sequential.BETS),
         "monitor.CERTIFIERS": (monitor.CERTIFIERS, sequential.CERTIFIERS),

@@ -66,7 +66,7 @@ OVERALL = "overall"
 #: the keywords of rank_benchmarks, for the message on an unknown one
 _KEYWORDS = (
     "data, benchmark, alpha, across, multiplicity, weights, overall, unit, test, delta, "
-    "missing, rng, spec"
+    "missing, rng, spec, aggregate, target, baselines, draws"
 )
 
 
@@ -92,6 +92,11 @@ class BenchmarkRankings:
         exclusions.
     spec : MethodSpec or None
         The method of every table (``rank_benchmarks(data, spec=result.spec)`` re-runs it).
+    aggregate : str
+        The overall score: ``"weighted"``, ``"win-rate"``, ``"borda"`` or ``"normalised"``
+        (:mod:`rankci.analyses.aggregates`).
+    target : {"items", "benchmarks"}
+        What the overall table's inference extends to.
     """
 
     rankings: dict
@@ -102,6 +107,8 @@ class BenchmarkRankings:
     guarantee: str
     excluded: dict = field(default_factory=dict)
     spec: MethodSpec | None = None
+    aggregate: str = "weighted"
+    target: str = "items"
 
     @property
     def tables(self) -> dict:
@@ -139,6 +146,8 @@ class BenchmarkRankings:
         return {
             "alpha": self.alpha,
             "across": self.across,
+            "aggregate": self.aggregate,
+            "target": self.target,
             "weights": jsonable(self.weights),
             "guarantee": self.guarantee,
             "excluded": jsonable(self.excluded),
@@ -172,6 +181,10 @@ def rank_benchmarks(
     missing: str = "complete",
     rng: int | np.random.Generator | None = None,
     spec: MethodSpec | None = None,
+    aggregate: str = "weighted",
+    target: str = "items",
+    baselines: Mapping[str, float] | None = None,
+    draws: int = 2000,
     **test_options,
 ) -> BenchmarkRankings:
     """Rank intervals per benchmark and overall, with the multiplicity across benchmarks handled.
@@ -202,6 +215,20 @@ def rank_benchmarks(
         The method at once (``alpha``, ``multiplicity``, ``unit``, ``test``, ``delta``,
         ``missing`` and the test's options), for example ``other.spec``; then pass none of those
         keywords. Its coverage is simultaneous and its multiplicity Holm or Bonferroni.
+    aggregate : {"weighted", "win-rate", "borda", "normalised"}, default "weighted"
+        The overall score (:func:`rankci.analyses.aggregates.rank_aggregate`): the weighted
+        mean (the stratified test above), HELM's mean win rate, MTEB's Borda count or the
+        Open LLM Leaderboard's baseline-normalised mean.
+    target : {"items", "benchmarks"}, default "items"
+        What the overall table's inference extends to: new items on these benchmarks, or new
+        benchmarks (benchmarks as units). Any aggregate other than the weighted mean on items
+        is certified by :func:`~rankci.analyses.aggregates.rank_aggregate` at its share of
+        alpha: with T tables, the benchmark tables share ``alpha (T - 1) / T`` (``across``
+        as above) and the overall table gets ``alpha / T`` (``alpha`` with "separate").
+    baselines : mapping of benchmark to float, optional
+        Random-guess baselines of ``aggregate="normalised"``.
+    draws : int, default 2000
+        Bootstrap draws of the overall table (target "items", aggregates other than weighted).
 
     Returns
     -------
@@ -232,6 +259,11 @@ def rank_benchmarks(
     [('a', 'c'), ('b', 'c')]
     """
     check_choice("across", across, ACROSS)
+    from rankci.analyses.aggregates import AGGREGATES, TARGETS, rank_aggregate
+
+    check_choice("aggregate", aggregate, AGGREGATES)
+    check_choice("target", target, TARGETS)
+    custom = overall and (aggregate != "weighted" or target != "items")
     keywords = dict(
         alpha=alpha, multiplicity=multiplicity, unit=unit, test=test, delta=delta, missing=missing
     )
@@ -245,7 +277,12 @@ def rank_benchmarks(
     alpha, multiplicity, unit, test = spec.alpha, spec.multiplicity, spec.unit, spec.test
     delta, missing, test_options = spec.delta, spec.missing, dict(spec.test_options)
     parts = _split_benchmarks(data, benchmark)
-    if overall and test not in ("auto", "t", "z"):
+    if custom and len(parts) < 2:
+        raise ValueError(
+            f"aggregate={aggregate!r} over benchmarks needs at least two benchmarks (only "
+            f"{next(iter(parts))!r} was given), or overall=False"
+        )
+    if overall and not custom and test not in ("auto", "t", "z"):
         raise ValueError(
             f"the overall table combines per-benchmark mean differences and standard errors, "
             f"which test {test!r} does not give; use test='auto', 't' or 'z', or overall=False"
@@ -260,7 +297,30 @@ def rank_benchmarks(
 
     excluded: dict = {}
     weight_of: dict[str, float] = {}
-    if overall:
+    n_tables = len(parts) + 1
+    aggregate_ranking = None
+    if custom:
+        share = alpha if across == "separate" else alpha / n_tables
+        aggregate_ranking = rank_aggregate(
+            parts,
+            aggregate=aggregate,
+            target=target,
+            alpha=share,
+            weights=weights,
+            baselines=baselines,
+            unit=unit,
+            missing=missing,
+            draws=draws,
+            test=test,
+            multiplicity=multiplicity,
+            rng=rng,
+            **test_options,
+        )
+        aggregate_ranking.details.update({"benchmark": OVERALL, "n_tables": n_tables})
+        aggregate_ranking.procedure.update({"across": across, "alpha_table": share})
+        excluded.update(aggregate_ranking.excluded)
+        weight_of = dict(aggregate_ranking.details.get("weights", {}))
+    if overall and not custom:
         if len(parts) < 2:
             raise ValueError("an overall table needs at least two benchmarks (or overall=False)")
         weight_of = _weights(weights, pairwise)
@@ -274,8 +334,11 @@ def rank_benchmarks(
         pairwise = dict(pairwise)
 
     names = list(pairwise)
-    table_alpha, decisions = _decide(names, pairwise, alpha, across, multiplicity)
+    benchmark_alpha = alpha * (n_tables - 1) / n_tables if custom and across != "separate" else alpha
+    table_alpha, decisions = _decide(names, pairwise, benchmark_alpha, across, multiplicity)
     words = _family_words(across, multiplicity, alpha, len(names))
+    if custom:
+        words = _aggregate_words(across, multiplicity, alpha, n_tables, aggregate_ranking)
     family = sum(int(np.isfinite(pairwise[name].pvalue).sum()) for name in names)
     rankings: dict[str, Ranking] = {}
     for name in names:
@@ -322,7 +385,7 @@ def rank_benchmarks(
             pairwise=pw,
             details=details,
         )
-    overall_ranking = rankings.pop(OVERALL, None)
+    overall_ranking = rankings.pop(OVERALL, aggregate_ranking)
     return BenchmarkRankings(
         rankings=rankings,
         overall=overall_ranking,
@@ -332,6 +395,32 @@ def rank_benchmarks(
         guarantee=words,
         excluded=excluded,
         spec=spec,
+        aggregate=aggregate,
+        target=target,
+    )
+
+
+def _aggregate_words(across, multiplicity, alpha, n_tables, ranking) -> str:
+    """The family's guarantee when the overall table is an aggregate of its own procedure."""
+    procedure = multiplicity.capitalize()
+    share = ranking.procedure["alpha_table"]
+    if across == "separate":
+        return (
+            f"Within each table separately, with probability at least {1 - alpha:.0%} every "
+            f"statement of that table is true ({procedure} at alpha = {alpha:g} per benchmark "
+            f"table; the overall table: {ranking.guarantee}); the {n_tables} tables are not "
+            "protected jointly."
+        )
+    how = (
+        f"{procedure} over the statements of the {n_tables - 1} benchmark tables together at "
+        f"alpha = {alpha * (n_tables - 1) / n_tables:.4g}"
+        if across == "joint"
+        else f"each benchmark table at alpha = {alpha / n_tables:.4g} with its own {procedure}"
+    )
+    return (
+        f"With probability at least {1 - alpha:.0%}, every rank interval, certified dominance and "
+        f"tier in all {n_tables} tables is true simultaneously (Bonferroni between the parts: "
+        f"{how}; the overall table at alpha = {share:.4g}). Overall table: {ranking.guarantee}"
     )
 
 

@@ -42,6 +42,8 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 ACROSS = ("joint", "split", "separate")  # rankci.analyses.multibench.ACROSS
 WEIGHTS = ("equal", "items")  # rankci.analyses.multibench.WEIGHTS
 PROCEDURES = ("holm", "bonferroni")  # rankci.certify.holm.PROCEDURES
+AGGREGATE_FLAGS = ("weighted", "win-rate", "borda", "normalised")  # aggregates.AGGREGATES
+TARGETS = ("items", "benchmarks")  # rankci.analyses.aggregates.TARGETS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +70,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="overall score: equal weights (mean of benchmark scores) or by number of items",
     )
     group.add_argument("--no-overall", action="store_true", help="leave out the overall table")
+    group.add_argument(
+        "--aggregate",
+        default="weighted",
+        choices=AGGREGATE_FLAGS,
+        help="the overall score: weighted mean (default), HELM's mean win rate, MTEB's Borda "
+        "count, or the Open LLM Leaderboard's mean of baseline-normalised scores",
+    )
+    group.add_argument(
+        "--target",
+        default="items",
+        choices=TARGETS,
+        help="what the overall table's inference extends to: new items on these benchmarks "
+        "(default; stratified bootstrap for aggregates other than weighted) or new benchmarks "
+        "(benchmarks as units)",
+    )
+    group.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="NAME=G",
+        help="--aggregate normalised: the random-guess baseline of benchmark NAME (e.g. "
+        "mmlu=0.25 for four choices; repeat per benchmark), or one G for every benchmark",
+    )
+    group.add_argument(
+        "--baseline-col",
+        metavar="C",
+        help="--aggregate normalised, one table: the column holding each benchmark's baseline",
+    )
+    group.add_argument(
+        "--draws",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap draws of an aggregate's overall table (--target items; default 2000)",
+    )
     method = parser.add_argument_group("method")
     method.add_argument("--unit", default="item", choices=UNITS, help="unit of analysis")
     method.add_argument(
@@ -137,14 +174,122 @@ def load_benchmarks(args: argparse.Namespace):
     return table, args.benchmark_col
 
 
+def parse_baselines(entries: list[str]) -> dict | float | None:
+    """``--baseline NAME=G`` (repeated) as a mapping, or one ``--baseline G`` for every benchmark."""
+    if not entries:
+        return None
+    out: dict = {}
+    for entry in entries:
+        name, sep, value = entry.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(
+                f"--baseline {entry!r}: expected NAME=G or G with G a number, e.g. mmlu=0.25"
+            ) from None
+        if not sep:
+            if len(entries) > 1:
+                raise ValueError("give one --baseline G for every benchmark, or NAME=G for each")
+            return number
+        if name in out:
+            raise ValueError(f"--baseline gives benchmark {name!r} twice")
+        out[name] = number
+    return out
+
+
+def _baselines_from_column(table, benchmark: str, column: str) -> dict:
+    import numpy as np
+
+    if column not in table.columns:
+        raise ValueError(f"the --baseline-col column {column!r} is not in the table")
+    values = table.groupby(benchmark, sort=False)[column]
+    spread = values.nunique(dropna=False)
+    if (spread > 1).any():
+        name = str(spread.index[int(np.flatnonzero(spread.to_numpy() > 1)[0])])
+        raise ValueError(
+            f"--baseline-col {column!r} takes more than one value within benchmark {name!r}; "
+            "a benchmark has one baseline"
+        )
+    return {str(name): float(value) for name, value in values.first().items()}
+
+
+def _check_baselines(baselines, names) -> None:
+    """Name every benchmark that lacks a valid baseline, in the command line's words."""
+    import numpy as np
+
+    if baselines is None:
+        raise ValueError(
+            "--aggregate normalised needs every benchmark's random-guess baseline: "
+            "--baseline NAME=G for each of " + ", ".join(names) + " (e.g. 0.25 for four "
+            "choices), one --baseline G for all, or --baseline-col"
+        )
+    if isinstance(baselines, dict):
+        unknown = sorted(set(baselines) - set(names))
+        if unknown:
+            raise ValueError(
+                f"--baseline names unknown benchmark {unknown[0]!r}; benchmarks are: "
+                + ", ".join(names)
+            )
+        lacking = [n for n in names if n not in baselines]
+        if lacking:
+            raise ValueError(f"--baseline: no baseline for benchmark {lacking[0]!r}")
+        items = baselines.items()
+    else:
+        items = [(n, baselines) for n in names]
+    for name, g in items:
+        if not np.isfinite(g) or g < 0 or g >= 1:
+            raise ValueError(
+                f"--baseline: the baseline of benchmark {name!r} is {g:g}; it must lie in [0, 1) "
+                "(1 / number of choices)"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
-    from rankci.analyses.multibench import rank_benchmarks
+    from rankci.analyses.multibench import _split_benchmarks, rank_benchmarks
 
     options = given_options(args, TEST_REGISTRY, args.test, "--test")  # before the data
+    baselines = parse_baselines(args.baseline)
+    if (baselines is not None or args.baseline_col) and args.aggregate != "normalised":
+        raise ValueError("--baseline and --baseline-col apply to --aggregate normalised only")
+    if args.aggregate != "weighted" and args.no_overall:
+        raise ValueError(f"--aggregate {args.aggregate} is the overall table: drop --no-overall")
     data, benchmark = load_benchmarks(args)
+    if args.baseline_col:
+        if not hasattr(data, "columns"):
+            raise ValueError("--baseline-col needs one table with a benchmark column")
+        baselines = _baselines_from_column(data, benchmark, args.baseline_col)
+        data = data.drop(columns=[args.baseline_col])
+    if args.aggregate != "weighted" or args.target != "items":
+        data = _split_benchmarks(data, benchmark)
+        benchmark = "benchmark"
+        if len(data) < 2:
+            raise ValueError(
+                f"--aggregate {args.aggregate} needs at least two benchmarks; got only "
+                f"{next(iter(data))!r}: give two or more DATA, or a table whose --benchmark-col "
+                "names two or more benchmarks"
+            )
+        if args.aggregate == "normalised":
+            _check_baselines(baselines, list(data))
     if TEST_REGISTRY[args.test].random and "reps" not in options:
         options["reps"] = TEST_REGISTRY[args.test].option("reps").default
-    result = rank_benchmarks(
+    try:
+        result = _rank(rank_benchmarks, data, benchmark, baselines, options, args)
+    except ValueError as error:  # the aggregates' keywords in the command line's words
+        raise ValueError(_aggregate_flags(str(error))) from None
+    emit(render(result, args.format, args.top_k, args), args)
+    return 0
+
+
+def _aggregate_flags(message: str) -> str:
+    import re
+
+    message = re.sub(r"\b(aggregate|target)='([\w-]+)'", r"--\1 \2", message)
+    message = re.sub(r"\bpass baselines=\{name: value\}", "pass --baseline NAME=G", message)
+    return re.sub(r"\bbaselines=", "--baseline", message)
+
+
+def _rank(rank_benchmarks, data, benchmark, baselines, options, args):
+    return rank_benchmarks(
         data,
         benchmark=benchmark,
         alpha=args.alpha,
@@ -157,10 +302,12 @@ def run(args: argparse.Namespace) -> int:
         delta=args.delta,
         missing=args.missing,
         rng=args.seed,
+        aggregate=args.aggregate,
+        target=args.target,
+        baselines=baselines,
+        draws=args.draws,
         **options,
     )
-    emit(render(result, args.format, args.top_k, args), args)
-    return 0
 
 
 def render(
@@ -180,7 +327,10 @@ def render(
     blocks = [table(result.wide())]
     for name, ranking in result.tables.items():
         title = f"## {name}" if fmt == "markdown" else f"{name}"
-        if name == OVERALL:
+        custom = result.aggregate != "weighted" or result.target != "items"
+        if name == OVERALL and custom:
+            title += f" ({_aggregate_title(result, ranking)})"
+        elif name == OVERALL:
             weights = ", ".join(f"{b} {w:.3g}" for b, w in result.weights.items())
             title += f" (weighted mean of the benchmark scores: {weights})"
         blocks.append(
@@ -191,3 +341,20 @@ def render(
         blocks.append(f"not in the overall table (missing from some benchmark): {left}")
     blocks.append(result.guarantee + "\n" + target_sentence(unit))
     return "\n\n".join(blocks)
+
+
+def _aggregate_title(result: BenchmarkRankings, ranking) -> str:
+    from rankci.analyses.aggregates import _TITLES
+
+    details = ranking.details
+    words = f"aggregate {result.aggregate}: {_TITLES[result.aggregate]}; target {result.target}"
+    if details.get("weights"):
+        words += "; weights " + ", ".join(f"{b} {w:.3g}" for b, w in details["weights"].items())
+    if details.get("baselines"):
+        words += "; baselines " + ", ".join(f"{b} {g:g}" for b, g in details["baselines"].items())
+    if details.get("missing_rule"):
+        words += f"; {details['missing_rule']}"
+    for key in ("zero_se_note", "nothing_certified"):
+        if details.get(key):
+            words += f"; {details[key]}"
+    return words
