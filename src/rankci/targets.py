@@ -23,6 +23,7 @@ TARGETS = {
     "iid": "new items like these",
     "mixed": "new clusters and items like these",
     "vote": "new votes like these",
+    "benchmark": "new benchmarks like these",
 }
 
 _TARGET_WORDS = {
@@ -34,6 +35,8 @@ _TARGET_WORDS = {
     "as these were",
     "new clusters and items like these": "each model's expected score on new clusters, and new "
     "items within them, drawn as these were (the mixed model's random effects)",
+    "new benchmarks like these": "the models' aggregate over new benchmarks drawn as these were, "
+    "not only over these benchmarks",
     "new votes like these": "each model's Bradley-Terry strength in the process that produced "
     "these votes (new votes drawn as these were: the same prompts, voters and pairings)",
     "these items": "each model's mean over exactly these items, the benchmark as it is; nothing "

@@ -197,7 +197,8 @@ def test_stratified_bootstrap_is_the_hand_written_one():
 
 # ---------------------------------------------------------------------- benchmarks as units
 def test_benchmarks_needed_is_the_exact_floor_by_hand():
-    # t with its exact floor below 31 units: smallest p = 2^-n; Holm's first bar alpha/(M(M-1))
+    # t with its exact floor (up to BENCHMARK_FLOOR_N = 24 benchmarks): smallest p = 2^-n;
+    # Holm's first bar alpha/(M(M-1))
     for m, alpha in ((3, 0.05), (5, 0.05), (8, 0.1)):
         assert agg.benchmarks_needed(m, alpha) == math.ceil(math.log2(m * (m - 1) / alpha))
 
@@ -329,7 +330,7 @@ def test_cli_json_names_aggregate_target_and_guarantee(tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["aggregate"] == "normalised" and out["target"] == "items"
+    assert out["aggregate"] == "normalised" and out["target"] == "new items like these"
     assert out["overall"]["details"]["baselines"] == {"t0": 0.25, "t1": 0.25, "t2": 0.25}
     assert "new items of these 3 benchmarks" in out["overall"]["guarantee"]
 
@@ -398,10 +399,19 @@ def test_benchmarks_target_is_rankci_rank_on_the_per_benchmark_win_rates():
     }
     means = np.stack([s.units().values.mean(axis=0) for s in parts.values()])
     per_benchmark = np.array([helm_loop(row[None, :]) for row in means])  # one column each
+    # ... with the exact floor the target "benchmarks" takes up to 24 benchmarks
     direct = rankci.rank(
-        rankci.Scores.from_matrix(per_benchmark, models=list("abcd"), bounds=None), alpha=0.05
+        rankci.Scores.from_matrix(per_benchmark, models=list("abcd"), bounds=None),
+        alpha=0.05,
+        exact_bound_n=agg.BENCHMARK_FLOOR_N,
     )
     ours = agg.rank_aggregate(parts, aggregate="win-rate", target="benchmarks")
     assert np.allclose(ours.score, per_benchmark.mean(axis=0))
     assert np.array_equal(ours.dominance, direct.dominance)
     assert ours.dominance.any()
+    # and an explicit exact_bound_n=0 gives the plain t, as rankci.rank's default does
+    plain = agg.rank_aggregate(parts, aggregate="win-rate", target="benchmarks", exact_bound_n=0)
+    default = rankci.rank(
+        rankci.Scores.from_matrix(per_benchmark, models=list("abcd"), bounds=None), alpha=0.05
+    )
+    assert np.array_equal(plain.dominance, default.dominance)

@@ -1,4 +1,4 @@
-"""Rank intervals for the aggregates leaderboards publish over several benchmarks (issue 28, item 3).
+"""Rank intervals for the aggregates leaderboards publish over benchmarks (issue 28, item 3).
 
 Each aggregate is a function of the (benchmarks x models) matrix ``S`` of benchmark scores
 (``S_bj`` the mean of model j's unit scores on benchmark b; NaN where j was not run on b), applied
@@ -334,13 +334,29 @@ def stepdown_dominance(
 
 
 # ---------------------------------------------------------------------- benchmarks as units
+#: Benchmarks as units are few units of continuous scores (per-benchmark contributions to the
+#: aggregate), where the plain t's level is not assured below 25 units
+#: (validation/small_sample_rule.py, beta designs: Holm FWER up to 0.126 at n = 5); so the target
+#: "benchmarks" takes the exact floor (Hoeffding's bound, valid for every law of scores in
+#: [0, 1]) up to this many benchmarks unless ``exact_bound_n`` is given.
+BENCHMARK_FLOOR_N = 24
+
+
+def _with_floor(test: str, test_options: dict) -> dict:
+    if test in ("auto", "t", "z"):
+        return {"exact_bound_n": BENCHMARK_FLOOR_N, **test_options}
+    return dict(test_options)
+
+
 def benchmarks_needed(
     n_models: int, alpha: float, test: str = "t", delta: float = 0.0, **test_options
 ) -> int | None:
     """The fewest benchmarks (units) at which the paired test could pass Holm's first threshold.
 
     The smallest n whose smallest attainable p-value (:attr:`rankci.Pairwise.smallest_pvalue`,
-    with bounded contributions) is at most ``alpha / (M (M - 1))``; None above 10,000.
+    with bounded contributions) is at most ``alpha / (M (M - 1))``; None above 10,000. The t and
+    z take the exact floor up to :data:`BENCHMARK_FLOOR_N` benchmarks unless ``exact_bound_n``
+    is given.
 
     Examples
     --------
@@ -349,6 +365,7 @@ def benchmarks_needed(
     """
     threshold = first_threshold(n_models * (n_models - 1), alpha, "simultaneous")
     column = np.linspace(0.5, 1.0, 2)
+    test_options = _with_floor(test, test_options)
 
     def reachable(n: int) -> bool:
         x = np.column_stack([np.resize(column, n), np.zeros(n)])
@@ -625,13 +642,13 @@ def rank_aggregate(
         units_b = Scores.from_matrix(
             c, models=models, items=names, bounds=None
         ).units("item", "complete")
-        pairwise = pairwise_tests(units_b, test, delta=0.0, rng=rng, **test_options)
+        options = _with_floor(test, test_options)
+        pairwise = pairwise_tests(units_b, test, delta=0.0, rng=rng, **options)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # said below in benchmark words
             cert = certify_holm(pairwise, alpha, "simultaneous", multiplicity)
         dominance = cert.dominance
         bounded = bool(np.nanmin(c) >= 0 and np.nanmax(c) <= 1)
-        options = dict(test_options)
         needed = benchmarks_needed(m, alpha, test, **options) if bounded else None
         details["benchmarks_needed"] = needed
         if needed is not None and len(names) < needed:
@@ -655,7 +672,14 @@ def rank_aggregate(
             f"With probability at least {1 - alpha:.0%}, every certified dominance and rank "
             f"interval of the {title} is true simultaneously ({multiplicity.capitalize()} over "
             f"the {m * (m - 1)} ordered pairs; paired {test} tests with the {len(names)} "
-            f"benchmarks as units); inference extends to new benchmarks drawn like these."
+            f"benchmarks as units"
+            + (
+                f", each p-value at least Hoeffding's exact bound up to "
+                f"{options['exact_bound_n']} benchmarks"
+                if options.get("exact_bound_n")
+                else ""
+            )
+            + "); inference extends to new benchmarks drawn like these."
         )
         n_units = len(names)
     return ranking_from_dominance(

@@ -56,6 +56,7 @@ from rankci.io import read_scores, read_table
 from rankci.leaderboard import resolve_spec
 from rankci.method import UNIT_SCOPE, MethodSpec
 from rankci.ranking import Ranking, ranking_from_dominance
+from rankci.targets import target as target_of
 
 __all__ = ["rank_benchmarks", "BenchmarkRankings", "ACROSS", "WEIGHTS", "OVERALL"]
 
@@ -147,7 +148,7 @@ class BenchmarkRankings:
             "alpha": self.alpha,
             "across": self.across,
             "aggregate": self.aggregate,
-            "target": self.target,
+            "target": target_of("benchmark" if self.target == "benchmarks" else "item"),
             "weights": jsonable(self.weights),
             "guarantee": self.guarantee,
             "excluded": jsonable(self.excluded),
@@ -334,7 +335,8 @@ def rank_benchmarks(
         pairwise = dict(pairwise)
 
     names = list(pairwise)
-    benchmark_alpha = alpha * (n_tables - 1) / n_tables if custom and across != "separate" else alpha
+    split = custom and across != "separate"
+    benchmark_alpha = alpha * (n_tables - 1) / n_tables if split else alpha
     table_alpha, decisions = _decide(names, pairwise, benchmark_alpha, across, multiplicity)
     words = _family_words(across, multiplicity, alpha, len(names))
     if custom:

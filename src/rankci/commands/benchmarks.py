@@ -175,7 +175,7 @@ def load_benchmarks(args: argparse.Namespace):
 
 
 def parse_baselines(entries: list[str]) -> dict | float | None:
-    """``--baseline NAME=G`` (repeated) as a mapping, or one ``--baseline G`` for every benchmark."""
+    """``--baseline NAME=G`` (repeated) as a mapping, or one ``--baseline G`` for all benchmarks."""
     if not entries:
         return None
     out: dict = {}
@@ -319,6 +319,8 @@ def render(
     from rankci.analyses.multibench import OVERALL
 
     unit = ranking_target(next(iter(result.tables.values())))[0] if result.tables else "item"
+    if result.target == "benchmarks":  # the overall table's statements are about new benchmarks
+        unit = "benchmark"
     if fmt == "json":
         return to_json(command_record(with_target(result.to_dict(k), unit), args))
     if fmt == "csv":
