@@ -80,7 +80,7 @@ from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.updating import AGRAPA_CAP
 from rankci.votes.table import A_WINS, B_WINS, Votes
 
-__all__ = ["ArenaMonitor", "ARENA_BETS", "arena_guarantee", "vote_increments"]
+__all__ = ["ArenaMonitor", "ARENA_BETS", "arena_guarantee", "replay_votes", "vote_increments"]
 
 #: The bets an arena monitor supports (ONS is sequential in its own bet and is not offered).
 ARENA_BETS = ("mixture", "agrapa", "fixed")
@@ -321,3 +321,46 @@ class ArenaMonitor:
                 "preference is not transitive here, at the stated confidence, so there are no "
                 "ranks to bound; the certified pairs (ArenaMonitor.certified) still hold"
             ) from None
+
+
+def _subset(votes: Votes, rows: np.ndarray | slice) -> Votes:
+    """The votes at ``rows`` (a slice or indices), with their per-vote columns."""
+    return Votes(
+        votes.a[rows],
+        votes.b[rows],
+        votes.outcome[rows],
+        votes.models,
+        {k: v[rows] for k, v in votes.columns.items()},
+        dict(votes.excluded),
+        dict(votes.source),
+    )
+
+
+def replay_votes(
+    votes: Votes, spec: MonitorSpec | None = None, *, look_every: int | str = "1%"
+) -> ArenaMonitor:
+    """Feed a finished vote table through an :class:`ArenaMonitor` in time order, with a look
+    every ``look_every`` votes (a count, or ``"P%"`` of the votes) and at the last vote.
+
+    The time order is the ``timestamp`` column (stable) when present, else the row order.
+
+    Examples
+    --------
+    >>> v = Votes.from_arrays([0] * 40, [1] * 40, [0] * 30 + [1] * 10, models=["x", "y"])
+    >>> mon = replay_votes(v, look_every=10)
+    >>> [look["t"] for look in mon.looks()]
+    [10, 20, 30, 40]
+    """
+    from rankci.sequential.spec import parse_look_every
+
+    mon = ArenaMonitor(votes.models, spec)
+    n = votes.n_votes
+    if n == 0:
+        raise ValueError("the vote table holds no votes")
+    if "timestamp" in votes.columns:
+        votes = _subset(votes, np.argsort(np.asarray(votes.columns["timestamp"]), kind="stable"))
+    every = parse_look_every(look_every, n)
+    for start in range(0, n, every):  # one iteration per look, not per vote
+        mon.update(_subset(votes, slice(start, min(start + every, n))))
+        mon.look()
+    return mon
