@@ -169,7 +169,7 @@ def run_votes(args: argparse.Namespace) -> int:
     spec = MonitorSpec.from_flags(values)
     fmt = args.input_format if args.input_format in VOTE_FORMATS else "auto"
     votes = read_votes(args.data, format=fmt)
-    print(reading_summary(votes), file=sys.stderr)
+    print(f"rankci: {reading_summary(votes)}", file=sys.stderr)
     mon = replay_votes(votes, spec, look_every=spec.look_every or "1%")
     emit(render_votes(mon, args.format, args), args)
     return 0
