@@ -175,3 +175,15 @@ def test_cli_monitor_reads_a_vote_table(tmp_path, capsys):
     assert main(["monitor", str(path)]) == 0
     text = capsys.readouterr().out
     assert "head-to-head" in text and "rank interval" in text
+
+
+def test_cli_says_why_nothing_is_certified(tmp_path, capsys):
+    path = tmp_path / "few.csv"
+    path.write_text("model_a,model_b,winner\nx,y,model_a\nx,y,model_b\ny,z,tie\nx,x,tie\n")
+    assert main(["monitor", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "nothing certified: no pair's wealth reached M(M-1)/alpha = 120" in text
+    assert main(["monitor", str(path), "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["certified"] == [] and payload["threshold"] == pytest.approx(120.0)
+    assert payload["excluded"].get("self_battles") == 1

@@ -171,7 +171,7 @@ def run_votes(args: argparse.Namespace) -> int:
     votes = read_votes(args.data, format=fmt)
     print(f"rankci: {reading_summary(votes)}", file=sys.stderr)
     mon = replay_votes(votes, spec, look_every=spec.look_every or "1%")
-    emit(render_votes(mon, args.format, args), args)
+    emit(render_votes(mon, args.format, args, excluded=votes.excluded), args)
     return 0
 
 
@@ -182,7 +182,9 @@ ARENA_TARGET = (
 )
 
 
-def render_votes(mon, fmt: str, args: argparse.Namespace | None = None) -> str:
+def render_votes(
+    mon, fmt: str, args: argparse.Namespace | None = None, excluded: dict | None = None
+) -> str:
     """The arena monitor's output: the board, the looks, the target and the guarantee."""
     import numpy as np
 
@@ -209,6 +211,8 @@ def render_votes(mon, fmt: str, args: argparse.Namespace | None = None) -> str:
             "certifier": "bonferroni",
             "looks": mon.looks(),
             "certified": pairs,
+            "threshold": mon.certifier.threshold,
+            "excluded": dict(excluded or {}),
             "models": (
                 ranking.to_dict()["models"]
                 if ranking is not None
@@ -223,6 +227,13 @@ def render_votes(mon, fmt: str, args: argparse.Namespace | None = None) -> str:
         f"{mon.spec.bet} bet, alpha = {mon.alpha:g}; {len(mon.looks())} looks"
     )
     lines = [head, f"certified head-to-head dominances: {len(pairs)}"]
+    if not pairs:
+        top = float(np.nanmax(mon.log_wealth()))
+        lines.append(
+            f"nothing certified: no pair's wealth reached M(M-1)/alpha = "
+            f"{mon.certifier.threshold:g} (the largest is {np.exp(top):.3g}); more votes "
+            "between the closest pairs are needed"
+        )
     if ranking is not None:
         import pandas as pd
 
