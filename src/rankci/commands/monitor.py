@@ -137,6 +137,10 @@ def monitor_spec(args: argparse.Namespace) -> MonitorSpec:
 def run(args: argparse.Namespace) -> int:
     from rankci.sequential import replay
 
+    from rankci.commands.loading import vote_layout_of
+
+    if vote_layout_of(args.data, args) is not None:
+        return run_votes(args)
     spec = monitor_spec(args)
     _finite_bounds(args)
     scores = load_data(args)
@@ -144,6 +148,106 @@ def run(args: argparse.Namespace) -> int:
     result = replay(scores, spec, order_seed=args.order_seed)
     emit(render(result, args.format, args, rescaled), args)
     return 0
+
+
+def run_votes(args: argparse.Namespace) -> int:
+    """A vote table: the arena monitor (:mod:`rankci.votes.sequential`) over the votes in time
+    order (the ``timestamp`` column, else the file order); ``--order-seed`` is not used."""
+    import sys
+
+    from rankci.formats import VOTE_FORMATS
+    from rankci.votes.read import read_votes, reading_summary
+    from rankci.votes.sequential import replay_votes
+
+    values = {name: getattr(args, name) for name in setting_flags() if hasattr(args, name)}
+    values["retire"], values["width"] = parse_retire(args.retire)
+    values["freeze"] = FREEZE_CHOICES[args.freeze]
+    if values.get("sampling") == "finite" and values.get("n_items") is not None:
+        raise ValueError("--sampling finite --n-items: a vote table is an open stream of votes")
+    values["sampling"] = "iid"
+    values["n_items"] = None
+    spec = MonitorSpec.from_flags(values)
+    fmt = args.input_format if args.input_format in VOTE_FORMATS else "auto"
+    votes = read_votes(args.data, format=fmt)
+    print(f"rankci: {reading_summary(votes)}", file=sys.stderr)
+    mon = replay_votes(votes, spec, look_every=spec.look_every or "1%")
+    emit(render_votes(mon, args.format, args, excluded=votes.excluded), args)
+    return 0
+
+
+ARENA_TARGET = (
+    "target: the head-to-head preference of each pair, P(j wins) + P(tie)/2 in a vote between j "
+    "and l under the vote-generating process (not the Bradley-Terry strength when Bradley-Terry "
+    "is misspecified)"
+)
+
+
+def render_votes(
+    mon, fmt: str, args: argparse.Namespace | None = None, excluded: dict | None = None
+) -> str:
+    """The arena monitor's output: the board, the looks, the target and the guarantee."""
+    import numpy as np
+
+    from rankci.votes.sequential import arena_guarantee
+
+    cert = mon.certified()
+    try:
+        ranking = mon.ranking()
+        cycle = None
+    except ValueError as error:
+        ranking, cycle = None, str(error)
+    share = mon.win_share()
+    pairs = [
+        {"winner": mon.models[j], "loser": mon.models[l]} for j, l in zip(*np.nonzero(cert))
+    ]
+    if fmt == "json":
+        payload = {
+            "target": ARENA_TARGET,
+            "guarantee": arena_guarantee(mon.alpha, mon.n_models),
+            "unit": "vote",
+            "n_votes": mon.n_votes,
+            "alpha": mon.alpha,
+            "bet": mon.spec.bet,
+            "certifier": "bonferroni",
+            "looks": mon.looks(),
+            "certified": pairs,
+            "threshold": mon.certifier.threshold,
+            "excluded": dict(excluded or {}),
+            "models": (
+                ranking.to_dict()["models"]
+                if ranking is not None
+                else [{"model": m, "win_share": float(s)} for m, s in zip(mon.models, share)]
+            ),
+        }
+        if cycle:
+            payload["cycle"] = cycle
+        return to_json(payload, args)
+    head = (
+        f"{mon.n_models} models, {mon.n_votes} votes in time order; bonferroni certifier, "
+        f"{mon.spec.bet} bet, alpha = {mon.alpha:g}; {len(mon.looks())} looks"
+    )
+    lines = [head, f"certified head-to-head dominances: {len(pairs)}"]
+    if not pairs:
+        top = float(np.nanmax(mon.log_wealth()))
+        lines.append(
+            f"nothing certified: no pair's wealth reached M(M-1)/alpha = "
+            f"{mon.certifier.threshold:g} (the largest is {np.exp(top):.3g}); more votes "
+            "between the closest pairs are needed"
+        )
+    if ranking is not None:
+        import pandas as pd
+
+        frame = pd.DataFrame(
+            {
+                "model": ranking.models,
+                "win share": np.round(ranking.score, 4),
+                "rank interval": [f"[{lo}, {hi}]" for lo, hi in zip(ranking.lower, ranking.upper)],
+            }
+        ).sort_values(["win share", "model"], ascending=[False, True])
+        lines += ["", text_table(frame)]
+    else:
+        lines.append(cycle)
+    return "\n".join([*lines, "", arena_guarantee(mon.alpha, mon.n_models), ARENA_TARGET])
 
 
 def _finite_bounds(args: argparse.Namespace) -> None:

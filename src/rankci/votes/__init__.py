@@ -11,6 +11,9 @@ judgments, AlpacaEval annotations). :func:`fit_bradley_terry` (``bradley_terry.p
 strengths and their covariance, :func:`rank_votes` (``rank.py``) certifies them into a
 :class:`~rankci.Ranking`, and ``probes.py`` holds the checks a careful analyst runs
 (connectivity, separation, position bias, intransitivity, voter concentration, votes needed).
+:class:`rankci.votes.sequential.ArenaMonitor`
+(``sequential.py``) is the anytime-valid arena: per-pair betting e-processes on head-to-head
+votes, looked at as often as you like (docs/arena-monitor.md).
 """
 
 from rankci.votes.bradley_terry import (

@@ -1,0 +1,57 @@
+"""validation/arena_anytime.py: its fixed-sample comparator against scipy / statsmodels, and its
+quick mode (every design, every method in the table)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+SCRIPT = Path(__file__).resolve().parents[2] / "validation" / "arena_anytime.py"
+
+
+def _module():
+    sys.path.insert(0, str(SCRIPT.parent))  # the script imports validation/_results.py
+    try:
+        spec = importlib.util.spec_from_file_location("arena_anytime", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return module
+
+
+def test_sign_test_and_holm_match_scipy_and_statsmodels():
+    mod = _module()
+    rng = np.random.default_rng(2)
+    wins = rng.integers(0, 30, size=(6, 6)).astype(float)
+    np.fill_diagonal(wins, 0)
+    wins[0, 1] = wins[1, 0] = 0  # a pair without votes: p = 1
+    p = mod.binomial_pvalues(wins)
+    for j in range(6):
+        for l in range(6):
+            if j != l and wins[j, l] + wins[l, j] > 0:
+                n = int(wins[j, l] + wins[l, j])
+                want = stats.binomtest(int(wins[j, l]), n, 0.5, alternative="greater").pvalue
+                assert abs(p[j, l] - want) < 1e-12
+    assert p[0, 1] == 1.0
+    off = ~np.eye(6, dtype=bool)
+    for level in (0.05, 0.3, 0.8):
+        assert (mod.holm(p, level)[off] == multipletests(p[off], level, method="holm")[0]).all()
+
+
+def test_quick_mode_prints_every_design():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--runs", "3"],
+        capture_output=True, text=True, cwd=SCRIPT.parent, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for name in ("null_balanced", "null_adaptive", "bt_balanced", "bt_lopsided"):
+        assert name in done.stdout
