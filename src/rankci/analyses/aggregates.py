@@ -72,6 +72,35 @@ from rankci.evidence.moments import variance_is_zero
 from rankci.evidence.pairwise import pairwise_tests
 from rankci.ranking import Ranking, ranking_from_dominance
 
+#: how the benchmarks of an overall table are weighted (besides a mapping of weights)
+WEIGHTS = ("equal", "items")
+
+
+def benchmark_weights(weights, tables: dict) -> dict[str, float]:
+    """Each benchmark's weight in the overall table, summing to 1: ``"equal"``, ``"items"`` (by
+    its number of units) or a mapping benchmark -> weight >= 0 (``tables``: benchmark ->
+    anything with ``n_units``)."""
+    pairwise = tables
+    names = list(pairwise)
+    if isinstance(weights, Mapping):
+        unknown = sorted(set(map(str, weights)) - set(names))
+        if unknown:
+            raise ValueError(f"weight given for unknown benchmark {unknown[0]!r}")
+        lacking = [n for n in names if n not in weights]
+        if lacking:
+            raise ValueError(f"no weight given for benchmark {lacking[0]!r}")
+        raw = np.array([float(weights[n]) for n in names])
+        if not np.all(np.isfinite(raw)) or np.any(raw < 0) or raw.sum() <= 0:
+            raise ValueError("benchmark weights must be finite, >= 0 and not all zero")
+    else:
+        check_choice("weights", weights, WEIGHTS)
+        if weights == "equal":
+            raw = np.ones(len(names))
+        else:
+            raw = np.array([float(pairwise[n].n_units) for n in names])
+    raw = raw / raw.sum()
+    return {n: float(w) for n, w in zip(names, raw)}
+
 __all__ = [
     "AGGREGATES",
     "TARGETS",
@@ -91,7 +120,7 @@ TARGETS = ("items", "benchmarks")
 DEFAULT_DRAWS = 2000
 _DECIMALS = 12
 
-_TITLES = {
+TITLES = {
     "weighted": "weighted mean of the benchmark scores",
     "win-rate": "mean win rate over benchmarks (HELM)",
     "borda": "Borda count over benchmarks (MTEB)",
@@ -538,9 +567,7 @@ def rank_aggregate(
                     f"scores in [{finite.min():g}, {finite.max():g}]"
                 )
     if aggregate == "weighted":  # the weights of rank_benchmarks' overall table (n_units)
-        from rankci.analyses.multibench import _weights
-
-        w = np.array(list(_weights(weights, units).values()))
+        w = np.array(list(benchmark_weights(weights, units).values()))
     else:
         w = None
     absent = {
@@ -601,7 +628,7 @@ def rank_aggregate(
         details["baselines"] = dict(zip(names, g.tolist()))
     if w is not None:
         details["weights"] = dict(zip(names, w.tolist()))
-    title = _TITLES[aggregate]
+    title = TITLES[aggregate]
     if target == "items":
         generator = as_generator(rng)
         stack = np.full((draws, len(names), m), np.nan)

@@ -42,6 +42,7 @@ import pandas as pd
 from scipy import special
 
 from rankci._base import check_choice, jsonable
+from rankci.analyses.aggregates import WEIGHTS, benchmark_weights
 from rankci.certify.holm import (
     PROCEDURES,
     caveats_of,
@@ -61,7 +62,6 @@ from rankci.targets import target as target_of
 __all__ = ["rank_benchmarks", "BenchmarkRankings", "ACROSS", "WEIGHTS", "OVERALL"]
 
 ACROSS = ("joint", "split", "separate")
-WEIGHTS = ("equal", "items")
 OVERALL = "overall"
 
 #: the keywords of rank_benchmarks, for the message on an unknown one
@@ -277,7 +277,7 @@ def rank_benchmarks(
                          f"'simultaneous', got {spec.coverage!r}")
     alpha, multiplicity, unit, test = spec.alpha, spec.multiplicity, spec.unit, spec.test
     delta, missing, test_options = spec.delta, spec.missing, dict(spec.test_options)
-    parts = _split_benchmarks(data, benchmark)
+    parts = split_benchmarks(data, benchmark)
     if custom and len(parts) < 2:
         raise ValueError(
             f"aggregate={aggregate!r} over benchmarks needs at least two benchmarks (only "
@@ -324,7 +324,7 @@ def rank_benchmarks(
     if overall and not custom:
         if len(parts) < 2:
             raise ValueError("an overall table needs at least two benchmarks (or overall=False)")
-        weight_of = _weights(weights, pairwise)
+        weight_of = benchmark_weights(weights, pairwise)
         combined, left_out = _combine(
             pairwise, weight_of, delta, test == "z", widths=widths
         )
@@ -427,7 +427,7 @@ def _aggregate_words(across, multiplicity, alpha, n_tables, ranking) -> str:
 
 
 # ---------------------------------------------------------------------- input
-def _split_benchmarks(data, benchmark: str) -> dict[str, Scores]:
+def split_benchmarks(data, benchmark: str) -> dict[str, Scores]:
     if isinstance(data, Mapping):
         if len(data) == 0:
             raise ValueError("no benchmarks given")
@@ -479,28 +479,6 @@ def _no_reserved(parts: dict) -> dict:
     if OVERALL in parts:
         raise ValueError(f"{OVERALL!r} is reserved for the overall table; rename that benchmark")
     return parts
-
-
-def _weights(weights, pairwise: dict[str, Pairwise]) -> dict[str, float]:
-    names = list(pairwise)
-    if isinstance(weights, Mapping):
-        unknown = sorted(set(map(str, weights)) - set(names))
-        if unknown:
-            raise ValueError(f"weight given for unknown benchmark {unknown[0]!r}")
-        lacking = [n for n in names if n not in weights]
-        if lacking:
-            raise ValueError(f"no weight given for benchmark {lacking[0]!r}")
-        raw = np.array([float(weights[n]) for n in names])
-        if not np.all(np.isfinite(raw)) or np.any(raw < 0) or raw.sum() <= 0:
-            raise ValueError("benchmark weights must be finite, >= 0 and not all zero")
-    else:
-        check_choice("weights", weights, WEIGHTS)
-        if weights == "equal":
-            raw = np.ones(len(names))
-        else:
-            raw = np.array([float(pairwise[n].n_units) for n in names])
-    raw = raw / raw.sum()
-    return {n: float(w) for n, w in zip(names, raw)}
 
 
 def _weights_text(weights: dict) -> str:

@@ -245,7 +245,7 @@ def _check_baselines(baselines, names) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rankci.analyses.multibench import _split_benchmarks, rank_benchmarks
+    from rankci.analyses.multibench import rank_benchmarks, split_benchmarks
 
     options = given_options(args, TEST_REGISTRY, args.test, "--test")  # before the data
     baselines = parse_baselines(args.baseline)
@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
         baselines = _baselines_from_column(data, benchmark, args.baseline_col)
         data = data.drop(columns=[args.baseline_col])
     if args.aggregate != "weighted" or args.target != "items":
-        data = _split_benchmarks(data, benchmark)
+        data = split_benchmarks(data, benchmark)
         benchmark = "benchmark"
         if len(data) < 2:
             raise ValueError(
@@ -346,10 +346,10 @@ def render(
 
 
 def _aggregate_title(result: BenchmarkRankings, ranking) -> str:
-    from rankci.analyses.aggregates import _TITLES
+    from rankci.analyses.aggregates import TITLES
 
     details = ranking.details
-    words = f"aggregate {result.aggregate}: {_TITLES[result.aggregate]}; target {result.target}"
+    words = f"aggregate {result.aggregate}: {TITLES[result.aggregate]}; target {result.target}"
     if details.get("weights"):
         words += "; weights " + ", ".join(f"{b} {w:.3g}" for b, w in details["weights"].items())
     if details.get("baselines"):

@@ -135,9 +135,8 @@ def monitor_spec(args: argparse.Namespace) -> MonitorSpec:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rankci.sequential import replay
-
     from rankci.commands.loading import vote_layout_of
+    from rankci.sequential import replay
 
     if vote_layout_of(args.data, args) is not None:
         return run_votes(args)
