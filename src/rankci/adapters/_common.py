@@ -301,6 +301,7 @@ def build_scores(
     models_found: Iterable[str] = (),
     as_frame: bool = False,
     reasons: Mapping[str, str] | None = None,
+    trial: bool = False,
 ) -> Scores | pd.DataFrame:
     """Validate the collected long table into Scores, reporting missing items.
 
@@ -355,6 +356,7 @@ def build_scores(
             stacklevel=3,
         )
     columns = ["model", "item", *(["cluster"] if cluster else []), *(["prompt"] if prompt else [])]
+    columns += ["trial"] if trial else []
     if as_frame:
         table = frame[[*columns, "score"]].reset_index(drop=True)
         table.attrs["notes"] = notes
@@ -374,6 +376,7 @@ def build_scores(
         prompt="prompt" if prompt else None,
         bounds=bounds,
         notes=notes,
+        trial="trial" if trial else None,
     )
 
 

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-_TABLE_ONLY = ("model_col", "score_col", "prompt_col", "bounds")
+_TABLE_ONLY = ("model_col", "score_col", "prompt_col", "trial_col", "bounds")
 
 
 #: log-reading options, by their flags (refused for tables)
@@ -81,8 +81,25 @@ def load_data(
         if not os.path.exists(text):
             raise FileNotFoundError(f"no such file or directory: {text!r}")
     scores = _read(args, source, cluster)
+    rule = getattr(args, "per_item", "mean") or "mean"
+    if rule != "mean" or scores.trials is not None:
+        scores = _per_item(scores, rule)
     print(f"rankci: {reading_summary(scores, text)}", file=sys.stderr)
     return scores
+
+
+def _per_item(scores: Scores, rule: str) -> Scores:
+    """The per-item rule of ``--per-item`` applied to what was read (tables and logs)."""
+    from rankci.trials import parse_per_item
+
+    try:
+        parse_per_item(rule, "--per-item")
+        return scores.per_item(rule)
+    except ValueError as error:
+        text = str(error).replace("per_item=", "--per-item ").replace(
+            "trial=...", "--trial-col; Inspect logs: --epochs trial"
+        )
+        raise ValueError(text) from None
 
 
 def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
@@ -135,6 +152,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         layout=args.layout,
         format=fmt,
         bounds=bounds,
+        trial=getattr(args, "trial_col", None),
     )
 
 
@@ -153,6 +171,8 @@ def reading_summary(scores: Scores, source: str) -> str:
     if scores.prompts is not None:
         parts.append(f"{len(scores.prompts)} prompt variants")
     parts.append(f"{scores.n_rows} scores")
+    if "trials" in notes:
+        parts.append(_trials_phrase(notes["trials"]))
     line = f"read {source}" + (f" ({', '.join(how)})" if how else "") + ": " + ", ".join(parts)
     excluded = notes.get("excluded", {})
     if excluded:
@@ -173,6 +193,21 @@ def reading_summary(scores: Scores, source: str) -> str:
         shown = ", ".join(f"{m} {c}" for c, m in worst[:3]) + (", ..." if len(worst) > 3 else "")
         line += f"; {unscored} cells not scored ({shown}): --missing decides"
     return line + "".join(_log_notes(notes))
+
+
+def _trials_phrase(record: dict) -> str:
+    """The trials part of the reading summary: counts, unequal counts, the per-item rule."""
+    low, high = record["trials_per_item"]
+    count = f"{low}" if low == high else f"{low}-{high} (unequal"
+    if low != high:
+        by_model = record.get("trials_by_model", {})
+        shown = ", ".join(f"{m} {a}-{b}" for m, (a, b) in list(by_model.items())[:3])
+        more = ", ..." if len(by_model) > 3 else ""
+        count += f"; {shown}{more}; each item scored on its own trials)"
+    return (
+        f"{record['trial_rows']} trials ({count} per item, column {record['column']!r}; "
+        f"per-item score: {record['per_item']})"
+    )
 
 
 def _log_notes(notes: dict) -> list[str]:
