@@ -329,7 +329,7 @@ class Scores:
         notes.pop("excluded", None)
         if kept:
             notes["excluded"] = kept
-        return Scores.from_frame(
+        rescored = Scores.from_frame(
             self.trials.frame.rename(columns={"score": self.trials.score_column}),
             cluster="cluster" if self.clusters is not None else None,
             prompt="prompt" if self.prompts is not None else None,
@@ -338,6 +338,11 @@ class Scores:
             notes=notes,
             trial="trial",
             per_item=rule,
+        )
+        # the trial column keeps the name it had in the table read
+        rescored.notes["trials"]["column"] = self.trials.column
+        return dataclasses.replace(
+            rescored, trials=dataclasses.replace(rescored.trials, column=self.trials.column)
         )
 
     @classmethod
