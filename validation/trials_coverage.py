@@ -18,7 +18,8 @@ unbiased estimators, :mod:`rankci.trials`), and computes
 
 * the score intervals of ``rankci.score_intervals`` (default method ``auto``: Clopper-Pearson
   when every per-item score is 0/1, else the percentile bootstrap): coverage of each model's
-  true pass@k / pass^k over the population (new items and new trials), marginal per model, and
+  true pass@k / pass^k over the population (new items and new trials), marginal per model
+  (averaged over the models, and the lowest model's rate with its true value), and
   of the same items' truth (``mean`` over the drawn items: the rerun target);
 * the simultaneous rank intervals of ``rankci.rank`` (defaults: paired t + Holm): the share of
   replicates in which every model's true rank lies in its interval, and the intervals' mean
@@ -123,8 +124,8 @@ def study(designs, rules, reps, seed):
     rng = np.random.default_rng(seed)
     for n_items, n_trials in designs:
         usable = [r for r in rules if (parse_per_item(r)[1] or 1) <= n_trials]
-        hits = {r: {"score": [], "same": [], "rank": [], "width": [], "rank_width": []}
-                for r in usable}
+        hits = {r: {"score": [], "same": [], "rank": [], "width": [], "rank_width": [],
+                    "by_model": np.zeros(len(models))} for r in usable}
         methods = {r: set() for r in usable}
         for _ in range(reps):
             with warnings.catch_warnings():
@@ -137,6 +138,7 @@ def study(designs, rules, reps, seed):
                 ranks = true_ranks(target)
                 h = hits[rule]
                 h["score"].append(inside.mean())
+                h["by_model"] += inside
                 h["same"].append(same.mean())
                 h["rank"].append(
                     float(np.all((r["rank_lower"] <= ranks) & (ranks <= r["rank_upper"])))
@@ -156,12 +158,18 @@ def study(designs, rules, reps, seed):
                 row[f"mc_se_{key}"] = float(values.std(ddof=0) / np.sqrt(reps))
             row["mean_width"] = float(np.mean(h["width"]))
             row["mean_rank_interval"] = float(np.mean(h["rank_width"]))
+            by_model = h["by_model"] / reps
+            worst = int(np.argmin(by_model))
+            row["min_model_coverage_score"] = float(by_model[worst])
+            row["min_model"] = models[worst]
+            row["min_model_truth"] = float(truth(p, rule)[worst])
             row["score_methods"] = sorted(methods[rule])
             rows.append(row)
             print(
                 f"I={n_items:4d} n={n_trials:2d} {rule:7s}  score {row['coverage_score']:.3f} "
                 f"(±{row['mc_se_score']:.3f})  same-items {row['coverage_same']:.3f}  "
                 f"ranks {row['coverage_rank']:.3f} (±{row['mc_se_rank']:.3f})  "
+                f"min {row['min_model_coverage_score']:.3f} ({row['min_model_truth']:.2f})  "
                 f"width {row['mean_width']:.3f}  rank interval {row['mean_rank_interval']:.2f}  [{', '.join(row['score_methods'])}]",
                 flush=True,
             )
