@@ -329,7 +329,20 @@ class Scores:
         notes.pop("excluded", None)
         if kept:
             notes["excluded"] = kept
-        rescored = Scores.from_frame(
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rescored = self._rescore(rule, notes)
+        for warning in caught:  # the unequal counts were said when the trials were read
+            if not str(warning.message).startswith("trials per item differ"):
+                warnings.warn(warning.message, warning.category, stacklevel=2)
+        # the trial column keeps the name it had in the table read
+        rescored.notes["trials"]["column"] = self.trials.column
+        return dataclasses.replace(
+            rescored, trials=dataclasses.replace(rescored.trials, column=self.trials.column)
+        )
+
+    def _rescore(self, rule: str, notes: dict) -> Scores:
+        return Scores.from_frame(
             self.trials.frame.rename(columns={"score": self.trials.score_column}),
             cluster="cluster" if self.clusters is not None else None,
             prompt="prompt" if self.prompts is not None else None,
@@ -338,11 +351,6 @@ class Scores:
             notes=notes,
             trial="trial",
             per_item=rule,
-        )
-        # the trial column keeps the name it had in the table read
-        rescored.notes["trials"]["column"] = self.trials.column
-        return dataclasses.replace(
-            rescored, trials=dataclasses.replace(rescored.trials, column=self.trials.column)
         )
 
     @classmethod

@@ -80,10 +80,13 @@ def load_data(
     if isinstance(source, (str, os.PathLike)) and not glob.has_magic(text):
         if not os.path.exists(text):
             raise FileNotFoundError(f"no such file or directory: {text!r}")
-    scores = _read(args, source, cluster)
-    rule = getattr(args, "per_item", "mean") or "mean"
-    if rule != "mean" or scores.trials is not None:
-        scores = _per_item(scores, rule)
+    try:
+        scores = _read(args, source, cluster)
+        rule = getattr(args, "per_item", "mean") or "mean"
+        if rule != "mean" or scores.trials is not None:
+            scores = _per_item(scores, rule)
+    except ValueError as error:
+        raise ValueError(_trial_flags(str(error))) from None
     print(f"rankci: {reading_summary(scores, text)}", file=sys.stderr)
     return scores
 
@@ -92,14 +95,18 @@ def _per_item(scores: Scores, rule: str) -> Scores:
     """The per-item rule of ``--per-item`` applied to what was read (tables and logs)."""
     from rankci.trials import parse_per_item
 
-    try:
-        parse_per_item(rule, "--per-item")
-        return scores.per_item(rule)
-    except ValueError as error:
-        text = str(error).replace("per_item=", "--per-item ").replace(
-            "trial=...", "--trial-col; Inspect logs: --epochs trial"
-        )
-        raise ValueError(text) from None
+    parse_per_item(rule, "--per-item")
+    return scores.per_item(rule)
+
+
+def _trial_flags(message: str) -> str:
+    """The trial keywords of the library's messages in flag words."""
+    return (
+        message.replace("per_item=", "--per-item ")
+        .replace("per_item must", "--per-item must")
+        .replace("(name it with trial=...)", "(name it with --trial-col; Inspect logs: --epochs trial)")
+        .replace("name it with trial=...", "name it with --trial-col (Inspect logs: --epochs trial)")
+    )
 
 
 def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
@@ -153,7 +160,17 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         format=fmt,
         bounds=bounds,
         trial=getattr(args, "trial_col", None),
+        per_item=_table_rule(args),
     )
+
+
+def _table_rule(args: argparse.Namespace) -> str:
+    """``--per-item`` for a table read with a trial column (else checked after reading)."""
+    from rankci.trials import parse_per_item
+
+    rule = getattr(args, "per_item", "mean") or "mean"
+    parse_per_item(rule, "--per-item")
+    return rule
 
 
 def reading_summary(scores: Scores, source: str) -> str:
