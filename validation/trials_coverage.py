@@ -29,7 +29,7 @@ Every rate is given with its Monte-Carlo SE: the SD over replicates of the repli
 share of models covered, or the 0/1 rank event) over ``sqrt(R)``; for a 0/1 event this is
 ``sqrt(c (1 - c) / R)``.
 
-Run:  nice -n 19 env OMP_NUM_THREADS=1 python validation/trials_coverage.py   (full: R = 300)
+Run:  nice -n 19 env OMP_NUM_THREADS=1 python validation/trials_coverage.py   (full: R = 600)
       python validation/trials_coverage.py --quick   (R = 20, one design; scratch results)
 """
 
@@ -188,7 +188,7 @@ def main() -> None:
     else:
         designs = [(50, 5), (200, 5), (100, 10)]
         rules = ["mean", "pass@2", "pass@5", "pass^2", "pass^5"]
-        reps = args.reps or 300
+        reps = args.reps or 600
     start = time.time()
     models, p, rows = study(designs, rules, reps, args.seed)
     record = {
