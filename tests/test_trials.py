@@ -13,7 +13,7 @@ import pytest
 import rankci
 from rankci import read_scores
 from rankci.data import Scores
-from rankci.trials import pass_at_k, pass_hat_k, parse_per_item
+from rankci.trials import parse_per_item, pass_at_k, pass_hat_k
 
 
 def brute_force(outcomes: list[int], k: int) -> tuple[float, float]:
@@ -111,9 +111,11 @@ def test_subset_keeps_the_trials_of_the_kept_cells():
 def test_trial_column_found_by_alias_and_in_wide_form():
     table = trial_table().rename(columns={"trial": "epoch"})
     assert read_scores(table).notes["trials"]["column"] == "epoch"
-    wide = trial_table().pivot_table(
-        index=["item", "trial"], columns="model", values="score"
-    ).reset_index()
+    wide = (
+        trial_table()
+        .pivot_table(index=["item", "trial"], columns="model", values="score")
+        .reset_index()
+    )
     scores = read_scores(wide, layout="wide", per_item="pass@3")
     long = read_scores(trial_table(), per_item="pass@3")
     np.testing.assert_allclose(scores.score, long.score)
@@ -166,7 +168,8 @@ def test_pass_at_k_with_fewer_trials_than_k_names_the_items_and_models():
 def test_pass_at_k_refuses_graded_scores_naming_the_column():
     table = trial_table().rename(columns={"score": "acc"}).astype({"acc": float})
     table.loc[7, "acc"] = 0.5
-    with pytest.raises(ValueError, match="needs 0/1 scores, but score column 'acc' is 0.5 at row 7"):
+    expected = "needs 0/1 scores, but score column 'acc' is 0.5 at row 7"
+    with pytest.raises(ValueError, match=expected):
         read_scores(table, per_item="pass^2")
     assert read_scores(table).score.max() <= 1  # the mean takes graded scores
 
@@ -174,7 +177,8 @@ def test_pass_at_k_refuses_graded_scores_naming_the_column():
 def test_duplicated_trial_and_missing_trial_column():
     table = trial_table(n_models=2, n_items=3, n_trials=2)
     twice = pd.concat([table, table.iloc[[0]]])
-    with pytest.raises(ValueError, match="duplicated score for \\(model 'm0', item 'q00', trial '0'\\)"):
+    expected = "duplicated score for \\(model 'm0', item 'q00', trial '0'\\)"
+    with pytest.raises(ValueError, match=expected):
         read_scores(twice)
     with pytest.raises(ValueError, match="the trial column 'run' is not in the table"):
         read_scores(table, trial="run")

@@ -124,8 +124,17 @@ def study(designs, rules, reps, seed):
     rng = np.random.default_rng(seed)
     for n_items, n_trials in designs:
         usable = [r for r in rules if (parse_per_item(r)[1] or 1) <= n_trials]
-        hits = {r: {"score": [], "same": [], "rank": [], "width": [], "rank_width": [],
-                    "by_model": np.zeros(len(models))} for r in usable}
+        hits = {
+            r: {
+                "score": [],
+                "same": [],
+                "rank": [],
+                "width": [],
+                "rank_width": [],
+                "by_model": np.zeros(len(models)),
+            }
+            for r in usable
+        }
         methods = {r: set() for r in usable}
         for _ in range(reps):
             with warnings.catch_warnings():
@@ -170,7 +179,9 @@ def study(designs, rules, reps, seed):
                 f"(±{row['mc_se_score']:.3f})  same-items {row['coverage_same']:.3f}  "
                 f"ranks {row['coverage_rank']:.3f} (±{row['mc_se_rank']:.3f})  "
                 f"min {row['min_model_coverage_score']:.3f} ({row['min_model_truth']:.2f})  "
-                f"width {row['mean_width']:.3f}  rank interval {row['mean_rank_interval']:.2f}  [{', '.join(row['score_methods'])}]",
+                f"width {row['mean_width']:.3f}  "
+                f"rank interval {row['mean_rank_interval']:.2f}  "
+                f"[{', '.join(row['score_methods'])}]",
                 flush=True,
             )
     return models, p, rows

@@ -147,9 +147,7 @@ def pass_hat_k(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
     return _ratio(c, n, k)
 
 
-def per_item_scores(
-    n: np.ndarray, total: np.ndarray, rule: str, binary: bool = True
-) -> np.ndarray:
+def per_item_scores(n: np.ndarray, total: np.ndarray, rule: str, binary: bool = True) -> np.ndarray:
     """The per-item score of each cell: ``total / n`` (mean), pass@K or pass^K of (n, total).
 
     Examples
@@ -331,16 +329,23 @@ def _trial_record(
                 for r in short.head(5).itertuples()
             ]
         models_short = sorted(set(short["model"]))
-        listed = ", ".join(f"{m} {by_model.loc[m, 'min']}-{by_model.loc[m, 'max']}"
-                           for m in by_model.index[:6])
+        listed = ", ".join(
+            f"{m} {by_model.loc[m, 'min']}-{by_model.loc[m, 'max']}" for m in by_model.index[:6]
+        )
         warnings.warn(
             f"trials per item differ ({n.min()} to {n.max()}; trials by model: {listed}"
-            + (f"; {len(short)} cells lack a trial id another model has for the item"
-               if len(short) else "")
+            + (
+                f"; {len(short)} cells lack a trial id another model has for the item"
+                if len(short)
+                else ""
+            )
             + f"): each item's {per_item} uses its own number of trials; if a missing trial "
             "failed rather than never ran, score it 0 instead of leaving it out"
-            + (f" (models with fewer trials: {', '.join(models_short[:5])})" if models_short
-               else ""),
+            + (
+                f" (models with fewer trials: {', '.join(models_short[:5])})"
+                if models_short
+                else ""
+            ),
             RankciWarning,
             stacklevel=4,
         )

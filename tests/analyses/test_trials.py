@@ -68,8 +68,11 @@ def test_rerun_se_is_the_brief_formula_with_equal_trials_and_matches_a_simulatio
     rng = np.random.default_rng(0)
     n_items, n_trials = 40, 4
     p = rng.uniform(0.1, 0.9, size=n_items)
-    rows = [("a", f"q{i}", t, float(rng.uniform() < p[i])) for i in range(n_items)
-            for t in range(n_trials)]
+    rows = [
+        ("a", f"q{i}", t, float(rng.uniform() < p[i]))
+        for i in range(n_items)
+        for t in range(n_trials)
+    ]
     rows += [("b", f"q{i}", t, 1.0) for i in range(n_items) for t in range(n_trials)]
     table = pd.DataFrame(rows, columns=["model", "item", "trial", "score"])
     row = trial_variance(read_scores(table)).table.set_index("model").loc["a"]

@@ -49,13 +49,29 @@ def test_every_command_reads_per_item_and_trial_col(command, runs, tmp_path, cap
 def test_rank_json_scores_are_the_enumerated_pass_at_k(runs, tmp_path):
     path, table = runs
     out = tmp_path / "rank.json"
-    assert main(["rank", str(path), "--trial-col", "attempt", "--per-item", "pass@3",
-                 "--format", "json", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                str(path),
+                "--trial-col",
+                "attempt",
+                "--per-item",
+                "pass@3",
+                "--format",
+                "json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     payload = json.loads(out.read_text())
     scores = {row["model"]: row["score"] for row in payload["models"]}
     for model, group in table.groupby("model"):
-        per_item = [enumerate_pass(g["correct"].tolist(), 3, False)
-                    for _, g in group.groupby("question")]
+        per_item = [
+            enumerate_pass(g["correct"].tolist(), 3, False) for _, g in group.groupby("question")
+        ]
         assert scores[model] == pytest.approx(np.mean(per_item))
 
 
@@ -66,8 +82,12 @@ def test_scores_shows_the_variance_split(runs, tmp_path, capsys):
     assert "repeated trials: variance of the per-trial scores" in out
     assert "se_rerun" in out and "flip_rate" in out
     json_out = tmp_path / "s.json"
-    assert main(["scores", str(path), "--trial-col", "attempt", "--format", "json",
-                 "-o", str(json_out)]) == 0
+    assert (
+        main(
+            ["scores", str(path), "--trial-col", "attempt", "--format", "json", "-o", str(json_out)]
+        )
+        == 0
+    )
     split = {r["model"]: r for r in json.loads(json_out.read_text())["trial_variance"]}
     group = table[table.model == "a"]
     flips = group.groupby("question")["correct"].nunique().gt(1).mean()
@@ -80,9 +100,31 @@ def test_scores_shows_the_variance_split(runs, tmp_path, capsys):
 def test_plan_items_x_trials_and_cheapest_split(runs, tmp_path, capsys):
     path, _ = runs
     out = tmp_path / "plan.json"
-    assert main(["plan", str(path), "--trial-col", "attempt", "--items", "40", "80",
-                 "--trials-per-item", "1", "4", "--target-width", "0.2", "--max-items", "60",
-                 "--format", "json", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                str(path),
+                "--trial-col",
+                "attempt",
+                "--items",
+                "40",
+                "80",
+                "--trials-per-item",
+                "1",
+                "4",
+                "--target-width",
+                "0.2",
+                "--max-items",
+                "60",
+                "--format",
+                "json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     block = json.loads(out.read_text())["items_x_trials"]
     budgets = pd.DataFrame(block["budgets"])
     assert budgets[["items", "trials"]].values.tolist() == [[40, 1], [40, 4], [80, 1], [80, 4]]
@@ -92,8 +134,21 @@ def test_plan_items_x_trials_and_cheapest_split(runs, tmp_path, capsys):
     assert budgets.iloc[3]["width"] == pytest.approx(width.max())
     cheapest = block["cheapest"]
     assert cheapest["feasible"] and cheapest["items"] <= 60
-    assert main(["plan", str(path), "--trial-col", "attempt", "--target-width", "0.2",
-                 "--max-items", "60"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                str(path),
+                "--trial-col",
+                "attempt",
+                "--target-width",
+                "0.2",
+                "--max-items",
+                "60",
+            ]
+        )
+        == 0
+    )
     assert "cheapest split for width 0.2:" in capsys.readouterr().out
 
 
@@ -115,8 +170,9 @@ def test_errors_speak_in_flags(runs, tmp_path, capsys):
     assert main(["rank", str(path), "--trial-col", "nope"]) == 2
     assert "the trial column 'nope' is not in the table" in capsys.readouterr().err
     # trials with a gap (model a lost attempt 2 on q00): unequal counts, said in the summary
-    gap = table.drop(table[(table.model == "a") & (table.question == "q00")
-                           & (table.attempt == 2)].index)
+    gap = table.drop(
+        table[(table.model == "a") & (table.question == "q00") & (table.attempt == 2)].index
+    )
     gapped = tmp_path / "gap.csv"
     gap.to_csv(gapped, index=False)
     assert main(["rank", str(gapped), "--trial-col", "attempt"]) == 0

@@ -99,13 +99,16 @@ def _per_item(scores: Scores, rule: str) -> Scores:
     return scores.per_item(rule)
 
 
+_TRIAL_FLAGS = "--trial-col; Inspect logs: --epochs trial"
+
+
 def _trial_flags(message: str) -> str:
     """The trial keywords of the library's messages in flag words."""
     return (
         message.replace("per_item=", "--per-item ")
         .replace("per_item must", "--per-item must")
-        .replace("(name it with trial=...)", "(name it with --trial-col; Inspect logs: --epochs trial)")
-        .replace("name it with trial=...", "name it with --trial-col (Inspect logs: --epochs trial)")
+        .replace("(name it with trial=...)", f"(name it with {_TRIAL_FLAGS})")
+        .replace("name it with trial=...", f"name it with {_TRIAL_FLAGS}")
     )
 
 

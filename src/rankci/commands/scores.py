@@ -195,10 +195,8 @@ def render(
 
 def _trials_block(split) -> str:
     """The variance split of the trials (rankci.analyses.trials.trial_variance)."""
-    table = split.table[
-        ["model", "items", "trials", "between", "within", "icc", "flip_rate",
-         "se_new_items", "se_rerun"]
-    ]
+    columns = "model items trials between within icc flip_rate se_new_items se_rerun"
+    table = split.table[columns.split()]
     return "\n".join(
         [
             "repeated trials: variance of the per-trial scores between items and within items "
