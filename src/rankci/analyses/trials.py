@@ -19,7 +19,8 @@ The same components plan a budget of I items x T trials: the score's variance is
 ``s_wj^2 + s_wl^2``.
 
 These are components of the per-trial scores (the ``mean`` rule), whatever per-item rule the
-Scores were built with.
+Scores were built with. With prompt variants, an "item" here is an (item, prompt) cell: the
+trials are nested in it.
 
 References
 ----------
