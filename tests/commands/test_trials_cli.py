@@ -179,3 +179,13 @@ def test_errors_speak_in_flags(runs, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "3-4 (unequal; a 3-4, b 4-4, c 4-4; each item scored on its own trials)" in err
     assert "trials per item differ" in err
+
+
+def test_one_trial_per_item_gives_no_variance_split(runs, tmp_path, capsys):
+    _, table = runs
+    single = tmp_path / "single.csv"
+    table[table.attempt == 1].to_csv(single, index=False)
+    assert main(["scores", str(single), "--trial-col", "attempt", "--no-verdict"]) == 0
+    captured = capsys.readouterr()
+    assert "120 trials (1 per item, column 'attempt'" in captured.err
+    assert "repeated trials: variance" not in captured.out
