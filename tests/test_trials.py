@@ -81,9 +81,9 @@ def test_read_scores_makes_each_items_score_by_the_rule(rule):
             some, every = brute_force(outcomes, k)
             expected = some if kind == "pass@" else every
         assert got[(model, item)] == pytest.approx(expected, abs=1e-12)
-    assert scores.notes["trials"]["per_item"] == rule
-    assert scores.notes["trials"]["trials_per_item"] == [5, 5]
-    assert scores.notes["trials"]["unequal"] is False
+    assert scores.notes["repeated_trials"]["per_item"] == rule
+    assert scores.notes["repeated_trials"]["trials_per_item"] == [5, 5]
+    assert scores.notes["repeated_trials"]["unequal"] is False
 
 
 def test_per_item_recomputes_from_the_kept_trials_and_units_see_it():
@@ -110,7 +110,7 @@ def test_subset_keeps_the_trials_of_the_kept_cells():
 
 def test_trial_column_found_by_alias_and_in_wide_form():
     table = trial_table().rename(columns={"trial": "epoch"})
-    assert read_scores(table).notes["trials"]["column"] == "epoch"
+    assert read_scores(table).notes["repeated_trials"]["column"] == "epoch"
     wide = (
         trial_table()
         .pivot_table(index=["item", "trial"], columns="model", values="score")
@@ -141,7 +141,7 @@ def test_trials_with_gaps_are_unequal_counts_reported_and_warned():
     gap = (table["model"] == "m1") & (table["item"] == "q01") & (table["trial"] == 2)
     with pytest.warns(rankci.RankciWarning, match="trials per item differ.*m1 3-4.*score it 0"):
         scores = read_scores(table[~gap], per_item="pass@3")
-    record = scores.notes["trials"]
+    record = scores.notes["repeated_trials"]
     assert record["unequal"] is True
     assert record["trials_by_model"] == {"m0": [4, 4], "m1": [3, 4]}
     assert record["cells_with_fewer_trials"] == 1

@@ -179,7 +179,7 @@ class Scores:
         With ``trial`` (a column of repeated trials nested in the item and prompt), each cell's
         trials become one per-item score by ``per_item`` (``"mean"``, ``"pass@K"``,
         ``"pass^K"``; :mod:`rankci.trials`), the trial rows are kept in ``trials`` and their
-        counts in ``notes["trials"]``.
+        counts in ``notes["repeated_trials"]``.
         """
         if not isinstance(frame, pd.DataFrame):
             raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
@@ -287,7 +287,7 @@ class Scores:
             per_item=per_item,
             bounds=bounds,
         )
-        notes = {**(notes or {}), "trials": record}
+        notes = {**(notes or {}), "repeated_trials": record}
         built = cls.from_frame(
             collapsed,
             cluster="cluster" if cluster is not None else None,
@@ -324,7 +324,7 @@ class Scores:
             )
         if rule == self.trials.rule:
             return self
-        notes = {k: v for k, v in self.notes.items() if k != "trials"}
+        notes = {k: v for k, v in self.notes.items() if k != "repeated_trials"}
         kept = {k: v for k, v in notes.get("excluded", {}).items() if k != "inconsistent_prompts"}
         notes.pop("excluded", None)
         if kept:
@@ -336,7 +336,7 @@ class Scores:
             if not str(warning.message).startswith("trials per item differ"):
                 warnings.warn(warning.message, warning.category, stacklevel=2)
         # the trial column keeps the name it had in the table read
-        rescored.notes["trials"]["column"] = self.trials.column
+        rescored.notes["repeated_trials"]["column"] = self.trials.column
         return dataclasses.replace(
             rescored, trials=dataclasses.replace(rescored.trials, column=self.trials.column)
         )

@@ -29,7 +29,7 @@ same table give identical :class:`~rankci.data.Scores`):
 * **Trials.** A trial column (``trial``, ``epoch``, ``repeat``, or ``trial=``) holds repeated
   runs of the same item, nested in the item and prompt; each cell's trials become one per-item
   score by ``per_item=`` (mean, pass@K, pass^K; :mod:`rankci.trials`), with the counts in
-  ``notes["trials"]``.
+  ``notes["repeated_trials"]``.
 """
 
 from __future__ import annotations

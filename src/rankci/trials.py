@@ -21,7 +21,7 @@ refused otherwise, naming the column, or the items and models.
 
 Trial ids are labels: a cell with trials 0, 1, 3 has three trials. A trial id missing from a cell
 that other cells have (a "gap": a model run with fewer trials, or a lost trial) is not an error
-but an unequal count, counted in ``Scores.notes["trials"]`` and warned about, since a trial lost
+but an unequal count, counted in ``Scores.notes["repeated_trials"]`` and warned about, since a trial lost
 to a failure would bias every rule upwards; score such a trial 0 rather than drop it.
 
 numpy and pandas only; :mod:`rankci.data` calls :func:`collapse_trials` from
@@ -215,7 +215,7 @@ def collapse_trials(
 
     ``values`` are the validated numeric scores of ``frame``'s rows. Returns the collapsed long
     table (columns model, item, [cluster], [prompt], score), the JSON-safe record for
-    ``Scores.notes["trials"]`` and the :class:`TrialTable`.
+    ``Scores.notes["repeated_trials"]`` and the :class:`TrialTable`.
 
     Raises
     ------
@@ -303,7 +303,7 @@ def collapse_trials(
 def _trial_record(
     labels: pd.DataFrame, cells: pd.DataFrame, cell_keys: list, trial: str, per_item: str
 ) -> dict:
-    """``notes["trials"]``: counts, unequal counts by model, trial ids missing from cells."""
+    """``notes["repeated_trials"]``: counts, unequal counts by model, trial ids missing from cells."""
     n = cells["size"].to_numpy()
     by_model = cells.groupby("model")["size"].agg(["min", "max"])
     record: dict = {

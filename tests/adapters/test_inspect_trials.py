@@ -80,7 +80,7 @@ def test_epochs_as_trials_give_pass_at_k_and_pass_hat_k_per_item(tmp_path, capsy
     }
     with pytest.warns(rankci.RankciWarning, match="trials per item differ.*mockllm/c 3-3"):
         scores = read_inspect(tmp_path, epochs="trial")
-    record = scores.notes["trials"]
+    record = scores.notes["repeated_trials"]
     assert record["trials_per_item"] == [3, 4] and record["unequal"] is True
     assert record["trials_by_model"]["mockllm/c"] == [3, 3]
     assert scores.prompts is None and scores.n_rows == 3 * N  # one score per (model, item)

@@ -126,7 +126,7 @@ def read_inspect(
         average each item's epochs here into one score. ``trial``: each epoch is a repeated
         trial of the item (the trial column, :mod:`rankci.trials`): the item's score is the mean
         over its epochs, or pass@K / pass^K by ``Scores.per_item``; models with different
-        numbers of epochs keep them all (unequal counts, in ``notes["trials"]``).
+        numbers of epochs keep them all (unequal counts, in ``notes["repeated_trials"]``).
     tasks : sequence of str, optional
         Read only these tasks (glob patterns allowed).
     exclude_tasks : sequence of str, optional

@@ -191,8 +191,8 @@ def reading_summary(scores: Scores, source: str) -> str:
     if scores.prompts is not None:
         parts.append(f"{len(scores.prompts)} prompt variants")
     parts.append(f"{scores.n_rows} scores")
-    if "trials" in notes:
-        parts.append(_trials_phrase(notes["trials"]))
+    if "repeated_trials" in notes:
+        parts.append(_trials_phrase(notes["repeated_trials"]))
     line = f"read {source}" + (f" ({', '.join(how)})" if how else "") + ": " + ", ".join(parts)
     excluded = notes.get("excluded", {})
     if excluded:

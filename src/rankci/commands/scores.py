@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     by_cluster = subscores(scores, result.method, **common) if args.by_cluster else None
     stopped = scores.notes.get("early_stopped")
     split = None
-    if scores.trials is not None and scores.notes["trials"]["trials_per_item"][1] > 1:
+    if scores.trials is not None and scores.notes["repeated_trials"]["trials_per_item"][1] > 1:
         from rankci.analyses.trials import trial_variance
 
         split = trial_variance(scores)
