@@ -21,8 +21,8 @@ refused otherwise, naming the column, or the items and models.
 
 Trial ids are labels: a cell with trials 0, 1, 3 has three trials. A trial id missing from a cell
 that other cells have (a "gap": a model run with fewer trials, or a lost trial) is not an error
-but an unequal count, counted in ``Scores.notes["repeated_trials"]`` and warned about, since a trial lost
-to a failure would bias every rule upwards; score such a trial 0 rather than drop it.
+but an unequal count, counted in ``Scores.notes["repeated_trials"]`` and warned about, since a
+trial lost to a failure would bias every rule upwards; score such a trial 0 rather than drop it.
 
 numpy and pandas only; :mod:`rankci.data` calls :func:`collapse_trials` from
 ``Scores.from_frame(trial=...)``.
@@ -47,6 +47,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "per_item_scores",
+    "per_item_sentence",
 ]
 
 #: what a per-item rule may be, in messages and help
@@ -163,6 +164,25 @@ def per_item_scores(n: np.ndarray, total: np.ndarray, rule: str, binary: bool = 
         raise ValueError(f"{rule} needs 0/1 trial scores")
     successes = np.rint(np.asarray(total, dtype=float)).astype(np.int64)
     return pass_at_k(n, successes, k) if kind == "pass@" else pass_hat_k(n, successes, k)
+
+
+def per_item_sentence(record: dict) -> str:
+    """What a result's scores are, from ``Scores.notes["repeated_trials"]`` (for guarantees).
+
+    Examples
+    --------
+    >>> per_item_sentence({"per_item": "pass@3", "trials_per_item": [5, 5]}).split(", so ")[0]
+    "Each item's score is its unbiased pass@3 over its trials (5 per item)"
+    """
+    rule = record["per_item"]
+    low, high = record["trials_per_item"]
+    counts = f"{low} per item" if low == high else f"{low} to {high} per item"
+    what = "mean over" if rule == "mean" else f"unbiased {rule} over"
+    target = "mean score" if rule == "mean" else f"mean {rule}"
+    return (
+        f"Each item's score is its {what} its trials ({counts}), so a model's score is its "
+        f"{target} over the items."
+    )
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -303,7 +323,7 @@ def collapse_trials(
 def _trial_record(
     labels: pd.DataFrame, cells: pd.DataFrame, cell_keys: list, trial: str, per_item: str
 ) -> dict:
-    """``notes["repeated_trials"]``: counts, unequal counts by model, trial ids missing from cells."""
+    """``notes["repeated_trials"]``: counts, unequal counts by model, trial ids cells lack."""
     n = cells["size"].to_numpy()
     by_model = cells.groupby("model")["size"].agg(["min", "max"])
     record: dict = {

@@ -68,6 +68,12 @@ def test_rank_json_scores_are_the_enumerated_pass_at_k(runs, tmp_path):
     )
     payload = json.loads(out.read_text())
     scores = {row["model"]: row["score"] for row in payload["models"]}
+    # the result says what its scores are
+    assert payload["details"]["repeated_trials"]["per_item"] == "pass@3"
+    assert payload["guarantee"].endswith(
+        "Each item's score is its unbiased pass@3 over its trials (4 per item), so a model's "
+        "score is its mean pass@3 over the items."
+    )
     for model, group in table.groupby("model"):
         per_item = [
             enumerate_pass(g["correct"].tolist(), 3, False) for _, g in group.groupby("question")
