@@ -20,6 +20,7 @@ prompt        mean over all clusters and questions             new prompt varian
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -136,6 +137,9 @@ class Scores:
     item_cluster: np.ndarray | None
     score: np.ndarray
     notes: dict = field(default_factory=dict)
+    #: the trial rows, when the table had a trial column (:mod:`rankci.trials`); ``score`` then
+    #: holds each cell's per-item score by ``trials.rule``
+    trials: object = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -151,6 +155,8 @@ class Scores:
         bounds: tuple[float, float] | None = (0.0, 1.0),
         notes: dict | None = None,
         lines: Sequence[int] | None = None,
+        trial: str | None = None,
+        per_item: str = "mean",
     ) -> Scores:
         """Validate a long table (one row per model, item and prompt) into Scores.
 
@@ -174,10 +180,17 @@ class Scores:
             Naming the column, row, model or item: a missing column, an empty label, a
             non-numeric, missing, non-finite or out-of-range score, a duplicated
             (model, item, prompt) row, an item in two clusters, fewer than two models.
+
+        With ``trial`` (a column of repeated trials nested in the item and prompt), each cell's
+        trials become one per-item score by ``per_item`` (``"mean"``, ``"pass@K"``,
+        ``"pass^K"``; :mod:`rankci.trials`), the trial rows are kept in ``trials`` and their
+        counts in ``notes["repeated_trials"]``.
         """
         if not isinstance(frame, pd.DataFrame):
             raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
         roles = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
+        if trial is not None:
+            roles["trial"] = trial
         for role, column in roles.items():
             if column is not None and column not in frame.columns:
                 available = ", ".join(repr(str(c)) for c in frame.columns)
@@ -188,6 +201,10 @@ class Scores:
             raise ValueError("the table has no rows")
         frame = frame.reset_index(drop=True)
         place = row_place(lines)
+        if trial is not None:
+            return cls._from_trials(
+                frame, model, item, score, cluster, prompt, bounds, notes, trial, per_item, place
+            )
 
         model_code, models = _factorize(frame[model], model, "model", place=place)
         item_code, items = _factorize(frame[item], item, "item", place=place)
@@ -251,6 +268,95 @@ class Scores:
             item_cluster=item_cluster,
             score=values,
             notes=notes,
+        )
+
+    @classmethod
+    def _from_trials(
+        cls, frame, model, item, score, cluster, prompt, bounds, notes, trial, per_item, place
+    ) -> Scores:
+        """from_frame with a trial column: validate, collapse each cell's trials, keep them."""
+        from rankci.trials import collapse_trials, parse_per_item
+
+        parse_per_item(per_item)
+        _factorize(frame[model], model, "model", place=place)
+        _factorize(frame[item], item, "item", place=place)
+        values = _numeric_scores(frame, score, model, item, bounds, place)
+        collapsed, record, table = collapse_trials(
+            frame,
+            values,
+            model=model,
+            item=item,
+            trial=trial,
+            score=score,
+            cluster=cluster,
+            prompt=prompt,
+            per_item=per_item,
+            bounds=bounds,
+        )
+        notes = {**(notes or {}), "repeated_trials": record}
+        built = cls.from_frame(
+            collapsed,
+            cluster="cluster" if cluster is not None else None,
+            prompt="prompt" if prompt is not None else None,
+            bounds=bounds,
+            notes=notes,
+        )
+        return dataclasses.replace(built, trials=table)
+
+    def per_item(self, rule: str) -> Scores:
+        """The same trials with another per-item rule (``"mean"``, ``"pass@K"``, ``"pass^K"``).
+
+        Scores without a trial column accept only ``"mean"`` (returned unchanged, one score per
+        item being its own mean).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"model": list("aaaabbbb"), "item": list("xxyyxxyy"),
+        ...                       "trial": [0, 1] * 4, "score": [1, 0, 1, 1, 0, 0, 1, 0]})
+        >>> scores = Scores.from_frame(table, trial="trial")
+        >>> scores.score.tolist(), scores.per_item("pass@2").score.tolist()
+        ([0.5, 1.0, 0.0, 0.5], [1.0, 1.0, 0.0, 1.0])
+        """
+        from rankci.trials import parse_per_item
+
+        parse_per_item(rule)
+        if self.trials is None:
+            if rule == "mean":
+                return self
+            raise ValueError(
+                f"per_item={rule!r} needs repeated trials: these scores have no trial column "
+                "(name it with trial=...)"
+            )
+        if rule == self.trials.rule:
+            return self
+        notes = {k: v for k, v in self.notes.items() if k != "repeated_trials"}
+        kept = {k: v for k, v in notes.get("excluded", {}).items() if k != "inconsistent_prompts"}
+        notes.pop("excluded", None)
+        if kept:
+            notes["excluded"] = kept
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rescored = self._rescore(rule, notes)
+        for warning in caught:  # the unequal counts were said when the trials were read
+            if not str(warning.message).startswith("trials per item differ"):
+                warnings.warn(warning.message, warning.category, stacklevel=2)
+        # the trial column keeps the name it had in the table read
+        rescored.notes["repeated_trials"]["column"] = self.trials.column
+        return dataclasses.replace(
+            rescored, trials=dataclasses.replace(rescored.trials, column=self.trials.column)
+        )
+
+    def _rescore(self, rule: str, notes: dict) -> Scores:
+        return Scores.from_frame(
+            self.trials.frame.rename(columns={"score": self.trials.score_column}),
+            cluster="cluster" if self.clusters is not None else None,
+            prompt="prompt" if self.prompts is not None else None,
+            score=self.trials.score_column,
+            bounds=self.trials.bounds,
+            notes=notes,
+            trial="trial",
+            per_item=rule,
         )
 
     @classmethod
@@ -471,6 +577,7 @@ class Scores:
             item_cluster=None if item_cluster is None else item_cluster.astype(np.int32),
             score=self.score[keep],
             notes=notes,
+            trials=_subset_trials(self, model_codes, keep),
         )
 
     def _items_per_cluster(self, keep: np.ndarray, k: object, rng: object, record: dict):
@@ -652,6 +759,25 @@ class Scores:
 
 
 # ---------------------------------------------------------------------- helpers
+def _subset_trials(scores: Scores, model_codes: np.ndarray, keep: np.ndarray):
+    """The trial rows of the cells a subset keeps (None without trials)."""
+    if scores.trials is None:
+        return None
+    frame = scores.trials.frame
+    kept = pd.DataFrame(
+        {
+            "model": np.asarray(scores.models, dtype=object)[scores.model_code[keep]],
+            "item": np.asarray(scores.items, dtype=object)[scores.item_code[keep]],
+        }
+    )
+    keys = ["model", "item"]
+    if scores.prompt_code is not None:
+        kept["prompt"] = np.asarray(scores.prompts, dtype=object)[scores.prompt_code[keep]]
+        keys.append("prompt")
+    rows = frame.merge(kept, on=keys, how="inner")[frame.columns]
+    return dataclasses.replace(scores.trials, frame=rows.reset_index(drop=True))
+
+
 _DECIMAL_COMMA = re.compile(r"[+-]?(\d+,\d*|,\d+)")
 
 

@@ -36,6 +36,10 @@ same table give identical :class:`~rankci.data.Scores`):
   (:data:`rankci.data.PROMPT_RULE`); the rows of a variant some model lacks are left out and
   counted in ``notes["excluded"]`` and in every result's ``excluded``. A single missing cell of
   a shared variant is an ordinary missing cell, handled by ``missing=`` as any other.
+* **Trials.** A trial column (``trial``, ``epoch``, ``repeat``, or ``trial=``) holds repeated
+  runs of the same item, nested in the item and prompt; each cell's trials become one per-item
+  score by ``per_item=`` (mean, pass@K, pass^K; :mod:`rankci.trials`), with the counts in
+  ``notes["repeated_trials"]``.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "score": ("score", "correct", "is_correct", "acc", "accuracy", "value"),
     "cluster": ("cluster", "subject", "category", "task", "topic", "domain"),
     "prompt": ("prompt", "prompt_variant", "variant", "template", "prompt_id"),
+    "trial": ("trial", "trial_id", "epoch", "repeat"),
 }
 
 _EXTENSIONS = {
@@ -112,6 +117,8 @@ def read_scores(
     layout: str = "auto",
     format: str = "auto",
     bounds: tuple[float, float] | None = (0.0, 1.0),
+    trial: str | None = None,
+    per_item: str = "mean",
 ) -> Scores:
     """Read and validate per-item scores.
 
@@ -139,6 +146,13 @@ def read_scores(
         File format; ``auto`` uses the file extension. For text files the delimiter is detected.
     bounds : (float, float) or None, default (0, 1)
         Allowed score range; None accepts any finite score.
+    trial : str, optional
+        The column of repeated trials (looked up among ``trial``, ``trial_id``, ``epoch``,
+        ``repeat`` when not named; ``""`` for none). Each (model, item[, prompt]) cell's trials
+        become one score by ``per_item``.
+    per_item : str, default "mean"
+        ``"mean"``, ``"pass@K"`` or ``"pass^K"`` (:mod:`rankci.trials`); pass@K and pass^K need
+        a trial column, 0/1 scores and at least K trials in every cell.
 
     Returns
     -------
@@ -184,6 +198,8 @@ def read_scores(
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     given = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
+    given["trial"] = trial
+    given["per_item"] = per_item
     decimal_comma = bool(text and text.get("delimiter") == ";")
     if layout == "auto":
         layout = _layout(frame, given, decimal_comma if text and "delimiter" in text else None)
@@ -627,7 +643,7 @@ def _layout(frame: pd.DataFrame, given: dict, decimal_comma: bool | None) -> str
     if votes is not None:
         raise ValueError(vote_table_message(votes))
     text = decimal_comma is not None
-    ids = _resolve(frame, given, ("item", "cluster", "prompt"))
+    ids = _resolve(frame, given, ("item", "cluster", "prompt", "trial"))
     others = [c for c in frame.columns if c not in ids.values()]
     not_numeric = [c for c in others if not _numeric_like(frame[c], text, bool(decimal_comma))]
     if ids["item"] is not None and others and not not_numeric:
@@ -705,7 +721,11 @@ def _read_long(
     notes: dict,
     lines=None,
 ) -> Scores:
-    columns = _resolve(frame, given, ("model", "item", "score", "cluster", "prompt"))
+    columns = _resolve(frame, given, ("model", "item", "score", "cluster", "prompt", "trial"))
+    trial = columns.pop("trial")
+    if trial is not None:
+        columns["trial"] = trial
+    _trials_need_column(trial, given)
     for role in ("model", "item", "score"):
         if columns[role] is None:
             available = ", ".join(repr(c) for c in frame.columns)
@@ -725,7 +745,22 @@ def _read_long(
         bounds=bounds,
         notes={"layout": "long", "columns": columns, **notes},
         lines=lines,
+        trial=trial,
+        per_item=given.get("per_item", "mean"),
     )
+
+
+def _trials_need_column(trial: str | None, given: dict) -> None:
+    """pass@K / pass^K without a trial column is an error naming the argument."""
+    rule = given.get("per_item", "mean")
+    if trial is None and rule != "mean":
+        from rankci.trials import parse_per_item
+
+        parse_per_item(rule)
+        raise ValueError(
+            f"per_item={rule!r} needs repeated trials, but the table has no trial column "
+            f"(looked for {', '.join(ALIASES['trial'])}); name it with trial=..."
+        )
 
 
 def _read_wide(
@@ -742,7 +777,11 @@ def _read_wide(
             "model= and score= name columns of the long form; in wide form every other column "
             "is a model (pass layout='long' if the table is long)"
         )
-    columns = _resolve(frame, given, ("item", "cluster", "prompt"))
+    columns = _resolve(frame, given, ("item", "cluster", "prompt", "trial"))
+    trial = columns.pop("trial")
+    if trial is not None:
+        columns["trial"] = trial
+    _trials_need_column(trial, given)
     id_columns = [c for c in columns.values() if c is not None]
     model_columns = [c for c in frame.columns if c not in id_columns]
     if not model_columns:
@@ -787,6 +826,8 @@ def _read_wide(
         bounds=bounds,
         notes={"layout": "wide", "columns": columns, "empty_cells": int(empty.sum()), **notes},
         lines=None if lines is None else _Rows(lines, long["__row__"].to_numpy()),
+        trial=trial,
+        per_item=given.get("per_item", "mean"),
     )
 
 

@@ -154,7 +154,17 @@ def _rank_with(scores: Scores, spec: MethodSpec, rng: object) -> Ranking:
 
 
 def _flag_early_stopping(ranking: Ranking, scores: Scores) -> Ranking:
-    """The ranking of scores read from logs written under early stopping says so (issue 15)."""
+    """The ranking of scores read from logs written under early stopping says so (issue 15);
+    that of per-item scores made from repeated trials says by which rule (rankci.trials)."""
+    trials = scores.notes.get("repeated_trials")
+    if trials:
+        from rankci.trials import per_item_sentence
+
+        ranking = replace(
+            ranking,
+            details={**ranking.details, "repeated_trials": jsonable(trials)},
+            guarantee=ranking.guarantee + " " + per_item_sentence(trials),
+        )
     stopped = scores.notes.get("early_stopped")
     if not stopped:
         return ranking

@@ -107,8 +107,9 @@ def read_log(
     trials : {"all", "first", "common", "mean"}, optional
         HELM train trials (default ``all``: each trial a prompt variant; see
         :func:`rankci.adapters.read_helm`).
-    epochs : {"prompt", "mean"}, optional
-        Inspect epochs: prompt variants (default) or averaged per item.
+    epochs : {"prompt", "mean", "trial"}, optional
+        Inspect epochs: prompt variants (default), averaged per item, or repeated trials of
+        the item (:mod:`rankci.trials`; ``Scores.per_item`` then gives pass@K / pass^K).
     as_frame : bool, default False
         Return the long table instead of Scores (one model's logs, or logs to combine later).
 

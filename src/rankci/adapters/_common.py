@@ -302,6 +302,7 @@ def build_scores(
     models_found: Iterable[str] = (),
     as_frame: bool = False,
     reasons: Mapping[str, str] | None = None,
+    trial: bool = False,
 ) -> Scores | pd.DataFrame:
     """Validate the collected long table into Scores, reporting missing items.
 
@@ -356,6 +357,7 @@ def build_scores(
             stacklevel=3,
         )
     columns = ["model", "item", *(["cluster"] if cluster else []), *(["prompt"] if prompt else [])]
+    columns += ["trial"] if trial else []
     if as_frame:
         table = frame[[*columns, "score"]].reset_index(drop=True)
         table.attrs["notes"] = notes
@@ -375,6 +377,7 @@ def build_scores(
         prompt="prompt" if prompt else None,
         bounds=bounds,
         notes=notes,
+        trial="trial" if trial else None,
     )
 
 

@@ -85,7 +85,7 @@ from rankci.data import Scores
 
 __all__ = ["read_inspect", "inspect_value_to_float", "EPOCHS"]
 
-EPOCHS = ("prompt", "mean")
+EPOCHS = ("prompt", "mean", "trial")
 _ZSTD = 93  # zip compression method of Zstandard
 
 
@@ -124,7 +124,10 @@ def read_inspect(
     epochs : {"prompt", "mean"}
         ``prompt``: each epoch is a repeat (the prompt column, ``epoch1``, ``epoch2``, ...), so
         ``unit="item"`` averages the epochs and ``unit="prompt"`` compares epochs. ``mean``:
-        average each item's epochs here into one score.
+        average each item's epochs here into one score. ``trial``: each epoch is a repeated
+        trial of the item (the trial column, :mod:`rankci.trials`): the item's score is the mean
+        over its epochs, or pass@K / pass^K by ``Scores.per_item``; models with different
+        numbers of epochs keep them all (unequal counts, in ``notes["repeated_trials"]``).
     tasks : sequence of str, optional
         Read only these tasks (glob patterns allowed).
     exclude_tasks : sequence of str, optional
@@ -169,7 +172,7 @@ def read_inspect(
     >>> folder.cleanup()
     """
     if epochs not in EPOCHS:
-        raise ValueError(f"unknown epochs {epochs!r}; choose one of 'prompt', 'mean'")
+        raise ValueError(f"unknown epochs {epochs!r}; choose one of 'prompt', 'mean', 'trial'")
     logs, not_logs = [], {}
     for path, scanned in _find_logs(expand_sources(source, "Inspect logs")):
         try:
@@ -298,6 +301,8 @@ def read_inspect(
     if epochs == "mean":
         keys = ["model", "item"] + (["cluster"] if cluster is not None else [])
         long = long.groupby(keys, sort=False, as_index=False)["score"].mean()
+    elif epochs == "trial":
+        long["trial"] = long["epoch"].astype(str)
     elif with_epochs:
         long["prompt"] = epoch_labels(long["epoch"].to_numpy())
     notes = {
@@ -335,6 +340,7 @@ def read_inspect(
         long.drop(columns=["epoch"], errors="ignore"),
         cluster=cluster is not None,
         prompt=epochs == "prompt" and with_epochs,
+        trial=epochs == "trial",
         bounds=bounds,
         notes=notes,
         source="Inspect",

@@ -106,6 +106,20 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
         "model has is excluded (and counted)",
     )
     group.add_argument(
+        "--trial-col",
+        help="repeated-trial column, nested in the item (default: trial, trial_id, epoch, "
+        "repeat); '' for none; each item's trials become one score by --per-item",
+    )
+    group.add_argument(
+        "--per-item",
+        default="mean",
+        metavar="RULE",
+        help="the score of an item from its repeated trials (--trial-col, Inspect --epochs "
+        "trial): mean (default), pass@K (unbiased: some of K trials pass) or pass^K (all K "
+        "pass); pass@K and pass^K need 0/1 scores and at least K trials on every item. Not "
+        "HELM's --trials, which picks train trials",
+    )
+    group.add_argument(
         "--bounds",
         nargs=2,
         type=float,
@@ -154,16 +168,18 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
     group.add_argument(
         "--trials",
         choices=("all", "first", "common", "mean"),
-        help="HELM logs: the train trials read (default all: each trial a prompt variant; "
-        "first: trial 0; common: per scenario the trials every model ran; mean: each item's "
-        "mean over its trials)",
+        help="HELM logs: the train trials read, i.e. in-context example draws, not repeated "
+        "samples (default all: each trial a prompt variant; first: trial 0; common: per "
+        "scenario the trials every model ran; mean: each item's mean over its trials); "
+        "repeated samples of an item are --trial-col / --per-item",
     )
     group.add_argument(
         "--epochs",
-        choices=("prompt", "mean"),
+        choices=("prompt", "mean", "trial"),
         help="Inspect logs: 'prompt' reads each epoch as a prompt variant (default; an epoch "
         "that not every model has is left out for every model, and counted), 'mean' averages "
-        "each item's epochs",
+        "each item's epochs, 'trial' reads each epoch as a repeated trial of the item (scored "
+        "by --per-item; unequal epochs per model kept and reported)",
     )
 
 

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-_TABLE_ONLY = ("model_col", "score_col", "prompt_col", "bounds")
+_TABLE_ONLY = ("model_col", "score_col", "prompt_col", "trial_col", "bounds")
 
 
 #: log-reading options, by their flags (refused for tables)
@@ -83,9 +83,36 @@ def load_data(
     if isinstance(source, (str, os.PathLike)) and not glob.has_magic(text):
         if not os.path.exists(text):
             raise FileNotFoundError(f"no such file or directory: {text!r}")
-    scores = _read(args, source, cluster)
+    try:
+        scores = _read(args, source, cluster)
+        rule = getattr(args, "per_item", "mean") or "mean"
+        if rule != "mean" or scores.trials is not None:
+            scores = _per_item(scores, rule)
+    except ValueError as error:
+        raise ValueError(_trial_flags(str(error))) from None
     print(f"rankci: {reading_summary(scores, text)}", file=sys.stderr)
     return scores
+
+
+def _per_item(scores: Scores, rule: str) -> Scores:
+    """The per-item rule of ``--per-item`` applied to what was read (tables and logs)."""
+    from rankci.trials import parse_per_item
+
+    parse_per_item(rule, "--per-item")
+    return scores.per_item(rule)
+
+
+_TRIAL_FLAGS = "--trial-col; Inspect logs: --epochs trial"
+
+
+def _trial_flags(message: str) -> str:
+    """The trial keywords of the library's messages in flag words."""
+    return (
+        message.replace("per_item=", "--per-item ")
+        .replace("per_item must", "--per-item must")
+        .replace("(name it with trial=...)", f"(name it with {_TRIAL_FLAGS})")
+        .replace("name it with trial=...", f"name it with {_TRIAL_FLAGS}")
+    )
 
 
 def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
@@ -143,6 +170,8 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             layout=args.layout,
             format=fmt,
             bounds=bounds,
+            trial=getattr(args, "trial_col", None),
+            per_item=_table_rule(args),
         )
     except ValueError:
         layout = vote_layout_of(source, args)
@@ -195,6 +224,15 @@ def vote_table_refusal(args: argparse.Namespace, source, layout: str, forced: bo
     )
 
 
+def _table_rule(args: argparse.Namespace) -> str:
+    """``--per-item`` for a table read with a trial column (else checked after reading)."""
+    from rankci.trials import parse_per_item
+
+    rule = getattr(args, "per_item", "mean") or "mean"
+    parse_per_item(rule, "--per-item")
+    return rule
+
+
 def reading_summary(scores: Scores, source: str) -> str:
     """One line: what was read from ``source`` (models, items, clusters, prompts, scores) and
     what was excluded or left unscored, and why."""
@@ -212,6 +250,8 @@ def reading_summary(scores: Scores, source: str) -> str:
     if scores.prompts is not None:
         parts.append(f"{len(scores.prompts)} prompt variants")
     parts.append(f"{scores.n_rows} scores")
+    if "repeated_trials" in notes:
+        parts.append(_trials_phrase(notes["repeated_trials"]))
     line = f"read {source}" + (f" ({', '.join(how)})" if how else "") + ": " + ", ".join(parts)
     excluded = notes.get("excluded", {})
     if excluded:
@@ -232,6 +272,21 @@ def reading_summary(scores: Scores, source: str) -> str:
         shown = ", ".join(f"{m} {c}" for c, m in worst[:3]) + (", ..." if len(worst) > 3 else "")
         line += f"; {unscored} cells not scored ({shown}): --missing decides"
     return line + "".join(_log_notes(notes))
+
+
+def _trials_phrase(record: dict) -> str:
+    """The trials part of the reading summary: counts, unequal counts, the per-item rule."""
+    low, high = record["trials_per_item"]
+    count = f"{low}" if low == high else f"{low}-{high} (unequal"
+    if low != high:
+        by_model = record.get("trials_by_model", {})
+        shown = ", ".join(f"{m} {a}-{b}" for m, (a, b) in list(by_model.items())[:3])
+        more = ", ..." if len(by_model) > 3 else ""
+        count += f"; {shown}{more}; each item scored on its own trials)"
+    return (
+        f"{record['trial_rows']} trials ({count} per item, column {record['column']!r}; "
+        f"per-item score: {record['per_item']})"
+    )
 
 
 def _log_notes(notes: dict) -> list[str]:

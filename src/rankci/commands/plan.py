@@ -76,6 +76,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only the items every model has (default, as in rankci rank) or each model on the "
         "items it has",
     )
+    trials = parser.add_argument_group("items x trials (DATA with repeated trials: --trial-col)")
+    trials.add_argument(
+        "--trials-per-item",
+        type=int,
+        nargs="+",
+        metavar="T",
+        help="trials per item to plan for, beside --items (default 1 2 5 10); the budgets are "
+        "every --items x --trials-per-item",
+    )
+    trials.add_argument(
+        "--max-items",
+        type=int,
+        metavar="N",
+        help="the most items there are, for the cheapest split of --target-width (default: "
+        "the pilot's items)",
+    )
+    trials.add_argument(
+        "--item-cost",
+        type=float,
+        default=0.0,
+        metavar="C",
+        help="cost of one more item in units of one trial (default 0: only runs cost)",
+    )
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -93,9 +116,66 @@ def run(args: argparse.Namespace) -> int:
     )
     sizes = args.items or sorted({max(2, round(pilot.n_pilot * f)) for f in (0.5, 1, 2, 4)})
     payload = _payload(pilot, sizes, args)
+    if scores.trials is not None:
+        payload["items_x_trials"] = _trials_payload(scores, sizes, args)
+    elif args.trials_per_item or args.max_items is not None:
+        raise ValueError(
+            f"{'--trials-per-item' if args.trials_per_item else '--max-items'} plans repeated "
+            "trials, but DATA has none: name the trial column with --trial-col (Inspect logs: "
+            "--epochs trial)"
+        )
     text = to_json(command_record(payload, args)) if args.format == "json" else None
     emit(text or _text(pilot, payload), args)
     return 0
+
+
+def _trials_payload(scores, sizes: list[int], args: argparse.Namespace) -> dict:
+    from rankci.analyses.trials import plan_trials
+
+    if args.item_cost < 0:
+        raise ValueError(f"--item-cost must be >= 0, got {args.item_cost:g}")
+    for flag, values in (("--trials-per-item", args.trials_per_item), ("--items", args.items)):
+        if values and min(values) < 1:
+            raise ValueError(f"{flag} must be positive integers, got {min(values)}")
+    if args.max_items is not None and args.max_items < 2:
+        raise ValueError(f"--max-items must be at least 2, got {args.max_items}")
+    result = plan_trials(
+        scores,
+        items=sizes,
+        trials=args.trials_per_item,
+        alpha=args.alpha,
+        target_width=args.target_width,
+        max_items=args.max_items,
+        item_cost=args.item_cost,
+        multiplicity=args.multiplicity,
+    )
+    return {
+        "budgets": jsonable(result.budgets.to_dict(orient="records")),
+        "cheapest": jsonable(result.cheapest),
+        "components": jsonable(result.components.to_dict(orient="records")),
+    }
+
+
+def _trials_text(payload: dict) -> list[str]:
+    import pandas as pd
+
+    lines = [
+        "",
+        "items x trials: widest model's interval width, expected share of pairs separated "
+        "(resolution), cost = items x trials",
+        text_table(pd.DataFrame(payload["budgets"])),
+    ]
+    cheapest = payload["cheapest"]
+    if cheapest is not None:
+        if cheapest["feasible"]:
+            lines.append(
+                f"cheapest split for width {cheapest['target_width']:g}: {cheapest['items']} "
+                f"items x {cheapest['trials']} trials (at most {cheapest['max_items']} items; "
+                f"item cost {cheapest['item_cost']:g} trials)"
+            )
+        else:
+            lines.append(f"width {cheapest['target_width']:g} not reachable: {cheapest['why']}")
+    return lines
 
 
 def _finite(value: float):
@@ -184,6 +264,8 @@ def _text(pilot: Plan, payload: dict) -> str:
         lines += [
             f"  n = {row['n']}: probability {row['probability']:.3f}" for row in pair["probability"]
         ]
+    if "items_x_trials" in payload:
+        lines += _trials_text(payload["items_x_trials"])
     lines += [
         "",
         "Normal approximation from the pilot's variances; observed differences are estimates, "

@@ -139,7 +139,12 @@ def run(args: argparse.Namespace) -> int:
     # the method auto chose for the whole data holds within every cluster too
     by_cluster = subscores(scores, result.method, **common) if args.by_cluster else None
     stopped = scores.notes.get("early_stopped")
-    emit(render(result, by_cluster, args.format, args, early_stopped=stopped), args)
+    split = None
+    if scores.trials is not None and scores.notes["repeated_trials"]["trials_per_item"][1] > 1:
+        from rankci.analyses.trials import trial_variance
+
+        split = trial_variance(scores)
+    emit(render(result, by_cluster, args.format, args, early_stopped=stopped, trials=split), args)
     return 0
 
 
@@ -149,6 +154,7 @@ def render(
     fmt: str,
     args: argparse.Namespace | None = None,
     early_stopped: dict | None = None,
+    trials=None,
 ) -> str:
     """The command's output; ``early_stopped`` (``Scores.notes["early_stopped"]``) flags
     adaptively stopped data: a line in the table, the key ``early_stopped`` in the JSON."""
@@ -162,6 +168,10 @@ def render(
             from rankci._base import jsonable
 
             payload["early_stopped"] = jsonable(early_stopped)
+        if trials is not None:
+            from rankci._base import jsonable
+
+            payload["trial_variance"] = jsonable(trials.table.to_dict(orient="records"))
         return to_json(payload, args)
     if fmt == "csv":
         frame = result.to_frame().assign(cluster=None)
@@ -177,8 +187,25 @@ def render(
     if by_cluster is not None:
         for name, part in by_cluster.intervals.items():
             blocks.append(_block(part, title=f"cluster {name!r}"))
+    if trials is not None:
+        blocks.append(_trials_block(trials))
     blocks.append(result.guarantee + "\n" + target_sentence(result.unit))
     return "\n\n".join(blocks)
+
+
+def _trials_block(split) -> str:
+    """The variance split of the trials (rankci.analyses.trials.trial_variance)."""
+    columns = "model items trials between within icc flip_rate se_new_items se_rerun"
+    table = split.table[columns.split()]
+    return "\n".join(
+        [
+            "repeated trials: variance of the per-trial scores between items and within items "
+            "(one-way ANOVA); flip_rate: share of items whose trials disagree; se_new_items: "
+            "the score's SE for new items, se_rerun: for rerunning the same items",
+            "",
+            text_table(table, floatfmt=".4f"),
+        ]
+    )
 
 
 def _summary(result: ScoreIntervals) -> str:
