@@ -14,7 +14,8 @@ from scipy import stats
 
 import rankci
 from rankci._base import RankciWarning
-from rankci.analyses.ppi import MIN_LABELS, ppi_labels_needed, ppi_scores
+from rankci.analyses.ppi import MIN_LABELS, ppi_labels_needed, ppi_pairwise, ppi_scores
+from rankci.certify.holm import certify_holm
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ppi"
 DATA = pd.read_csv(FIXTURES / "data.csv", dtype={"item": str})
@@ -136,6 +137,63 @@ def test_effective_labels_and_three_fits():
     assert "PPIScores(3 models, 300 items" in repr(result)
 
 
+def test_per_pair_lam_equals_ppi_python_on_the_difference():
+    result = fit("uniform")
+    evidence = ppi_pairwise(result)
+    pairs = pd.read_csv(FIXTURES / "expected_pairs.csv")
+    N = result.n_items
+    idx = {m: k for k, m in enumerate(result.models)}
+    j = pairs["first"].map(idx).to_numpy()
+    l = pairs["second"].map(idx).to_numpy()
+    lam = np.asarray(evidence.options["lam"], dtype=float)
+    np.testing.assert_allclose(lam[j, l], pairs["slope"], rtol=1e-9)
+    np.testing.assert_allclose(evidence.estimate[j, l], pairs["est"], rtol=1e-9, atol=1e-13)
+    half = (pairs["upper"] - pairs["lower"]) / 2
+    np.testing.assert_allclose(evidence.se[j, l] * np.sqrt((N - 1) / N) * Z, half, rtol=1e-9)
+
+
+def test_per_pair_moments_equal_the_paired_t_on_explicit_difference_units():
+    """The closed form against the units d_i built one pair at a time (stratified weights)."""
+    frame = DATA[DATA["case"] == "stratified"].drop(columns="case")
+    # one labelled set for all models (the stratified case draws it per item already)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        result = ppi_scores(frame, sampling="stratified", inclusion="pi")
+    evidence = ppi_pairwise(result, delta=0.01)
+    F, H, W = (result.arrays[k] for k in "FHW")
+    N = F.shape[0]
+    for j in range(3):
+        for l in range(3):
+            if j == l:
+                continue
+            w = W[:, j]
+            lab = w > 0
+            f, h = F[:, j] - F[:, l], H[:, j] - H[:, l]
+            lam = np.polyfit(f[lab], h[lab], 1, w=np.sqrt(w[lab]))[0]
+            g = np.where(lab, h - lam * f, 0.0)
+            gbar = (w * g).sum() / w.sum()
+            d = lam * f + gbar + w * np.where(lab, g - gbar, 0.0)
+            t = stats.ttest_1samp(d, 0.01, alternative="greater")
+            assert evidence.estimate[j, l] == pytest.approx(d.mean(), rel=1e-9)
+            assert evidence.statistic[j, l] == pytest.approx(t.statistic, rel=1e-8)
+            assert evidence.pvalue[j, l] == pytest.approx(t.pvalue, rel=1e-7, abs=1e-15)
+            assert evidence.n[j, l] == N
+    with pytest.warns(RankciWarning, match="nothing is certified: .* ppi\\+\\+ t"):
+        ranking = certify_holm(evidence, 0.05).ranking()
+    assert ranking.lower.tolist() == [1, 1, 1]
+
+
+def test_per_pair_refuses_labels_that_differ_between_models():
+    frame = frame_uniform()
+    first = frame.index[(frame["model"] == "gamma") & frame["human"].notna()][0]
+    frame.loc[first, "human"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        result = ppi_scores(frame)
+    with pytest.raises(ValueError, match="model 'gamma''s differ from model 'alpha''s"):
+        ppi_pairwise(result)
+
+
 # ------------------------------------------------------------------------------ bad input
 
 
@@ -178,7 +236,7 @@ def test_bad_inclusion_and_sampling():
         ppi_scores(frame, sampling="stratified", inclusion="pi")
     with pytest.raises(ValueError, match="sampling"):
         ppi_scores(frame, sampling="random")
-    with pytest.raises(ValueError, match='lam must be "auto" or a number'):
+    with pytest.raises(ValueError, match='lam must be "auto", a number or a dict'):
         ppi_scores(frame, lam="per-model")
 
 

@@ -58,6 +58,8 @@ from scipy import stats
 
 from rankci._base import RankciWarning, check_alpha, check_choice, jsonable
 from rankci.data import Scores
+from rankci.evidence.moments import variance_is_zero
+from rankci.evidence.pairwise import Pairwise
 
 __all__ = [
     "MIN_LABELS",
@@ -66,6 +68,7 @@ __all__ = [
     "PPIScores",
     "ppi_scores",
     "ppi_labels_needed",
+    "ppi_pairwise",
 ]
 
 #: Below this many human labels for a model, the PPI intervals rest on asymptotics the study
@@ -126,6 +129,7 @@ class PPIScores:
     fits: pd.DataFrame
     lam_rule: str = "auto"
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    arrays: dict = field(default_factory=dict)  # F, H, W (N x M): the design, for ppi_pairwise
 
     @property
     def effective_labels(self) -> np.ndarray:
@@ -183,7 +187,7 @@ def ppi_scores(
     cluster: str | None = None,
     sampling: str = "uniform",
     inclusion: str | None = None,
-    lam: str | float = "auto",
+    lam: str | float | dict = "auto",
     bounds: tuple[float, float] | None = (0.0, 1.0),
 ) -> PPIScores:
     """Every model's mean on the human scale from judge scores and a human-labelled subset.
@@ -210,10 +214,11 @@ def ppi_scores(
     inclusion : str, optional
         With ``sampling="stratified"``: the column of each row's probability (in (0, 1]) of
         having been labelled; needed on the labelled rows.
-    lam : "auto" or float
+    lam : "auto", float or dict
         ``"auto"`` (PPI++): each model's lam is the weighted least-squares slope of h on f
         over its labelled items, the variance-minimising value of this all-items form. A number:
-        that lam for every model (1 is the classic PPI, 0 the human-only mean).
+        that lam for every model (1 is the classic PPI, 0 the human-only mean). A dict: one
+        number per model (for example lam chosen on other data).
     bounds : (float, float) or None
         The score range; a judge or human score outside it is an error (None: any finite).
 
@@ -367,6 +372,7 @@ def ppi_scores(
         fits=fits,
         lam_rule=lam_rule,
         warnings=tuple(notes),
+        arrays={"F": F, "H": H, "W": W},
     )
 
 
@@ -438,6 +444,126 @@ def ppi_labels_needed(
     return int(min(np.ceil(n - 1e-9), n_items)) if np.isfinite(n) else n_items
 
 
+def ppi_pairwise(fit: PPIScores, delta: float = 0.0) -> Pairwise:
+    """PPI++ evidence for every ordered pair with its own lam: the lam of the difference.
+
+    For the pair (j, l), ``f_d = f_j - f_l`` and ``h_d = h_j - h_l`` on the labelled items
+    (the same for every model), the tuned ``lam_jl = Cov_w(h_d, f_d) / Var_w(f_d)`` and the
+    rectified difference units ``d_i = lam_jl f_d,i + gbar_d + w_i (g_d,i - gbar_d)``
+    (``g_d = h_d - lam_jl f_d``) give the estimate ``theta_jl = mean_i d_i`` and the paired t
+    ``(theta_jl - delta) / (s_d / sqrt(N))`` with N - 1 df, exactly as the paired t on those
+    units; all pairs at once from M x M weighted moment matrices, without forming the units:
+
+        sum_i (d_i - dbar)^2 = lam^2 N Var(f_d) + sum_i w_i^2 (g_d,i - gbar_d)^2
+
+    (the cross term vanishes at the tuned lam). A model's own lam (:func:`ppi_scores`) is the
+    right one for its mean, not for a difference: with a judge whose noise is independent
+    across models, ``lam_j f_j - lam_l f_l`` carries both models' noise, which the per-pair
+    lam shrinks away (validation/ppi_judges.py). Certify with
+    :func:`rankci.certify.holm.certify_holm` (Holm or Bonferroni); max-t needs the joint law of
+    the means, which the per-model units of ``fit.scores`` give.
+
+    Parameters
+    ----------
+    fit : PPIScores
+        From :func:`ppi_scores`, every model labelled on the same items with the same weights.
+    delta : float, default 0
+        Indifference margin of ``H_jl: theta_j - theta_l <= delta``.
+
+    Returns
+    -------
+    Pairwise
+        ``test = "ppi++ t (lam per pair)"``, ``options["lam"]`` the M x M lam (as lists).
+
+    References
+    ----------
+    Angelopoulos, A. N., Duchi, J. C. and Zrnic, T. (2023). PPI++: Efficient prediction-powered
+    inference. arXiv:2311.01453.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from rankci.certify.holm import certify_holm
+    >>> rng = np.random.default_rng(1)
+    >>> p = np.clip(rng.uniform(0.2, 0.8, (600, 1)) + [0.1, 0.05, 0.0], 0, 1)
+    >>> human = np.clip(p + rng.normal(0, 0.05, p.shape), 0, 1)
+    >>> judge = np.clip(p + [0.0, 0.1, 0.0] + rng.normal(0, 0.15, p.shape), 0, 1)
+    >>> human[rng.random(600) > 0.3] = np.nan
+    >>> frame = pd.DataFrame({"model": np.tile(["a", "b", "c"], 600),
+    ...                       "item": np.repeat(np.arange(600), 3),
+    ...                       "judge": judge.ravel(), "human": human.ravel()})
+    >>> evidence = ppi_pairwise(ppi_scores(frame))
+    >>> certify_holm(evidence).ranking().lower.tolist()
+    [1, 2, 3]
+    """
+    F, H, W = fit.arrays["F"], fit.arrays["H"], fit.arrays["W"]
+    delta = float(delta)
+    same = (W == W[:, :1]).all(axis=0)
+    if not same.all():
+        j = int(np.flatnonzero(~same)[0])
+        raise ValueError(
+            f"ppi_pairwise needs the same labelled items (and inclusion probabilities) for "
+            f"every model; model {fit.models[j]!r}'s differ from model {fit.models[0]!r}'s. "
+            "Use the per-model units (fit.scores) instead"
+        )
+    n_items, m = F.shape
+    w = W[:, 0]
+    lab = w > 0
+    wl, Fl, Hl = w[lab], F[lab], H[lab]
+    total = wl.sum()
+    Fc = Fl - (wl @ Fl) / total
+    Hc = Hl - (wl @ Hl) / total
+
+    def pairs(S: np.ndarray) -> np.ndarray:  # Var/Cov of differences: S_jj + S_ll - S_jl - S_lj
+        d = np.diag(S)
+        return d[:, None] + d[None, :] - S - S.T
+
+    V = pairs((Fc.T * wl) @ Fc / total)  # Var_w(f_j - f_l)
+    C = pairs((Hc.T * wl) @ Fc / total)  # Cov_w(h_j - h_l, f_j - f_l)
+    scale = np.abs(F).max() + np.abs(Hl).max() + 1.0
+    flat = V <= 64 * np.finfo(float).eps * scale**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.where(flat, 0.0, C / np.where(flat, 1.0, V))
+    fbar = F.mean(axis=0)
+    fw, hw = (wl @ Fl) / total, (wl @ Hl) / total
+    estimate = lam * (fbar[:, None] - fbar[None, :]) + (hw[:, None] - hw[None, :]) - lam * (
+        fw[:, None] - fw[None, :]
+    )
+    w2 = wl**2
+    Qhh = pairs((Hc.T * w2) @ Hc)
+    Qhf = pairs((Hc.T * w2) @ Fc)
+    Qff = pairs((Fc.T * w2) @ Fc)
+    Fa = F - fbar
+    S = pairs(Fa.T @ Fa)  # sum over all N items of (f_d - fbar_d)^2
+    ss = lam**2 * S + Qhh - 2 * lam * Qhf + lam**2 * Qff
+    var = np.maximum(ss, 0.0) / (n_items * (n_items - 1))
+    se = np.sqrt(var)
+    zero = variance_is_zero(var, scale * w.max())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(zero, np.nan, (estimate - delta) / np.where(zero, 1.0, se))
+    pvalue = np.where(zero, 1.0, stats.t.sf(t, n_items - 1))
+    off = ~np.eye(m, dtype=bool)
+    nan = np.where(off, 1.0, np.nan)
+    return Pairwise(
+        models=fit.models,
+        test="ppi++ t (lam per pair)",
+        delta=delta,
+        estimate=estimate * nan,
+        statistic=t * nan,
+        pvalue=pvalue * nan,
+        n=np.where(off, n_items, 0),
+        se=se * nan,
+        df=np.where(off, n_items - 1.0, np.nan),
+        unit="item",
+        missing="complete",
+        options={"lam": jsonable(np.where(off, lam, np.nan)), "n_labelled": int(lab.sum())},
+        excluded={},
+        score=fit.fits["ppi"].to_numpy(),
+        n_units=n_items,
+        smallest_pvalue=0.0,
+    )
+
+
 # ---------------------------------------------------------------------------------- helpers
 
 
@@ -464,12 +590,20 @@ def _read_frame(data: object) -> pd.DataFrame:
 def _check_lam(lam: object) -> str:
     if isinstance(lam, str):
         if lam != "auto":
-            raise ValueError(f'lam must be "auto" or a number, got {lam!r}')
+            raise ValueError(f'lam must be "auto", a number or a dict model -> number, got {lam!r}')
         return "auto"
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
-        raise ValueError(f'lam must be "auto" or a number, got {lam!r}')
-    if not np.isfinite(lam):
-        raise ValueError(f"lam must be finite, got {lam!r}")
+    values = list(lam.values()) if isinstance(lam, dict) else [lam]
+    for value in values:
+        if isinstance(value, bool) or not isinstance(
+            value, (int, float, np.integer, np.floating)
+        ):
+            raise ValueError(
+                f'lam must be "auto", a number or a dict model -> number, got {value!r}'
+            )
+        if not np.isfinite(value):
+            raise ValueError(f"lam must be finite, got {value!r}")
+    if isinstance(lam, dict):
+        return "given per model"
     return f"{float(lam):g}"
 
 
@@ -559,8 +693,16 @@ def _lambda(
         "carry no information about the human scores there: lam = 0 (the human-only mean)"
         for j in np.flatnonzero(flat_f)
     ]
-    if lam == "auto":
+    if isinstance(lam, str):
         return slope, corr, notes
+    if isinstance(lam, dict):
+        unknown = sorted(set(map(str, lam)) - set(models))
+        if unknown:
+            raise ValueError(f"lam names model {unknown[0]!r}, which is not in the table")
+        absent = [m for m in models if m not in lam]
+        if absent:
+            raise ValueError(f"lam gives no value for model {absent[0]!r}")
+        return np.array([float(lam[m]) for m in models]), corr, []
     return np.full(F.shape[1], float(lam)), corr, []
 
 
