@@ -162,7 +162,8 @@ def replicate(i: int, scenario: str, n_labels: int, oracle_lam: np.ndarray) -> d
         out["ppi++ max-t"] = {**out["ppi++"], **_rank_stats(auto.scores, multiplicity="max-t",
                                                             rng=int(generator.integers(2**31)))}
         out["ppi++ per-pair"] = {**out["ppi++"], **_pair_rank_stats(auto)}
-    out["effective_labels"] = float(auto.effective_labels.mean())
+    out["effective_labels"] = float(np.nanmean(auto.effective_labels))  # NaN: zero variance
+    out["zero_se"] = int((auto.fits["ppi_se"] == 0).sum())
     out["lam"] = auto.lam.tolist()
     return out
 
@@ -207,7 +208,7 @@ def main(argv=None) -> int:
         oracle_lam = _oracle_lam(scenario)
         for n_labels in labels:
             runs = [replicate(i, scenario, n_labels, oracle_lam) for i in range(reps)]
-            eff = float(np.mean([r["effective_labels"] for r in runs]))
+            eff = float(np.nanmean([r["effective_labels"] for r in runs]))
             for row in summarise(runs):
                 table.append({"scenario": scenario, "n_labels": n_labels,
                               "effective_labels": eff, **row})

@@ -210,7 +210,7 @@ def test_human_outside_range_names_the_row():
     frame = frame_uniform()
     row = frame.index[frame["human"].notna()][3]
     frame.loc[row, "human"] = 1.5
-    with pytest.raises(ValueError, match=rf"'human' has 1.5 at row {row + 2} \(model "):
+    with pytest.raises(ValueError, match=rf"'human' has 1.5 at row {row} \(model "):
         ppi_scores(frame)
 
 
@@ -264,3 +264,13 @@ def test_labels_needed_matches_the_variance_formula():
     assert 2 * Z * np.sqrt(var(n)) <= 0.08 < 2 * Z * np.sqrt(var(n - 1))
     with pytest.raises(ValueError, match="not reachable"):
         ppi_labels_needed(0.001, sd_human=0.45, corr=0.7, n_items=5000)
+
+
+def test_all_equal_labels_give_a_named_zero_variance():
+    frame = frame_uniform()
+    labelled = frame["human"].notna() & (frame["model"] == "alpha")
+    frame.loc[labelled, "human"] = 1.0
+    with pytest.warns(RankciWarning, match="PPI units of model 'alpha' do not vary"):
+        result = ppi_scores(frame)
+    row = result.fits.set_index("model").loc["alpha"]
+    assert row["ppi_se"] == 0 and np.isnan(row["effective_labels"]) and row["lam"] == 0

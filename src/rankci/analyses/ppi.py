@@ -323,7 +323,16 @@ def ppi_scores(
     se_h = _se(Yh)
     fbar = F.mean(axis=0)
     hbar = _wmean(np.where(labelled, H, 0.0), W)
-    effective = n_lab * se_h**2 / se**2
+    width = float(np.abs(Y).max() + np.abs(Yh).max() + 1.0)
+    zero = variance_is_zero(se**2, width)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        effective = np.where(zero, np.nan, n_lab * se_h**2 / np.where(zero, 1.0, se**2))
+    notes += [
+        f"the PPI units of model {models[j]!r} do not vary (its {int(n_lab[j])} human labels "
+        "agree with the judge exactly, or are all equal with lam = 0): its standard error is 0, "
+        "an interval of zero width the data do not support; label more items"
+        for j in np.flatnonzero(zero)
+    ]
     notes += _warnings(models, n_lab, effective, corr)
     for message in notes:
         warnings.warn(message, RankciWarning, stacklevel=2)
@@ -608,7 +617,7 @@ def _check_lam(lam: object) -> str:
 
 
 def _row_words(frame: pd.DataFrame, row: int, model: str, item: str) -> str:
-    return f"row {row + 2} (model {frame.at[row, model]!r}, item {frame.at[row, item]!r})"
+    return f"row {row} (model {frame.at[row, model]!r}, item {frame.at[row, item]!r})"
 
 
 def _human_values(
@@ -717,7 +726,7 @@ def _warnings(models: tuple, n_lab: np.ndarray, effective: np.ndarray, corr: np.
             f"asymptotics that under-cover below {MIN_LABELS} labels (validation/ppi_judges.py); "
             "label more items"
         )
-    weak = np.flatnonzero(effective < MIN_GAIN * n_lab)
+    weak = np.flatnonzero(np.isfinite(effective) & (effective < MIN_GAIN * n_lab))
     for j in weak:
         out.append(
             f"PPI gains nothing over human-only for model {models[j]!r}: corr = {corr[j]:.2f} "

@@ -13,6 +13,7 @@ from rankci.commands.flags import add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.method_flags import add_method_arguments, method_options
 from rankci.commands.output import emit
+from rankci.commands.ppi_flags import add_ppi_arguments, ppi_requested, run_rank
 from rankci.commands.tables import render_clusters, render_ranking
 
 NAME = "rank"
@@ -24,12 +25,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     add_method_arguments(parser)
     add_qvalue_argument(parser)
+    add_ppi_arguments(parser, per_pair=True)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
 def run(args: argparse.Namespace) -> int:
     from rankci.leaderboard import rank, rank_by_cluster
 
+    if ppi_requested(args):  # judge scores corrected by human labels
+        return run_rank(args)
     common = method_options(args)  # a bad option fails before the data are read
     check_qvalue_flags(args)
     scores = load_data(args)
