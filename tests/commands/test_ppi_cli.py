@@ -91,3 +91,28 @@ def test_human_out_of_range_and_unlabelled_model(tmp_path, table, capsys):
     none.to_csv(path, index=False)
     assert main(["rank", str(path), "--human", "human"]) != 0
     assert "model 'beta' has no human labels" in capsys.readouterr().err
+
+
+def test_plan_gives_the_labels_of_the_ppi_variance_formula(tmp_path, table):
+    from scipy import stats
+
+    payload = _json(tmp_path, "plan", str(table), "--human", "human", "--target-width", "0.2")
+    frame = pd.read_csv(table)
+    z = stats.norm.ppf(0.975)
+    N = frame["item"].nunique()
+    for row in payload["labels"]:
+        rows = frame[frame["model"] == row["model"]]
+        lab = rows[rows["human"].notna()]
+        sd = lab["human"].std(ddof=0)
+        rho = np.corrcoef(lab["human"], lab["judge"])[0, 1]
+        need = (1 - rho**2) * sd**2 / ((0.2 / (2 * z)) ** 2 - rho**2 * sd**2 / N)
+        assert row["labels_ppi"] == int(np.ceil(need))
+        assert row["labels_human_only"] == int(np.ceil(sd**2 / (0.2 / (2 * z)) ** 2))
+        assert row["labels_ppi"] <= row["labels_human_only"]
+
+
+def test_plan_names_an_unreachable_width(table, capsys):
+    assert main(["plan", str(table), "--human", "human", "--target-width", "0.1"]) == 0
+    assert "more than the 300 judged items" in capsys.readouterr().out
+    assert main(["plan", str(table), "--human", "human"]) != 0
+    assert "give --target-width W" in capsys.readouterr().err

@@ -13,7 +13,7 @@ labelled items (Hajek). Their mean over the N items is
     theta_j = lam_j fbar_j + gbar_j,     fbar_j = (1/N) sum_i f_ij  (all items),
 
 the prediction-powered estimate of model j's mean *on the human scale*: for uniform sampling
-(``pi = n_j / N``) it is exactly the classic PPI mean of Angelopoulos et al. (2023a), in the
+(``pi = n_j / N``) it is exactly the classic PPI mean of Angelopoulos et al. (2023), in the
 form whose "unlabelled" mean runs over *all* N items, labelled ones included (``ppi-python``'s
 ``ppi_mean_pointestimate(h_lab, f_lab, f_all, lam=lam)``); for stratified sampling with known
 inclusion probabilities it is the Hajek-weighted form. ``lam_j = 0`` is the human-only mean
@@ -38,7 +38,7 @@ asymptotic), measured in validation/ppi_judges.py (``MIN_LABELS``).
 
 References
 ----------
-Angelopoulos, A. N., Bates, S., Fannjiang, C., Jordan, M. I. and Zrnic, T. (2023a).
+Angelopoulos, A. N., Bates, S., Fannjiang, C., Jordan, M. I. and Zrnic, T. (2023).
 Prediction-powered inference. Science 382(6671), 669-674.
 Angelopoulos, A. N., Duchi, J. C. and Zrnic, T. (2023). PPI++: Efficient prediction-powered
 inference. arXiv:2311.01453.
@@ -243,7 +243,7 @@ def ppi_scores(
 
     References
     ----------
-    Angelopoulos, A. N., Bates, S., Fannjiang, C., Jordan, M. I. and Zrnic, T. (2023a).
+    Angelopoulos, A. N., Bates, S., Fannjiang, C., Jordan, M. I. and Zrnic, T. (2023).
     Prediction-powered inference. Science 382(6671), 669-674.
     Angelopoulos, A. N., Duchi, J. C. and Zrnic, T. (2023). PPI++: Efficient prediction-powered
     inference. arXiv:2311.01453.
@@ -427,7 +427,7 @@ def ppi_labels_needed(
         n = (1 - rho^2) sd_h^2 / ((w / (2 z))^2 - rho^2 sd_h^2 / N).
 
     A width below ``2 z rho sd_h / sqrt(N)`` (the judge's own noise on N items) cannot be
-    reached with any n: a ValueError says so.
+    reached with any n, nor one that needs more labels than the N items: a ValueError says so.
 
     Examples
     --------
@@ -449,8 +449,13 @@ def ppi_labels_needed(
             f"width {width:g} is not reachable with {n_items} judged items: even with every item "
             f"labelled the PPI interval is wider than {floor:.4g}; judge more items"
         )
-    n = (1 - corr**2) * sd_human**2 / room
-    return int(min(np.ceil(n - 1e-9), n_items)) if np.isfinite(n) else n_items
+    n = int(np.ceil((1 - corr**2) * sd_human**2 / room - 1e-9))
+    if n > n_items:
+        raise ValueError(
+            f"width {width:g} needs {n} human labels, more than the {n_items} judged items; "
+            "judge (and label) more items"
+        )
+    return max(n, 2)
 
 
 def ppi_pairwise(fit: PPIScores, delta: float = 0.0) -> Pairwise:

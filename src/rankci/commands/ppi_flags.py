@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rankci.ranking import Ranking
 
 __all__ = ["add_ppi_arguments", "ppi_requested", "load_ppi", "fits_table", "rank_ppi",
-           "render_fits"]
+           "render_fits", "run_rank", "run_scores", "run_plan"]
 
 #: the tests of the mean (PPI corrects a mean; a rank or sign test of the rectified units
 #: would test something else)
@@ -38,8 +38,11 @@ _FLAGS = (
 )
 
 
-def add_ppi_arguments(parser: argparse.ArgumentParser, per_pair: bool) -> None:
-    """The PPI flags; ``per_pair``: ``--lam per-pair`` is offered (ranking only)."""
+def add_ppi_arguments(
+    parser: argparse.ArgumentParser, per_pair: bool, lam: bool = True
+) -> None:
+    """The PPI flags; ``per_pair``: ``--lam per-pair`` is offered (ranking only); ``lam=False``:
+    no ``--lam`` (planning assumes the tuned lam)."""
     group = parser.add_argument_group(
         "judge scores corrected by human labels (PPI; docs/judges.md)"
     )
@@ -60,6 +63,8 @@ def add_ppi_arguments(parser: argparse.ArgumentParser, per_pair: bool) -> None:
         help="stratified labelling: each row's known probability of being labelled (default: "
         "uniform at random, probability n_labelled / N)",
     )
+    if not lam:
+        return
     choices = "auto, per-pair or a number" if per_pair else "auto or a number"
     group.add_argument(
         "--lam",
@@ -276,4 +281,67 @@ def run_scores(args: argparse.Namespace) -> int:
 
         emit("\n\n".join([render_fits(fit, args.alpha), "PPI score intervals and the paired "
                           "verdict on the PPI units", render(result, None, "table", args)]), args)
+    return 0
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """``rankci plan --judge/--human --target-width W``: human labels each model needs for a PPI
+    interval at most W wide, from the pilot's human sd and judge-human correlation
+    (:func:`rankci.analyses.ppi.ppi_labels_needed`, the tuned lam; N = the pilot's judged items).
+    """
+    import numpy as np
+
+    from rankci.analyses.ppi import ppi_labels_needed
+    from rankci.commands.output import emit, to_json
+    from rankci.commands.tables import text_table
+
+    if args.target_width is None:
+        raise ValueError("--judge/--human with rankci plan: give --target-width W (the labels "
+                         "needed for intervals at most W wide)")
+    for flag, given in (("--pair", args.pair), ("--covariance cluster",
+                                                 args.covariance == "cluster")):
+        if given:
+            raise ValueError(f"{flag} does not combine with --judge/--human (PPI) yet")
+    fit = load_ppi(args, "auto")
+    F, H, W = fit.arrays["F"], fit.arrays["H"], fit.arrays["W"]
+    lab = W > 0
+    Hl = np.where(lab, H, 0.0)
+    mean = (W * Hl).sum(axis=0) / W.sum(axis=0)
+    sd_h = np.sqrt((W * np.where(lab, Hl - mean, 0.0) ** 2).sum(axis=0) / W.sum(axis=0))
+    rows = []
+    for j, model in enumerate(fit.models):
+        corr = float(fit.corr[j])
+        try:
+            needed = ppi_labels_needed(args.target_width, sd_human=float(sd_h[j]), corr=corr,
+                                       n_items=fit.n_items, alpha=args.alpha)
+            human_only = ppi_labels_needed(args.target_width, sd_human=float(sd_h[j]), corr=0.0,
+                                           n_items=fit.n_items, alpha=args.alpha)
+            reason = None
+        except ValueError as error:
+            needed = human_only = None
+            reason = str(error)
+        rows.append({"model": model, "sd_human": float(sd_h[j]), "corr": corr,
+                     "labels_ppi": needed, "labels_human_only": human_only,
+                     "labelled_now": int(fit.n_labelled[j]), "unreachable": reason})
+    payload = {"target_width": args.target_width, "alpha": args.alpha, "n_items": fit.n_items,
+               "labels": rows, "warnings": list(fit.warnings)}
+    if args.format == "json":
+        emit(to_json(payload, args), args)
+        return 0
+    import pandas as pd
+
+    table = pd.DataFrame(rows).drop(columns="unreachable")
+    lines = [
+        f"human labels for PPI intervals at most {args.target_width:g} wide ({1 - args.alpha:.0%},"
+        f" each model), with the {fit.n_items} judged items of the pilot and the tuned lam:",
+        "",
+        text_table(table.round(4)),
+        "",
+        "n = (1 - corr^2) sd^2 / ((W / 2z)^2 - corr^2 sd^2 / N) (docs/judges.md); human only: "
+        "corr = 0. Normal approximation from the pilot's sd and correlation; the study asks for "
+        "at least 30 labels per model (validation/ppi_judges.py).",
+    ]
+    lines += [f"{r['model']}: {r['unreachable']}" for r in rows if r["unreachable"]]
+    lines += [f"warning: {flag_words(w)}" for w in fit.warnings]
+    emit("\n".join(lines), args)
     return 0
