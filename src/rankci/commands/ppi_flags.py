@@ -253,9 +253,9 @@ def run_rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_scores(args: argparse.Namespace) -> int:
+def run_scores(args: argparse.Namespace, render) -> int:
     """``rankci scores --judge/--human``: the three fits side by side, the PPI intervals (normal)
-    and the paired verdict on the PPI units."""
+    and the paired verdict on the PPI units; ``render`` is ``rankci scores``' own renderer."""
     from rankci._base import jsonable
     from rankci.analyses.intervals import score_intervals
     from rankci.commands.output import emit, to_json
@@ -277,8 +277,6 @@ def run_scores(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         emit(fits_table(fit, args.alpha).to_csv(index=False), args)
     else:
-        from rankci.commands.scores import render
-
         emit("\n\n".join([render_fits(fit, args.alpha), "PPI score intervals and the paired "
                           "verdict on the PPI units", render(result, None, "table", args)]), args)
     return 0

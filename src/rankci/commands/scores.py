@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from rankci.analyses.subscores import subscores
 
     if ppi_requested(args):  # judge scores corrected by human labels
-        return run_scores(args)
+        return run_scores(args, render)
     scores = load_data(args)
     common = dict(
         alpha=args.alpha,
