@@ -274,3 +274,15 @@ def test_all_equal_labels_give_a_named_zero_variance():
         result = ppi_scores(frame)
     row = result.fits.set_index("model").loc["alpha"]
     assert row["ppi_se"] == 0 and np.isnan(row["effective_labels"]) and row["lam"] == 0
+
+
+def test_cluster_column_is_carried_into_the_units():
+    frame = frame_uniform()
+    frame["topic"] = "t" + (frame["item"].str[1:].astype(int) % 40).astype(str)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        result = ppi_scores(frame, cluster="topic")
+    assert len(result.scores.clusters) == 40
+    np.testing.assert_allclose(result.scores.units().values, fit("uniform").scores.units().values)
+    item = result.scores.items.index("q041")
+    assert result.scores.clusters[result.scores.item_cluster[item]] == "t1"
