@@ -49,6 +49,12 @@ def test_classic_lam_and_per_pair(tmp_path, table):
         assert row["ppi"] == pytest.approx(EXPECTED.loc[("uniform", row["model"]), "est_one"])
     per_pair = _json(tmp_path, "rank", str(table), "--lam", "per-pair")
     assert per_pair["ppi"]["lam_ranking"] == "per-pair"
+    assert classic["ppi"]["lam_ranking"] == "1"
+    # without --lam: each pair's own lam under Holm, each model's own under max-t
+    assert _json(tmp_path, "rank", str(table), "--human", "human")["ppi"]["lam_ranking"] == (
+        "per-pair")
+    maxt = _json(tmp_path, "rank", str(table), "--human", "human", "--multiplicity", "max-t")
+    assert maxt["ppi"]["lam_ranking"] == "auto"
     assert "ppi++ t (lam per pair)" in json.dumps(per_pair)
 
 

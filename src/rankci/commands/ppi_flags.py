@@ -28,10 +28,11 @@ __all__ = ["add_ppi_arguments", "ppi_requested", "load_ppi", "fits_table", "rank
 MEAN_TESTS = ("t", "z")
 
 _FLAGS = (
+    (re.compile(r"\blam=1\b"), "--lam 1"),
     (re.compile(r"\binclusion="), "--inclusion-col "),
     (re.compile(r'sampling="stratified"'), "--inclusion-col"),
     (re.compile(r"\bbounds="), "--bounds "),
-    (re.compile(r"\blam\b"), "--lam"),
+    (re.compile(r"^lam must be"), "--lam must be"),
     (re.compile(r"the judge column"), "the --judge column"),
     (re.compile(r"the human column"), "the --human column"),
     (re.compile(r"the inclusion column"), "the --inclusion-col column"),
@@ -70,9 +71,9 @@ def add_ppi_arguments(
         "--lam",
         metavar="LAM",
         help=f"PPI power tuning ({choices}; default auto: PPI++, each model's own lam"
-        + ("; per-pair: the lam of each pair's difference, Holm or Bonferroni only" if per_pair
-           else "")
-        + "; 1: classic PPI; 0: human only)",
+        + ("; per-pair: the lam of each pair's difference, Holm or Bonferroni only, and the "
+           "default of rank when every model has the same labelled items" if per_pair else "")
+        + "; 1: classic PPI, nothing estimated; 0: human only)",
     )
 
 
@@ -232,6 +233,8 @@ def run_rank(args: argparse.Namespace) -> int:
         if given:
             raise ValueError(f"{flag} does not combine with --judge/--human (PPI) yet")
     fit = load_ppi(args, lam)
+    if args.lam is None:
+        lam = default_ranking_lam(fit, common["multiplicity"])
     ranking = rank_ppi(fit, common, lam)
     fmt = args.format
     if fmt == "json":
@@ -245,12 +248,26 @@ def run_rank(args: argparse.Namespace) -> int:
         text = "\n\n".join([markdown_table(fits_table(fit, args.alpha).round(4)),
                             render_ranking(ranking, fmt, args.top_k)])
     else:
-        title = ("rank intervals on the PPI units" + (" (lam per pair)" if lam == "per-pair"
-                                                      else ""))
+        title = "rank intervals on the PPI units, " + (
+            "lam per pair (each difference's own; --lam auto: each model's own)"
+            if lam == "per-pair"
+            else f"lam {fit.lam_rule} per model"
+        )
         text = "\n\n".join([render_fits(fit, args.alpha), title,
                             render_ranking(ranking, fmt, args.top_k)])
     emit(text, args)
     return 0
+
+
+def default_ranking_lam(fit: PPIScores, multiplicity: str) -> str:
+    """The lam of ``rankci rank --human`` without ``--lam``: each pair's own (``per-pair``)
+    where it applies -- Holm or Bonferroni, the same labelled items for every model -- since a
+    model's own lam is tuned for its mean, not for differences (in validation/ppi_judges.py
+    the per-pair rank intervals were 2-8 x narrower than the per-model ones from 50 graded
+    labels on); else ``auto`` (each model's own)."""
+    W = fit.arrays["W"]
+    same = bool((W == W[:, :1]).all())
+    return "per-pair" if same and multiplicity in ("holm", "bonferroni") else "auto"
 
 
 def run_scores(args: argparse.Namespace, render) -> int:
