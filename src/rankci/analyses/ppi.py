@@ -73,7 +73,7 @@ __all__ = [
 
 #: Below this many human labels for a model, PPI++'s estimated lam costs coverage: in
 #: validation/ppi_judges.py the 95 % intervals covered 0.86 at 10 labels, 0.90-0.91 at 20,
-#: 0.92 at 30 (0.93-0.95 at 50, 0.95 from 100), against 0.91-0.92, 0.92-0.93, 0.93-0.94 with the
+#: 0.92 at 30 (0.93-0.95 at 50, 0.95 from 100), against 0.91-0.92, 0.92-0.93, 0.93-0.95 with the
 #: oracle lam or lam = 1: a RankciWarning and ``warnings`` say so.
 MIN_LABELS = 50
 

@@ -354,7 +354,7 @@ def run_plan(args: argparse.Namespace) -> int:
         "",
         "n = (1 - corr^2) sd^2 / ((W / 2z)^2 - corr^2 sd^2 / N) (docs/judges.md); human only: "
         "corr = 0. Normal approximation from the pilot's sd and correlation; the study asks for "
-        "at least 30 labels per model (validation/ppi_judges.py).",
+        "at least 50 labels per model (validation/ppi_judges.py).",
     ]
     lines += [f"{r['model']}: {r['unreachable']}" for r in rows if r["unreachable"]]
     lines += [f"warning: {flag_words(w)}" for w in fit.warnings]
