@@ -225,7 +225,8 @@ def main(argv=None) -> int:
                               "effective_labels": eff, **row})
             print(f"{scenario} n={n_labels}: {time.time() - start:.0f} s", flush=True)
     record = {"study": "ppi_judges", "reps": reps, "seed": SEED, "alpha": ALPHA,
-              "n_items": N_ITEMS, "theta": {k: v.tolist() for k, v in THETAS.items()}, "bias": BIAS.tolist(),
+              "n_items": N_ITEMS, "theta": {k: v.tolist() for k, v in THETAS.items()},
+              "bias": BIAS.tolist(),
               "noise": NOISE.tolist(), "rows": table,
               "seconds": round(time.time() - start, 1), "quick": args.quick}
     print(f"PPI judges: {reps} replicates per cell, N = {N_ITEMS} judged items, alpha = {ALPHA}, "

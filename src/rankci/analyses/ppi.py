@@ -259,7 +259,8 @@ def ppi_scores(
     >>> n_items, models = 400, ["a", "b", "c"]
     >>> truth = rng.uniform(0.2, 0.8, (n_items, 1)) + np.array([0.1, 0.0, -0.1])
     >>> human = np.clip(truth + rng.normal(0, 0.1, truth.shape), 0, 1)
-    >>> judge = np.clip(human + np.array([-0.1, 0.1, 0.05]) + rng.normal(0, 0.05, truth.shape), 0, 1)
+    >>> noise = rng.normal(0, 0.05, truth.shape)
+    >>> judge = np.clip(human + np.array([-0.1, 0.1, 0.05]) + noise, 0, 1)
     >>> human[rng.random(n_items) > 0.25] = np.nan   # a quarter of the items labelled
     >>> frame = pd.DataFrame({"model": np.tile(models, n_items),
     ...                       "item": np.repeat(np.arange(n_items), 3),
@@ -282,11 +283,14 @@ def ppi_scores(
                 f"the {role} column {column!r} is not in the table; columns are: {available}"
             )
     if sampling == "stratified" and inclusion is None:
-        raise ValueError('sampling="stratified" needs inclusion=, the column of inclusion '
-                         "probabilities")
+        raise ValueError(
+            'sampling="stratified" needs inclusion=, the column of inclusion probabilities'
+        )
     if sampling == "uniform" and inclusion is not None:
-        raise ValueError('inclusion= is the column of sampling="stratified"; with '
-                         'sampling="uniform" the inclusion probability is n_labelled / N')
+        raise ValueError(
+            'inclusion= is the column of sampling="stratified"; with '
+            'sampling="uniform" the inclusion probability is n_labelled / N'
+        )
     if inclusion is not None and inclusion not in frame.columns:
         raise ValueError(f"the inclusion column {inclusion!r} is not in the table")
     frame = frame.reset_index(drop=True)
@@ -365,8 +369,7 @@ def ppi_scores(
     }
 
     def table(values: np.ndarray, fit: str, box: tuple | None) -> Scores:
-        made = Scores.from_matrix(values, models=models, items=items, clusters=clusters,
-                                  bounds=box)
+        made = Scores.from_matrix(values, models=models, items=items, clusters=clusters, bounds=box)
         return replace(made, notes={**made.notes, "ppi": {**record, "fit": fit}})
 
     return PPIScores(
@@ -433,7 +436,7 @@ def ppi_labels_needed(
 
     Examples
     --------
-    >>> ppi_labels_needed(0.1, sd_human=0.5, corr=0.0, n_items=10_000)  # human only: 4 z^2 sd^2 / w^2
+    >>> ppi_labels_needed(0.1, sd_human=0.5, corr=0.0, n_items=10_000)  # human only: 4z^2 sd^2/w^2
     385
     >>> ppi_labels_needed(0.1, sd_human=0.5, corr=0.8, n_items=10_000)
     142
@@ -542,8 +545,10 @@ def ppi_pairwise(fit: PPIScores, delta: float = 0.0) -> Pairwise:
         lam = np.where(flat, 0.0, C / np.where(flat, 1.0, V))
     fbar = F.mean(axis=0)
     fw, hw = (wl @ Fl) / total, (wl @ Hl) / total
-    estimate = lam * (fbar[:, None] - fbar[None, :]) + (hw[:, None] - hw[None, :]) - lam * (
-        fw[:, None] - fw[None, :]
+    estimate = (
+        lam * (fbar[:, None] - fbar[None, :])
+        + (hw[:, None] - hw[None, :])
+        - lam * (fw[:, None] - fw[None, :])
     )
     w2 = wl**2
     Qhh = pairs((Hc.T * w2) @ Hc)
@@ -599,8 +604,9 @@ def _read_frame(data: object) -> pd.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     suffix = path.suffix.lower().lstrip(".")
-    return read_table(path, {"tsv": "tsv", "parquet": "parquet", "jsonl": "jsonl"}.get(suffix,
-                                                                                        "csv"))
+    return read_table(
+        path, {"tsv": "tsv", "parquet": "parquet", "jsonl": "jsonl"}.get(suffix, "csv")
+    )
 
 
 def _check_lam(lam: object) -> str:
@@ -610,9 +616,7 @@ def _check_lam(lam: object) -> str:
         return "auto"
     values = list(lam.values()) if isinstance(lam, dict) else [lam]
     for value in values:
-        if isinstance(value, bool) or not isinstance(
-            value, (int, float, np.integer, np.floating)
-        ):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ValueError(
                 f'lam must be "auto", a number or a dict model -> number, got {value!r}'
             )

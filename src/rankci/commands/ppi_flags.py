@@ -20,8 +20,17 @@ if TYPE_CHECKING:
     from rankci.analyses.ppi import PPIScores
     from rankci.ranking import Ranking
 
-__all__ = ["add_ppi_arguments", "ppi_requested", "load_ppi", "fits_table", "rank_ppi",
-           "render_fits", "run_rank", "run_scores", "run_plan"]
+__all__ = [
+    "add_ppi_arguments",
+    "ppi_requested",
+    "load_ppi",
+    "fits_table",
+    "rank_ppi",
+    "render_fits",
+    "run_rank",
+    "run_scores",
+    "run_plan",
+]
 
 #: the tests of the mean (PPI corrects a mean; a rank or sign test of the rectified units
 #: would test something else)
@@ -39,9 +48,7 @@ _FLAGS = (
 )
 
 
-def add_ppi_arguments(
-    parser: argparse.ArgumentParser, per_pair: bool, lam: bool = True
-) -> None:
+def add_ppi_arguments(parser: argparse.ArgumentParser, per_pair: bool, lam: bool = True) -> None:
     """The PPI flags; ``per_pair``: ``--lam per-pair`` is offered (ranking only); ``lam=False``:
     no ``--lam`` (planning assumes the tuned lam)."""
     group = parser.add_argument_group(
@@ -71,15 +78,20 @@ def add_ppi_arguments(
         "--lam",
         metavar="LAM",
         help=f"PPI power tuning ({choices}; default auto: PPI++, each model's own lam"
-        + ("; per-pair: the lam of each pair's difference, Holm or Bonferroni only, and the "
-           "default of rank when every model has the same labelled items" if per_pair else "")
+        + (
+            "; per-pair: the lam of each pair's difference, Holm or Bonferroni only, and the "
+            "default of rank when every model has the same labelled items"
+            if per_pair
+            else ""
+        )
         + "; 1: classic PPI, nothing estimated; 0: human only)",
     )
 
 
 def ppi_requested(args: argparse.Namespace) -> bool:
-    return any(getattr(args, name, None) is not None
-               for name in ("judge", "human", "inclusion_col", "lam"))
+    return any(
+        getattr(args, name, None) is not None for name in ("judge", "human", "inclusion_col", "lam")
+    )
 
 
 def parse_lam(text: str | None, per_pair: bool) -> str | float:
@@ -149,8 +161,9 @@ def load_ppi(args: argparse.Namespace, lam: str | float) -> PPIScores:
             if getattr(args, "format", "table") == "csv":
                 print(f"rankci: warning: {flag_words(str(warning.message))}", file=sys.stderr)
         else:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                                   warning.lineno)
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     n = fit.n_labelled
     print(
         f"rankci: read {source}: {len(fit.models)} models, {fit.n_items} judged items, "
@@ -228,8 +241,11 @@ def run_rank(args: argparse.Namespace) -> int:
 
     common = method_options(args)
     lam = parse_lam(args.lam, per_pair=True)
-    for flag, given in (("--by-cluster", args.by_cluster), ("--q-values", args.q_values),
-                        ("--filter-uninformative", args.filter_uninformative)):
+    for flag, given in (
+        ("--by-cluster", args.by_cluster),
+        ("--q-values", args.q_values),
+        ("--filter-uninformative", args.filter_uninformative),
+    ):
         if given:
             raise ValueError(f"{flag} does not combine with --judge/--human (PPI) yet")
     fit = load_ppi(args, lam)
@@ -245,16 +261,21 @@ def run_rank(args: argparse.Namespace) -> int:
     elif fmt == "csv":
         text = ranking.to_frame(args.top_k).to_csv(index=False)
     elif fmt == "markdown":
-        text = "\n\n".join([markdown_table(fits_table(fit, args.alpha).round(4)),
-                            render_ranking(ranking, fmt, args.top_k)])
+        text = "\n\n".join(
+            [
+                markdown_table(fits_table(fit, args.alpha).round(4)),
+                render_ranking(ranking, fmt, args.top_k),
+            ]
+        )
     else:
         title = "rank intervals on the PPI units, " + (
             "lam per pair (each difference's own; --lam auto: each model's own)"
             if lam == "per-pair"
             else f"lam {fit.lam_rule} per model"
         )
-        text = "\n\n".join([render_fits(fit, args.alpha), title,
-                            render_ranking(ranking, fmt, args.top_k)])
+        text = "\n\n".join(
+            [render_fits(fit, args.alpha), title, render_ranking(ranking, fmt, args.top_k)]
+        )
     emit(text, args)
     return 0
 
@@ -286,16 +307,23 @@ def run_scores(args: argparse.Namespace, render) -> int:
     if args.by_cluster:
         raise ValueError("--by-cluster does not combine with --judge/--human (PPI) yet")
     fit = load_ppi(args, lam)
-    result = score_intervals(fit.scores, "normal", alpha=args.alpha,
-                             verdict=not args.no_verdict)
+    result = score_intervals(fit.scores, "normal", alpha=args.alpha, verdict=not args.no_verdict)
     if args.format == "json":
         payload = {**result.to_dict(), "ppi": fit.to_dict()}
         emit(to_json(jsonable(payload), args), args)
     elif args.format == "csv":
         emit(fits_table(fit, args.alpha).to_csv(index=False), args)
     else:
-        emit("\n\n".join([render_fits(fit, args.alpha), "PPI score intervals and the paired "
-                          "verdict on the PPI units", render(result, None, "table", args)]), args)
+        emit(
+            "\n\n".join(
+                [
+                    render_fits(fit, args.alpha),
+                    "PPI score intervals and the paired verdict on the PPI units",
+                    render(result, None, "table", args),
+                ]
+            ),
+            args,
+        )
     return 0
 
 
@@ -311,14 +339,18 @@ def run_plan(args: argparse.Namespace) -> int:
     from rankci.commands.tables import text_table
 
     if args.target_width is None:
-        raise ValueError("--judge/--human with rankci plan: give --target-width W (the labels "
-                         "needed for intervals at most W wide)")
-    for flag, given in (("--pair", args.pair), ("--covariance cluster",
-                                                 args.covariance == "cluster")):
+        raise ValueError(
+            "--judge/--human with rankci plan: give --target-width W (the labels "
+            "needed for intervals at most W wide)"
+        )
+    for flag, given in (
+        ("--pair", args.pair),
+        ("--covariance cluster", args.covariance == "cluster"),
+    ):
         if given:
             raise ValueError(f"{flag} does not combine with --judge/--human (PPI) yet")
     fit = load_ppi(args, "auto")
-    F, H, W = fit.arrays["F"], fit.arrays["H"], fit.arrays["W"]
+    H, W = fit.arrays["H"], fit.arrays["W"]
     lab = W > 0
     Hl = np.where(lab, H, 0.0)
     mean = (W * Hl).sum(axis=0) / W.sum(axis=0)
@@ -327,19 +359,42 @@ def run_plan(args: argparse.Namespace) -> int:
     for j, model in enumerate(fit.models):
         corr = float(fit.corr[j])
         try:
-            needed = ppi_labels_needed(args.target_width, sd_human=float(sd_h[j]), corr=corr,
-                                       n_items=fit.n_items, alpha=args.alpha)
-            human_only = ppi_labels_needed(args.target_width, sd_human=float(sd_h[j]), corr=0.0,
-                                           n_items=fit.n_items, alpha=args.alpha)
+            needed = ppi_labels_needed(
+                args.target_width,
+                sd_human=float(sd_h[j]),
+                corr=corr,
+                n_items=fit.n_items,
+                alpha=args.alpha,
+            )
+            human_only = ppi_labels_needed(
+                args.target_width,
+                sd_human=float(sd_h[j]),
+                corr=0.0,
+                n_items=fit.n_items,
+                alpha=args.alpha,
+            )
             reason = None
         except ValueError as error:
             needed = human_only = None
             reason = str(error)
-        rows.append({"model": model, "sd_human": float(sd_h[j]), "corr": corr,
-                     "labels_ppi": needed, "labels_human_only": human_only,
-                     "labelled_now": int(fit.n_labelled[j]), "unreachable": reason})
-    payload = {"target_width": args.target_width, "alpha": args.alpha, "n_items": fit.n_items,
-               "labels": rows, "warnings": list(fit.warnings)}
+        rows.append(
+            {
+                "model": model,
+                "sd_human": float(sd_h[j]),
+                "corr": corr,
+                "labels_ppi": needed,
+                "labels_human_only": human_only,
+                "labelled_now": int(fit.n_labelled[j]),
+                "unreachable": reason,
+            }
+        )
+    payload = {
+        "target_width": args.target_width,
+        "alpha": args.alpha,
+        "n_items": fit.n_items,
+        "labels": rows,
+        "warnings": list(fit.warnings),
+    }
     if args.format == "json":
         emit(to_json(payload, args), args)
         return 0
