@@ -10,6 +10,7 @@ from rankci._base import jsonable
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
 from rankci.commands.loading import load_data
 from rankci.commands.output import command_record, emit, to_json
+from rankci.commands.ppi_flags import add_ppi_arguments, ppi_requested, run_plan
 from rankci.commands.tables import text_table
 
 if TYPE_CHECKING:
@@ -99,12 +100,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="C",
         help="cost of one more item in units of one trial (default 0: only runs cost)",
     )
+    add_ppi_arguments(parser, per_pair=False, lam=False)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
 def run(args: argparse.Namespace) -> int:
     from rankci.analyses.planning import plan
 
+    if ppi_requested(args):  # human labels needed for judge scores corrected by them
+        return run_plan(args)
     scores = load_data(args)
     pilot = plan(
         scores,

@@ -13,6 +13,7 @@ from rankci.commands.flags import add_data_arguments, add_output_arguments
 from rankci.commands.loading import VoteTableError, load_data
 from rankci.commands.method_flags import add_method_arguments, method_options
 from rankci.commands.output import emit
+from rankci.commands.ppi_flags import add_ppi_arguments, ppi_requested, run_rank
 from rankci.commands.tables import render_clusters, render_ranking
 from rankci.commands.votes_rank import add_vote_arguments, run_votes
 
@@ -26,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_method_arguments(parser)
     add_qvalue_argument(parser)
     add_vote_arguments(parser)
+    add_ppi_arguments(parser, per_pair=True)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -40,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.votes:  # DATA is a vote table: the Bradley-Terry board
         return run_votes(args)
+    if ppi_requested(args):  # judge scores corrected by human labels
+        return run_rank(args)
     common = method_options(args)  # a bad option fails before the data are read
     check_qvalue_flags(args)
     try:

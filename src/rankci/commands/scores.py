@@ -9,6 +9,7 @@ from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_ou
 from rankci.commands.loading import load_data
 from rankci.commands.messages import cli_message, early_stopping_note
 from rankci.commands.output import emit, target_sentence, to_json, with_target
+from rankci.commands.ppi_flags import add_ppi_arguments, ppi_requested, run_scores
 from rankci.commands.tables import text_table
 from rankci.method import UNITS
 
@@ -116,6 +117,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-verdict", action="store_true", help="skip the paired verdict (paired tests + Holm)"
     )
+    add_ppi_arguments(parser, per_pair=False)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -123,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     from rankci.analyses.intervals import score_intervals
     from rankci.analyses.subscores import subscores
 
+    if ppi_requested(args):  # judge scores corrected by human labels
+        return run_scores(args, render)
     scores = load_data(args)
     common = dict(
         alpha=args.alpha,
