@@ -88,6 +88,8 @@ def load_data(
         rule = getattr(args, "per_item", "mean") or "mean"
         if rule != "mean" or scores.trials is not None:
             scores = _per_item(scores, rule)
+    except VoteTableError:
+        raise  # keeps its type: rankci rank reads the votes
     except ValueError as error:
         raise ValueError(_trial_flags(str(error))) from None
     print(f"rankci: {reading_summary(scores, text)}", file=sys.stderr)

@@ -208,6 +208,8 @@ def rank_ppi(fit: PPIScores, common: dict, lam: str | float) -> Ranking:
     pair (``--lam per-pair``: Holm or Bonferroni)."""
     from rankci.leaderboard import rank
 
+    if common["test"] == "auto":  # the default: on PPI's rectified (not 0/1) units auto is the
+        common = {**common, "test": "t"}  # t; named so, since PPI needs a test of the mean
     if common["test"] not in MEAN_TESTS:
         raise ValueError(
             f"--judge/--human: PPI corrects means, so the paired test must be a test of the mean "
