@@ -17,6 +17,7 @@ models, items, clusters and scores, the cells not scored yet, and the boards set
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -113,11 +114,12 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
-    if not args.max_body_mb > 0:
-        raise ValueError(f"--max-body-mb must be positive, got {args.max_body_mb}")
-    for name in ("header_timeout", "body_timeout"):
-        if not getattr(args, name) > 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive")
+    for name in ("max_body_mb", "header_timeout", "body_timeout"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive number, got {value}")
+    if not (math.isfinite(args.lock_wait) and args.lock_wait >= 0):
+        raise ValueError(f"--lock-wait must be a number of seconds >= 0, got {args.lock_wait}")
     for name in ("max_board_cells", "max_boards", "auth_failures"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
@@ -143,6 +145,20 @@ def run(args: argparse.Namespace) -> int:
         auth_failures=args.auth_failures,
     )
     _summarise_after_warming(app.state.service)
+    # connect and take the database now: a bad URL, a refused login or another owner is a clear
+    # error of this command, not a traceback of the server's start-up
+    storage = app.state.context.storage
+    from rankci.service.storage import OwnerLockError
+
+    try:
+        storage.open()
+        storage.lock_owner(args.lock_wait)
+    except (OwnerLockError, RuntimeError) as error:  # another owner; a newer schema
+        storage.close()
+        raise ValueError(f"--db: {error}") from None
+    except BaseException:
+        storage.close()
+        raise
     uvicorn.run(
         app,
         host=args.host,

@@ -155,7 +155,8 @@ async def _lifespan(app: FastAPI):
     context: ServiceContext = app.state.context
     storage, service = context.storage, context.service
     storage.open()
-    storage.lock_owner(context.lock_wait)
+    if not storage.owned:  # rankci serve takes it before the server starts
+        storage.lock_owner(context.lock_wait)
     service.start()
     storage.check_integrity()
     storage.start_probe()

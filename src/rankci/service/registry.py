@@ -21,11 +21,15 @@ from rankci.service.schemas import BoardCreate
 from rankci.service.spec import BoardSpec, make_spec
 from rankci.service.storage import BoardRow, Storage, StorageUnavailable
 
-__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service"]
+__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service", "Unservable"]
 
 log = logging.getLogger("rankci.service")
 DEFAULT_MAX_CELLS = 4_000_000  # models x items per board (32 MB of float64 scores)
 DEFAULT_MAX_BOARDS = 1000
+
+
+class Unservable(HTTPException):
+    """A stored board that cannot be read or served (503; the board is quarantined)."""
 
 
 class Service:
@@ -87,9 +91,19 @@ class Service:
         return row
 
     def spec(self, board_id: str) -> BoardSpec:
+        """The board's spec; a stored spec that cannot be read or served (text that is not valid
+        Unicode, written before it was checked, or a damaged row) quarantines the board and
+        raises :class:`Unservable` (503), never a 500."""
         spec = self._specs.get(board_id)
         if spec is None:
-            spec = BoardSpec.from_json(self.row(board_id).spec)
+            row = self.row(board_id)
+            try:
+                spec = BoardSpec.from_json(row.spec)
+            except Exception as error:
+                reason = self.set_aside(board_id, error)
+                raise Unservable(
+                    503, f"board {board_id!r} is quarantined: {reason}", headers={"Retry-After": "60"}
+                ) from None
             self._specs[board_id] = spec
         return spec
 
@@ -115,9 +129,7 @@ class Service:
                 except (StorageUnavailable, HTTPException):
                     raise
                 except Exception as error:  # a board that cannot load must not stop the others
-                    reason = f"{type(error).__name__}: {error}"[:500]
-                    self.quarantined[board_id] = reason
-                    log.exception("board %s quarantined", board_id)
+                    reason = self.set_aside(board_id, error)
                     raise HTTPException(
                         503,
                         f"board {board_id!r} is quarantined: {reason}",
@@ -129,6 +141,14 @@ class Service:
                     "board %s loaded: %d scores, t = %d", board_id, board.received, board.monitor.t
                 )
         return board
+
+    def set_aside(self, board_id: str, error: BaseException) -> str:
+        """Quarantine a board that cannot be loaded or served; returns the reason."""
+        reason = f"{type(error).__name__}: {error}"[:500]
+        if board_id not in self.quarantined:
+            log.error("board %s quarantined: %s", board_id, reason)
+        self.quarantined[board_id] = reason
+        return reason
 
     def loaded(self) -> list[str]:
         with self._lock:

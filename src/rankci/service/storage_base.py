@@ -85,6 +85,7 @@ class Storage:
         self.down: str | None = None  # why the database is unavailable now, or None
         self.down_since: float | None = None
         self.lost: str | None = None  # set once ownership is lost (never cleared)
+        self.owned = False  # set by lock_owner
         self.integrity: str = "not checked"
         self.token_key: bytes = b""
         self._stop = threading.Event()

@@ -1,5 +1,6 @@
 """SQLite storage: one file in WAL mode with ``synchronous=FULL`` (a commit is on disk before it
-returns), owned by one process through an exclusive ``flock`` on ``PATH.lock``.
+returns), owned by one process through an exclusive ``flock`` on the database file itself (and,
+for earlier versions, on ``PATH.lock``).
 
 Faults: a read-only file, a full disk, an I/O error or a file that cannot be opened make the
 database unavailable (:class:`~rankci.service.storage_base.StorageUnavailable` with the reason);
@@ -32,7 +33,7 @@ class SQLiteStorage(Storage):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = os.path.abspath(path)
-        self._lock_file = None
+        self._lock_files: list = []
 
     def describe(self) -> str:
         return f"SQLite database {self.path}"
@@ -104,20 +105,42 @@ class SQLiteStorage(Storage):
         ]
 
     def lock_owner(self, wait: float = 15.0) -> None:
+        """Take the database for this process: an exclusive ``flock`` on the database file
+        itself (SQLite locks with ``fcntl`` byte ranges, which do not interact with ``flock``
+        on Linux), and one on ``PATH.lock``, which is what earlier versions took (so that they
+        are refused beside this one). Deleting ``PATH.lock`` cannot split ownership: the lock
+        on the database file stays. The kernel frees both when the process ends, however it
+        ends. Waits up to ``wait`` seconds for a previous owner to go."""
         import fcntl
+        import time
 
-        handle = open(f"{self.path}.lock", "a+")  # noqa: SIM115 - held for the process's life
+        deadline = time.monotonic() + wait
+        handles = []
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the kernel frees it at exit
-        except OSError:
-            handle.close()
-            raise OwnerLockError(
-                f"another rankci server is using {self.path} (lock file {self.path}.lock)"
-            ) from None
-        self._lock_file = handle
+            for name in (self.path, f"{self.path}.lock"):
+                handle = open(name, "ab")  # noqa: SIM115 - held for the process's life
+                handles.append(handle)
+                while True:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError:
+                        if time.monotonic() > deadline:
+                            raise OwnerLockError(
+                                f"another rankci server is using {self.path} (it holds the lock "
+                                f"on {name})"
+                            ) from None
+                        time.sleep(0.1)
+        except BaseException:
+            for handle in handles:
+                handle.close()
+            raise
+        self._lock_files = handles
+        self.owned = True
 
     def close(self) -> None:
         super().close()
-        if self._lock_file is not None:
-            self._lock_file.close()
-            self._lock_file = None
+        for handle in self._lock_files:
+            handle.close()
+        self._lock_files = []
+        self.owned = False

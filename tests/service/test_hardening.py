@@ -1,0 +1,163 @@
+"""Hardening for years of operation, on the real `rankci serve` (loopback; SQLite and PostgreSQL):
+text that cannot be stored or served, one owner per database across versions (a deleted lock
+file; the advisory lock of earlier releases), the serve command's flags and URLs, the page's
+retired-models line, the failed-login limiter under a bad neighbour, the access log's tokens,
+the header limit, connection caps, health on a full disk."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from service_server import ADMIN, Server, postgres_schema, running
+
+
+def _body(**fields):
+    body = {"benchmark": "hard", "run": f"r{time.monotonic_ns()}", "models": ["a", "b"]}
+    return body | {"items": ["1", "2", "3"], "look_every": 1} | fields
+
+
+def _board(api, **fields):
+    status, created = api.post("/api/boards", _body(**fields), ADMIN)
+    assert status == 201, created
+    return created["board"]["id"], created["write_token"]
+
+
+def test_text_that_cannot_be_stored_or_served_gets_4xx_and_a_bad_row_stops_nothing(tmp_path):
+    db = str(tmp_path / "b.sqlite")
+    with running(db, tmp_path / "log") as server:
+        api = server.client()
+        good, token = _board(api, title="good board")
+        bad = [
+            {"title": "\ud800"},
+            {"benchmark": "x\udfff"},
+            {"models": ["a", "\ud800b"]},
+            {"items": ["1", "2\ud800"]},
+            {"items": [{"id": "1", "cluster": "\udc00"}, {"id": "2", "cluster": "c"}]},
+            {"title": "t" * (15 * 1024 * 1024)},  # 15 MiB, under the 16 MiB body limit
+            {"models": ["a", "b" * 201]},
+            {"run": "r\x00"},
+        ]
+        for fields in bad:
+            status, answer = api.post("/api/boards", _body(id="victim", **fields), ADMIN)
+            assert 400 <= status < 500, (list(fields), status, str(answer)[:300])
+        assert api.get("/api/boards/victim")[0] == 404  # nothing stored
+        score = {"model": "\ud800", "item": "1", "score": 1.0}
+        assert api.post(f"/api/boards/{good}/scores", score, token)[0] == 422
+        status, listed = api.get("/api/boards")
+        assert status == 200 and [b["id"] for b in listed] == [good]
+        assert api.get("/")[0] == 200
+        # a row written by an earlier version, holding a lone surrogate (escaped in its JSON)
+        spec = json.loads(sqlite3.connect(db).execute("SELECT spec FROM boards").fetchone()[0])
+        spec["id"], spec["title"] = "legacy", "bad \ud800 title"
+        with sqlite3.connect(db) as conn:
+            conn.execute(
+                "INSERT INTO boards (id, num, spec, write_hash, read_hash, created_at) "
+                "VALUES ('legacy', 99, ?, 'hmac-sha256$00', NULL, '2026-01-01')",
+                (json.dumps(spec),),  # ensure_ascii: the surrogate is stored as \\ud800
+            )
+        status, listed = api.get("/api/boards")
+        assert status == 200 and [b["id"] for b in listed] == [good], listed
+        status, page = api.get("/")
+        assert status == 200 and good.encode() in page
+        assert api.get(f"/api/boards/{good}/leaderboard")[0] == 200
+        health = api.get("/api/health")[1]
+        assert "legacy" in health["boards"]["quarantined"], health
+        assert "Unicode" in health["boards"]["quarantined"]["legacy"]
+        for path in ("/boards/legacy", "/api/boards/legacy", "/api/boards/legacy/leaderboard"):
+            assert api.get(path)[0] == 503, path
+        api.close()
+
+
+def test_a_deleted_lock_file_does_not_let_a_second_sqlite_server_start(tmp_path):
+    db = str(tmp_path / "b.sqlite")
+    with running(db, tmp_path / "log") as server:
+        api = server.client()
+        board, token = _board(api)
+        os.unlink(db + ".lock")
+        with pytest.raises(RuntimeError, match="another rankci server"):
+            Server(db, tmp_path / "second.log", args=["--lock-wait", "1"])
+        path = f"/api/boards/{board}/scores"
+        assert api.post(path, {"model": "a", "item": "1", "score": 1.0}, token)[0] == 200
+        api.close()
+    with running(db, tmp_path / "log") as server:  # the lock goes with its owner
+        assert server.client().get(f"/api/boards/{board}")[0] == 200
+
+
+def _advisory_key(conn) -> int:
+    """The advisory lock key of rankci's earlier releases (before the lease row)."""
+    where = conn.execute("SELECT current_database() || '/' || current_schema()").fetchone()[0]
+    return int.from_bytes(
+        hashlib.sha256(f"rankci-serve:{where}".encode()).digest()[:8], "big", signed=True
+    )
+
+
+def test_postgres_owner_excludes_an_earlier_release_and_is_excluded_by_it(tmp_path):
+    import psycopg
+
+    with postgres_schema() as url:
+        # an earlier release's server: it holds the session advisory lock, and no lease
+        with psycopg.connect(url, autocommit=True) as old:
+            key = _advisory_key(old)
+            assert old.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+            with pytest.raises(RuntimeError, match="another rankci server"):
+                Server(url, tmp_path / "new.log", args=["--lock-wait", "1"])
+            old.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        with running(url, tmp_path / "log") as server:
+            _board(server.client())
+            with psycopg.connect(url, autocommit=True) as old:  # an earlier release starting
+                assert not old.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+
+
+def _serve(*args, timeout=120):
+    done = subprocess.run(
+        [sys.executable, "-m", "rankci", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "RANKCI_ADMIN_TOKEN": ADMIN},
+    )
+    return done.returncode, done.stderr
+
+
+def test_serve_refuses_unbounded_or_negative_times_and_bad_urls_without_a_traceback(tmp_path):
+    db = str(tmp_path / "b.sqlite")
+    for flag, value in [
+        ("--body-timeout", "inf"),
+        ("--header-timeout", "nan"),
+        ("--lock-wait", "-5"),
+        ("--lock-wait", "inf"),
+        ("--max-body-mb", "inf"),
+    ]:
+        code, err = _serve("--db", db, flag, value, "--port", "1")
+        assert code == 2 and flag in err and "Traceback" not in err, (flag, err)
+    for url in (
+        "postgresql://u:p@127.0.0.1:notaport/db",
+        "postgresql://u:p@127.0.0.1:5432/db?bogus=1",
+        "postgresql://nobody:wrong@127.0.0.1:1/db",
+    ):
+        code, err = _serve("--db", url, "--port", "18999", timeout=60)
+        assert code == 2 and "--db" in err and "Traceback" not in err, (url, err[-2000:])
+
+
+def test_the_page_escapes_the_retired_models_line_once(tmp_path):
+    with running(str(tmp_path / "b.sqlite"), tmp_path / "log") as server:
+        api = server.client()
+        board, token = _board(api, models=["a&b", "c<d>"], items=[str(i) for i in range(30)])
+        status, answer = api.post(f"/api/boards/{board}/retire", {"model": "a&b"}, token)
+        assert status == 200, answer
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            status, data = api.get(f"/boards/{board}/fragment")
+            html = json.loads(data)["html"] if isinstance(data, bytes) else data.get("html", "")
+            if "retired models" in html and "a&amp;b (" in html:
+                break
+            time.sleep(0.2)
+        assert "a&amp;b (" in html and "&amp;amp;" not in html, html[-2000:]
+        api.close()
