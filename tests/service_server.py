@@ -124,9 +124,7 @@ class Server:
             self.db,
             "--port",
             str(self.port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
+            *(() if "--log-level" in args else ("--no-access-log", "--log-level", "warning")),
             *args,
         ]
         environment = {

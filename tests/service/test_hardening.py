@@ -161,3 +161,86 @@ def test_the_page_escapes_the_retired_models_line_once(tmp_path):
             time.sleep(0.2)
         assert "a&amp;b (" in html and "&amp;amp;" not in html, html[-2000:]
         api.close()
+
+
+class _From:
+    """HTTP requests from a given loopback source address (to 127.0.0.1)."""
+
+    def __init__(self, port: int, source: str) -> None:
+        self.port, self.source = port, source
+
+    def request(self, method, path, body=None, token=None, headers=None):
+        import http.client
+
+        conn = http.client.HTTPConnection(
+            "127.0.0.1", self.port, timeout=30, source_address=(self.source, 0)
+        )
+        try:
+            sent = dict(headers or {})
+            if token:
+                sent["Authorization"] = f"Bearer {token}"
+            data = None if body is None else json.dumps(body)
+            if data is not None:
+                sent["Content-Type"] = "application/json"
+            conn.request(method, path, body=data, headers=sent)
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
+
+def test_a_valid_token_is_never_locked_out_by_a_bad_neighbour(tmp_path):
+    with running(
+        str(tmp_path / "b.sqlite"), tmp_path / "log", args=["--auth-failures", "5"]
+    ) as server:
+        board, token = _board(server.client())
+        path = f"/api/boards/{board}/scores"
+        neighbour = _From(server.port, "127.0.0.1")  # the same address (a NAT, a proxy)
+        wrong = [neighbour.request("POST", path, {"model": "a", "item": "1", "score": 1},
+                                   "rkci_" + "z" * 43)[0] for _ in range(25)]
+        assert wrong[:5] == [403] * 5 and set(wrong[6:]) == {429}, wrong
+        # other wrong tokens from that address are refused too (the address is over its limit)
+        assert neighbour.request("POST", path, {"model": "a", "item": "1", "score": 1},
+                                 "rkci_" + "y" * 43)[0] == 429
+        for i in range(20):  # the valid writer on the same address is never refused
+            score = {"model": "ab"[i % 2], "item": str(1 + i % 3), "score": 1.0}
+            status, answer = neighbour.request("POST", path, score, token)
+            assert status == 200, answer
+        # unknown ids and pages are limited too
+        other = _From(server.port, "127.0.0.3")
+        unknown = [other.request("GET", f"/api/boards/nope{i}/leaderboard")[0] for i in range(8)]
+        assert unknown[:5] == [404] * 5 and unknown[-1] == 429, unknown
+        pager = _From(server.port, "127.0.0.4")
+        pages = [pager.request("GET", f"/boards/nope{i}")[0] for i in range(8)]
+        assert pages[:5] == [200] * 5 and pages[-1] == 429, pages
+        assert _From(server.port, "127.0.0.5").request("GET", f"/boards/{board}")[0] == 200
+
+
+def test_tokens_in_query_strings_are_redacted_from_the_access_log(tmp_path):
+    log = tmp_path / "log"
+    with running(str(tmp_path / "b.sqlite"), log, args=["--log-level", "info"]) as server:
+        board, token = _board(server.client())
+        assert server.client().get(f"/boards/{board}?token={token}&x=1")[0] == 200
+        deadline = time.monotonic() + 20
+        while f"/boards/{board}?" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    text = log.read_text()
+    assert f"/boards/{board}?token=[redacted]&x=1" in text, text[-2000:]
+    assert token not in text
+
+
+def test_a_complete_100_kib_header_is_refused_against_the_64_kib_limit(tmp_path):
+    import socket
+
+    with running(str(tmp_path / "b.sqlite"), tmp_path / "log") as server:
+        for head in (
+            b"X-Big: " + b"a" * 100 * 1024 + b"\r\n",  # one header
+            b"".join(b"X-%d: %s\r\n" % (i, b"b" * 1000) for i in range(100)),  # many
+        ):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=20) as sock:
+                sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: t\r\n" + head + b"\r\n")
+                answer = b""
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            assert answer.split(b" ", 2)[1] == b"400", answer[:200]
+        assert server.client().get("/api/health")[0] == 200

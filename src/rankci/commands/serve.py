@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -128,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
     from rankci.service.slowclients import guarded_protocol
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s: %(message)s")
+    logging.getLogger("uvicorn.access").addFilter(redact_tokens)
     admin = os.environ.get("RANKCI_ADMIN_TOKEN") or None
     if admin is None and not args.open_boards:
         logging.getLogger("rankci.service").warning(
@@ -171,6 +173,32 @@ def run(args: argparse.Namespace) -> int:
         h11_max_incomplete_event_size=64 * 1024,  # request line and headers
     )
     return 0
+
+
+_TOKEN_IN_QUERY = re.compile(r"((?:^|[?&;])[^=&;]*token=)[^&;\s\"]*", re.IGNORECASE)
+
+
+def redact_tokens(record) -> bool:
+    """A logging filter: ``?token=...`` (and ``write_token=``, ``read_token=``...) values in an
+    access log line's path are replaced by ``[redacted]`` (tokens never reach the log).
+
+    Examples
+    --------
+    >>> import logging
+    >>> record = logging.LogRecord("uvicorn.access", 20, "", 0, '%s - "%s %s HTTP/%s" %d',
+    ...     ("127.0.0.1:5", "GET", "/boards/b?token=rkci_secret&x=1", "1.1", 200), None)
+    >>> redact_tokens(record), record.getMessage()
+    (True, '127.0.0.1:5 - "GET /boards/b?token=[redacted]&x=1 HTTP/1.1" 200')
+    """
+    if isinstance(record.args, tuple):
+        record.args = tuple(
+            _TOKEN_IN_QUERY.sub(r"\1[redacted]", a) if isinstance(a, str) and "token" in a.lower()
+            else a
+            for a in record.args
+        )
+    elif isinstance(record.msg, str) and "token" in record.msg.lower():
+        record.msg = _TOKEN_IN_QUERY.sub(r"\1[redacted]", record.msg)
+    return True
 
 
 def _summarise_after_warming(service: Service) -> None:

@@ -46,11 +46,14 @@ class BodyLimit:
         headers = dict(scope.get("headers", []))
         client = scope.get("client")
         if self.failures is not None and b"authorization" in headers and client:
-            # an address over its failed-authentication limit: refused here, before any work
-            wait = self.failures.blocked(client[0])
+            # a credential over its failed-authentication limit from this address: refused here,
+            # before any work (keyed on the credential tried: a valid token is never refused)
+            token = headers[b"authorization"].decode("latin-1")
+            wait = self.failures.blocked(client[0], token.partition(" ")[2] or token)
             if wait is not None:
                 response = JSONResponse(
-                    {"detail": "too many failed authentications from this address"},
+                    {"detail": "too many failed authentications with this token from this "
+                     "address"},
                     status_code=429,
                     headers={"Retry-After": str(int(wait) + 1)},
                 )

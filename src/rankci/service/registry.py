@@ -241,12 +241,22 @@ class Service:
         return token
 
     # ------------------------------------------------------------------ tokens
-    def refuse(self, client: str, status: int, detail: str, headers: dict | None = None):
-        wait = self.failures.fail(client)
+    def refuse(
+        self,
+        client: str,
+        status: int,
+        detail: str,
+        headers: dict | None = None,
+        credential: str | None = None,
+    ):
+        """The refusal of a failed authentication (or an unknown id), counted against the
+        credential tried and the client's address; 429 once over the limit."""
+        wait = self.failures.fail(client, credential)
         if wait is not None:
             return HTTPException(
                 429,
-                "too many failed authentications from this address; try again later",
+                "too many failed authentications from this address; try again later (a valid "
+                "token is not refused)",
                 headers={"Retry-After": str(math.ceil(wait))},
             )
         return HTTPException(status, detail, headers=headers)
@@ -266,13 +276,13 @@ class Service:
     def check(self, board_id: str, token: str | None, write: bool, client: str = "") -> Board:
         row = self.find(board_id)
         if row is None:
-            raise self.refuse(client, 404, self.not_found(board_id).detail)
+            raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
         private = row.read_hash is not None
         if self._matches(board_id, row, "write", token):
             return self.board(board_id)
         readable = not private or self._matches(board_id, row, "read", token)
         if not readable:
-            raise self.refuse(client, 404, self.not_found(board_id).detail)
+            raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
         if write:
             if token is None:
                 raise self.refuse(
@@ -281,7 +291,9 @@ class Service:
                     "this needs the board's write token",
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-            raise self.refuse(client, 403, "the token is not the board's write token")
+            raise self.refuse(
+                client, 403, "the token is not the board's write token", credential=token
+            )
         return self.board(board_id)
 
     def check_cached(
@@ -313,4 +325,5 @@ class Service:
                 401 if token is None else 403,
                 f"{what} needs the server's admin token",
                 headers={"WWW-Authenticate": "Bearer"} if token is None else None,
+                credential=token,
             )

@@ -167,11 +167,29 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._in_headers = True
+            self._parsed_bytes = 0
             self._start_header_timer()
+
+        def _parsed(self, size: int) -> None:
+            # the request line and headers as parsed: a complete head over the limit, even
+            # one that arrived in a single read, is refused (an exception in a parser callback
+            # makes httptools raise its parser error: uvicorn answers 400 and closes)
+            self._parsed_bytes = getattr(self, "_parsed_bytes", 0) + size
+            if self._parsed_bytes > self._max_headers:
+                raise ValueError("request line and headers over the limit")
+
+        def on_url(self, url: bytes) -> None:
+            self._parsed(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._parsed(len(name) + len(value) + 4)
+            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
             self._in_headers = False
             self._header_bytes = 0
+            self._parsed_bytes = 0
             self._completed += 1
             self._cancel_header_timer()
             if self.coalesces and not self.expect_100_continue:
