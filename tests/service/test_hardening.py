@@ -244,3 +244,43 @@ def test_a_complete_100_kib_header_is_refused_against_the_64_kib_limit(tmp_path)
                     answer += chunk
             assert answer.split(b" ", 2)[1] == b"400", answer[:200]
         assert server.client().get("/api/health")[0] == 200
+
+
+def _nofile_1024() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+
+def test_1100_half_open_connections_under_1024_descriptors_starve_no_one(tmp_path):
+    import socket
+
+    log = tmp_path / "log"
+    args = ["--max-connections", "500", "--max-connections-per-address", "64"]
+    with running(str(tmp_path / "b.sqlite"), log, args=args, preexec=_nofile_1024) as server:
+        flood = []
+        try:
+            for n in range(1100):  # 100 from one address, then 1,000 from ten; half requests
+                sock = socket.socket()
+                sock.settimeout(10)
+                try:
+                    sock.bind(("127.0.0.2" if n < 100 else f"127.0.0.{3 + n % 10}", 0))
+                    sock.connect(("127.0.0.1", server.port))
+                    sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: t\r\n")
+                except OSError:
+                    pass
+                flood.append(sock)
+            api = server.client()
+            statuses = []
+            for _ in range(30):
+                api.conn.close()  # a new connection each time
+                statuses.append(api.get("/api/health")[0])
+            assert statuses == [200] * 30, statuses
+        finally:
+            for sock in flood:
+                sock.close()
+        deadline = time.monotonic() + 20
+        while "connections refused" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        text = log.read_text()
+        assert "--max-connections-per-address" in text and "--max-connections)" in text, text[-3000:]

@@ -96,6 +96,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="failed authentications per client address per minute before 429 (20)",
     )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="at most N open connections (default 1000, lowered to the open-file limit less "
+        "100); at the cap the oldest connection still waiting for its headers is closed",
+    )
+    parser.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=256,
+        metavar="N",
+        help="at most N open connections from one client address (default 256)",
+    )
     parser.add_argument("--no-access-log", action="store_true", help="do not log every request")
     parser.add_argument(
         "--log-level",
@@ -121,12 +136,18 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--{name.replace('_', '-')} must be a positive number, got {value}")
     if not (math.isfinite(args.lock_wait) and args.lock_wait >= 0):
         raise ValueError(f"--lock-wait must be a number of seconds >= 0, got {args.lock_wait}")
-    for name in ("max_board_cells", "max_boards", "auth_failures"):
+    for name in (
+        "max_board_cells",
+        "max_boards",
+        "auth_failures",
+        "max_connections",
+        "max_connections_per_address",
+    ):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
     import logging
 
-    from rankci.service.slowclients import guarded_protocol
+    from rankci.service.slowclients import default_caps, guarded_protocol
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s: %(message)s")
     logging.getLogger("uvicorn.access").addFilter(redact_tokens)
@@ -168,7 +189,10 @@ def run(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         access_log=not args.no_access_log,
         workers=1,  # the boards' state lives in this one process
-        http=guarded_protocol(args.header_timeout),
+        http=guarded_protocol(
+            args.header_timeout,
+            caps=default_caps(args.max_connections, args.max_connections_per_address),
+        ),
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=64 * 1024,  # request line and headers
     )
