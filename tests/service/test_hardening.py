@@ -284,3 +284,72 @@ def test_1100_half_open_connections_under_1024_descriptors_starve_no_one(tmp_pat
             time.sleep(0.1)
         text = log.read_text()
         assert "--max-connections-per-address" in text and "--max-connections)" in text, text[-3000:]
+
+
+def test_health_reports_a_full_disk_before_any_write_fails(tmp_path):
+    folder = tmp_path / "small"
+    folder.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)], capture_output=True
+    )
+    assert done.returncode == 0, done.stderr  # root, as in CI (see test_faults.py)
+    try:
+        with running(str(folder / "b.sqlite"), tmp_path / "log") as server:
+            api = server.client()
+            assert api.get("/api/health")[1]["database"]["writable"] is True
+            with open(folder / "filler", "wb") as handle:  # fill the filesystem
+                try:
+                    while True:
+                        handle.write(b"\0" * 65536)
+                        handle.flush()
+                except OSError:
+                    pass
+            health = api.get("/api/health")[1]  # no write has been tried since
+            assert health["status"] == "degraded" and not health["database"]["writable"]
+            assert "full" in health["database"]["reason"], health
+            (folder / "filler").unlink()
+            assert api.get("/api/health")[1]["status"] == "ok"
+            api.close()
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], timeout=30)
+
+
+def _pg(action: str) -> None:
+    subprocess.run(["pg_ctlcluster", "15", "main", action], check=True, timeout=120)
+
+
+def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_path):
+    with postgres_schema() as url:
+        with running(url, tmp_path / "log") as server:
+            api = server.client()
+            board, token = _board(api, items=[str(i) for i in range(10)])
+            for i in range(4):  # posted, never read before the outage
+                batch = [{"model": m, "item": str(i), "score": 1.0} for m in "ab"]
+                assert api.post(f"/api/boards/{board}/scores", {"scores": batch}, token)[0] == 200
+            api.close()
+            _pg("stop")
+            try:
+                api = server.client()
+                score = {"model": "a", "item": "5", "score": 1.0}
+                status, answer = api.post(f"/api/boards/{board}/scores", score, token)
+                assert status == 503, answer
+                for _ in range(20):
+                    api.conn.close()
+                    api.conn.request("GET", f"/api/boards/{board}/leaderboard")
+                    response = api.conn.getresponse()
+                    body = json.loads(response.read())
+                    assert response.status == 200, body
+                    assert body["progress"]["scores_received"] == 8
+                    assert "unavailable" in response.getheader("x-rankci-stale", "")
+            finally:
+                _pg("start")
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # back: writes resume, no stale marker
+                status, _ = server.client().post(
+                    f"/api/boards/{board}/scores", {"model": "a", "item": "5", "score": 1.0}, token
+                )
+                if status == 200:
+                    break
+                time.sleep(0.5)
+            assert status == 200
+            assert "x-rankci-stale" not in server.client().headers(f"/api/boards/{board}")[1]

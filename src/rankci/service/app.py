@@ -138,6 +138,7 @@ def create_app(
         max_body=max_body,
         body_timeout=body_timeout,
         failures=service.failures,
+        storage=storage,
     )
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StorageUnavailable, _unavailable)

@@ -8,6 +8,7 @@ the client's address (:class:`~rankci.service.auth.FailureLimit`; over the limit
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import logging
 import math
@@ -107,7 +108,22 @@ class Service:
             self._specs[board_id] = spec
         return spec
 
-    def board(self, board_id: str) -> Board:
+    def board(self, board_id: str, read: bool = False) -> Board:
+        """The loaded board (loading or rebuilding it when needed). For a ``read``, a board
+        waiting to be rebuilt after a write of unknown outcome, while the database cannot be
+        reached, is answered from memory: its last state known to be committed (responses are
+        marked stale by the middleware while the database is down)."""
+        try:
+            return self._board(board_id)
+        except StorageUnavailable:
+            if read:
+                with self._lock:
+                    board = self._boards.get(board_id)
+                if board is not None:
+                    return board
+            raise
+
+    def _board(self, board_id: str) -> Board:
         reason = self.quarantined.get(board_id)
         if reason is not None:
             raise HTTPException(
@@ -210,9 +226,18 @@ class Service:
         )
         board = Board(spec, num, self.storage)
         board.on_look = self.on_look
-        with self._lock:
+        row = BoardRow(
+            spec.id,
+            num,
+            spec.to_json(),
+            self.tokens.hash(write),
+            None if read is None else self.tokens.hash(read),
+            spec.created_at,
+        )
+        with self._lock:  # kept in memory: reads need no database (they go on in an outage)
             self._boards[spec.id] = board
-            self._rows.pop(spec.id, None)
+            self._rows[spec.id] = row
+            self._specs[spec.id] = spec
         return spec, write, read
 
     def delete(self, board_id: str) -> None:
@@ -235,9 +260,10 @@ class Service:
         if which == "read" and row.read_hash is None:
             raise HTTPException(422, "a public board has no read token")
         token = None if revoke else new_token()
-        self.storage.set_token_hash(board_id, which, REVOKED if revoke else self.tokens.hash(token))
+        stored = REVOKED if revoke else self.tokens.hash(token)
+        self.storage.set_token_hash(board_id, which, stored)
         with self._lock:
-            self._rows.pop(board_id, None)
+            self._rows[board_id] = dataclasses.replace(row, **{f"{which}_hash": stored})
         return token
 
     # ------------------------------------------------------------------ tokens
@@ -279,7 +305,7 @@ class Service:
             raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
         private = row.read_hash is not None
         if self._matches(board_id, row, "write", token):
-            return self.board(board_id)
+            return self.board(board_id, read=not write)
         readable = not private or self._matches(board_id, row, "read", token)
         if not readable:
             raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
@@ -294,7 +320,7 @@ class Service:
             raise self.refuse(
                 client, 403, "the token is not the board's write token", credential=token
             )
-        return self.board(board_id)
+        return self.board(board_id, read=True)
 
     def check_cached(
         self, board_id: str, token: str | None, write: bool, client: str = ""

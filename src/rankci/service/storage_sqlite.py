@@ -16,7 +16,9 @@ import sqlite3
 
 from rankci.service.storage_base import OwnerLockError, Storage, log
 
-__all__ = ["SQLiteStorage"]
+__all__ = ["LOW_SPACE", "SQLiteStorage"]
+
+LOW_SPACE = 1 << 20  # bytes free below which health reports the disk full
 
 _SQLITE_FAULTS = {
     "readonly": "the database file is read-only",
@@ -77,6 +79,21 @@ class SQLiteStorage(Storage):
                     return f"the database file is read-only ({name}: {error.strerror})"
                 return None
         return None
+
+    def health(self) -> dict:
+        """As :meth:`Storage.health`, and not writable when the database's filesystem has less
+        than :data:`LOW_SPACE` bytes free for unprivileged writers (a full disk is reported
+        before a write fails on it)."""
+        out = super().health()
+        try:
+            info = os.statvfs(os.path.dirname(self.path))
+            free = info.f_bavail * info.f_frsize
+        except OSError:
+            return out
+        if free < LOW_SPACE and out["writable"]:
+            out["writable"] = False
+            out["reason"] = f"the disk is full ({free:,} bytes free on the database's filesystem)"
+        return out
 
     def check_integrity(self) -> str:
         """``PRAGMA quick_check``: "ok", or the first problems it reports."""
