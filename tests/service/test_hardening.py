@@ -353,3 +353,38 @@ def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_
                 time.sleep(0.5)
             assert status == 200
             assert "x-rankci-stale" not in server.client().headers(f"/api/boards/{board}")[1]
+
+
+def _server_time(port: int, path: str) -> tuple[int, float]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        response.read()
+        timing = response.getheader("server-timing", "")
+        return response.status, float(timing.split("dur=")[1])
+    finally:
+        conn.close()
+
+
+def test_the_time_of_a_404_does_not_tell_whether_a_private_board_exists(tmp_path):
+    import numpy as np
+
+    args = ["--auth-failures", "100000"]
+    with running(str(tmp_path / "b.sqlite"), tmp_path / "log", args=args) as server:
+        private, _ = _board(server.client(), public=False)
+        deadline = time.monotonic() + 30  # the boards are listed at start (warm)
+        while not server.client().get("/api/health")[1]["boards"]["warmed"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        times = {"private": [], "unknown": []}
+        for n in range(300):  # interleaved, so that the machine's load falls on both alike
+            for kind, board in (("private", private), ("unknown", f"nope-{n % 7}")):
+                status, spent = _server_time(server.port, f"/api/boards/{board}/leaderboard")
+                assert status == 404
+                times[kind].append(spent)
+        ratio = np.median(times["unknown"]) / np.median(times["private"])
+        # before: the unknown id went to a worker thread and the database (several times slower)
+        assert 0.5 < ratio < 2.0, (ratio, np.median(times["unknown"]), np.median(times["private"]))

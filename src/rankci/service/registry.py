@@ -63,6 +63,8 @@ class Service:
         self._specs: dict[str, BoardSpec] = {}
         self._boards: dict[str, Board] = {}
         self._loading: dict[str, threading.Lock] = {}
+        self._ids: set[str] | None = None  # every board id, once listed (warm)
+        self._decoy: BoardRow | None = None  # checked against for an unknown id
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -78,6 +80,8 @@ class Service:
     def find(self, board_id: str) -> BoardRow | None:
         with self._lock:
             row = self._rows.get(board_id)
+            if row is None and self._ids is not None and board_id not in self._ids:
+                return None  # this process owns the database: it knows every board id
         if row is None:
             row = self.storage.get_board(board_id)
             if row is not None:
@@ -192,6 +196,8 @@ class Service:
         except Exception:
             log.exception("the boards could not be listed")
             return
+        with self._lock:
+            self._ids = set(ids) | set(self._rows)
         for board_id in ids:
             try:
                 self.board(board_id)
@@ -238,6 +244,8 @@ class Service:
             self._boards[spec.id] = board
             self._rows[spec.id] = row
             self._specs[spec.id] = spec
+            if self._ids is not None:
+                self._ids.add(spec.id)
         return spec, write, read
 
     def delete(self, board_id: str) -> None:
@@ -252,6 +260,8 @@ class Service:
                 self._boards.pop(board_id, None)
                 self._rows.pop(board_id, None)
                 self._specs.pop(board_id, None)
+                if self._ids is not None:
+                    self._ids.discard(board_id)
             self.quarantined.pop(board_id, None)
 
     def set_token(self, board_id: str, which: str, revoke: bool = False) -> str | None:
@@ -302,6 +312,11 @@ class Service:
     def check(self, board_id: str, token: str | None, write: bool, client: str = "") -> Board:
         row = self.find(board_id)
         if row is None:
+            # the same work as for a private board without its token (two token checks), so
+            # that the time of the answer does not tell whether the id exists
+            decoy = self._decoy_row()
+            self.tokens.check(token, decoy.write_hash)
+            self.tokens.check(token, decoy.read_hash)
             raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
         private = row.read_hash is not None
         if self._matches(board_id, row, "write", token):
@@ -331,11 +346,20 @@ class Service:
         with self._lock:
             row = self._rows.get(board_id)
             board = self._boards.get(board_id)
+            unknown = row is None and self._ids is not None and board_id not in self._ids
+        if unknown:
+            return self.check(board_id, token, write, client)  # refused, from memory
         if row is None or board is None or board.stale or board_id in self.quarantined:
             return None
         if self.tokens.is_legacy(row.write_hash) or self.tokens.is_legacy(row.read_hash):
             return None
         return self.check(board_id, token, write, client)
+
+    def _decoy_row(self) -> BoardRow:
+        if self._decoy is None:
+            decoy = self.tokens.hash(new_token())
+            self._decoy = BoardRow("", 0, "", decoy, decoy, "")
+        return self._decoy
 
     def check_admin(self, token: str | None, client: str, what: str) -> None:
         if self.admin_token is None:
