@@ -388,3 +388,52 @@ def test_the_time_of_a_404_does_not_tell_whether_a_private_board_exists(tmp_path
         ratio = np.median(times["unknown"]) / np.median(times["private"])
         # before: the unknown id went to a worker thread and the database (several times slower)
         assert 0.5 < ratio < 2.0, (ratio, np.median(times["unknown"]), np.median(times["private"]))
+
+
+def test_immutable_sqlite_files_answer_503_instead_of_a_sigbus(tmp_path):
+    db = str(tmp_path / "b.sqlite")
+    with running(db, tmp_path / "log") as server:
+        api = server.client()
+        board, token = _board(api)
+        path = f"/api/boards/{board}/scores"
+        assert api.post(path, {"model": "a", "item": "1", "score": 1.0}, token)[0] == 200
+        files = [str(tmp_path / f) for f in os.listdir(tmp_path) if f.startswith("b.sqlite")]
+        subprocess.run(["chattr", "+i", *files], check=True)  # root, as in CI
+        try:
+            for item in ("2", "3"):
+                status, answer = api.post(path, {"model": "a", "item": item, "score": 1.0}, token)
+                assert status == 503 and "read-only" in answer["detail"], answer
+            assert api.get(f"/api/boards/{board}/leaderboard")[0] == 200
+            assert not api.get("/api/health")[1]["database"]["writable"]
+            assert server.process.poll() is None  # alive (before: killed by SIGBUS, -7)
+        finally:
+            subprocess.run(["chattr", "-i", *files], check=True)
+        deadline = time.monotonic() + 30
+        while api.post(path, {"model": "a", "item": "2", "score": 1.0}, token)[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+        api.close()
+
+
+def test_a_fenced_out_server_serves_no_stale_reads(tmp_path):
+    import psycopg
+
+    with postgres_schema() as url:
+        with running(url, tmp_path / "log") as server:
+            api = server.client()
+            board, _ = _board(api)
+            assert api.get(f"/api/boards/{board}/leaderboard")[0] == 200
+            with psycopg.connect(url, autocommit=True) as conn:  # another server takes over
+                conn.execute(
+                    "UPDATE lease SET holder = 'other', fence = fence + 1, "
+                    "expires_at = now() + interval '1 hour' WHERE id = 1"
+                )
+            deadline = time.monotonic() + 30  # the heartbeat (every second) finds out
+            while api.get("/api/health")[1]["database"]["writable"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            for path in (f"/api/boards/{board}/leaderboard", f"/boards/{board}", "/api/boards"):
+                status, answer = api.get(path)
+                assert status == 503 and "no longer owns" in str(answer), (path, answer)
+            assert api.get("/api/health")[0] == 200
+            api.close()

@@ -67,7 +67,7 @@ class SQLiteStorage(Storage):
     def _unwritable(self) -> str | None:
         """Why the database file or its WAL cannot be written (a read-only file or filesystem,
         an immutable file), or None; SQLite itself reports some of these as an I/O error."""
-        for name in (self.path, f"{self.path}-wal"):
+        for name in (self.path, f"{self.path}-wal", f"{self.path}-shm"):
             try:
                 os.close(os.open(name, os.O_WRONLY | os.O_APPEND))
             except FileNotFoundError:
@@ -94,6 +94,14 @@ class SQLiteStorage(Storage):
             out["writable"] = False
             out["reason"] = f"the disk is full ({free:,} bytes free on the database's filesystem)"
         return out
+
+    def _precheck(self) -> str | None:
+        """SQLite maps the WAL index (``PATH-shm``) into memory and writes it even to read: on an
+        immutable (``chattr +i``) or read-only file that write is a SIGBUS, which kills the
+        process. So every operation first checks that the files can be opened for writing, and
+        is refused (503, the reason) when they cannot; the connection is then neither used
+        nor closed (closing checkpoints, which writes too)."""
+        return self._unwritable()
 
     def check_integrity(self) -> str:
         """``PRAGMA quick_check``: "ok", or the first problems it reports."""
