@@ -355,6 +355,13 @@ class Service:
             return None
         return self.check(board_id, token, write, client)
 
+    def note_ids(self, ids) -> None:
+        """Board ids the database lists (as it does for ``GET /api/boards``): any written
+        behind this server's back become known too."""
+        with self._lock:
+            if self._ids is not None:
+                self._ids.update(ids)
+
     def _decoy_row(self) -> BoardRow:
         if self._decoy is None:
             decoy = self.tokens.hash(new_token())

@@ -35,7 +35,9 @@ def public_boards(context: ServiceContext) -> list[dict]:
     or damaged) is left out and quarantined (reported by ``GET /api/health`` and the log):
     it never stops the others from being listed."""
     out = []
-    for board_id in context.storage.board_ids():
+    ids = context.storage.board_ids()
+    context.service.note_ids(ids)
+    for board_id in ids:
         try:
             spec = context.service.spec(board_id)
         except Unservable:
