@@ -193,12 +193,20 @@ def test_a_valid_token_is_never_locked_out_by_a_bad_neighbour(tmp_path):
         board, token = _board(server.client())
         path = f"/api/boards/{board}/scores"
         neighbour = _From(server.port, "127.0.0.1")  # the same address (a NAT, a proxy)
-        wrong = [neighbour.request("POST", path, {"model": "a", "item": "1", "score": 1},
-                                   "rkci_" + "z" * 43)[0] for _ in range(25)]
+        wrong = [
+            neighbour.request(
+                "POST", path, {"model": "a", "item": "1", "score": 1}, "rkci_" + "z" * 43
+            )[0]
+            for _ in range(25)
+        ]
         assert wrong[:5] == [403] * 5 and set(wrong[6:]) == {429}, wrong
         # other wrong tokens from that address are refused too (the address is over its limit)
-        assert neighbour.request("POST", path, {"model": "a", "item": "1", "score": 1},
-                                 "rkci_" + "y" * 43)[0] == 429
+        assert (
+            neighbour.request(
+                "POST", path, {"model": "a", "item": "1", "score": 1}, "rkci_" + "y" * 43
+            )[0]
+            == 429
+        )
         for i in range(20):  # the valid writer on the same address is never refused
             score = {"model": "ab"[i % 2], "item": str(1 + i % 3), "score": 1.0}
             status, answer = neighbour.request("POST", path, score, token)
@@ -280,7 +288,9 @@ def test_1100_half_open_connections_under_1024_descriptors_starve_no_one(tmp_pat
         while "connections refused" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.1)
         text = log.read_text()
-        assert "--max-connections-per-address" in text and "--max-connections)" in text, text[-3000:]
+        assert "--max-connections-per-address" in text and "--max-connections)" in text, text[
+            -3000:
+        ]
 
 
 def test_health_reports_a_full_disk_before_any_write_fails(tmp_path):

@@ -216,7 +216,8 @@ def redact_tokens(record) -> bool:
     """
     if isinstance(record.args, tuple):
         record.args = tuple(
-            _TOKEN_IN_QUERY.sub(r"\1[redacted]", a) if isinstance(a, str) and "token" in a.lower()
+            _TOKEN_IN_QUERY.sub(r"\1[redacted]", a)
+            if isinstance(a, str) and "token" in a.lower()
             else a
             for a in record.args
         )

@@ -68,8 +68,7 @@ class BodyLimit:
             wait = self.failures.blocked(client[0], token.partition(" ")[2] or token)
             if wait is not None:
                 response = JSONResponse(
-                    {"detail": "too many failed authentications with this token from this "
-                     "address"},
+                    {"detail": "too many failed authentications with this token from this address"},
                     status_code=429,
                     headers={"Retry-After": str(int(wait) + 1)},
                 )

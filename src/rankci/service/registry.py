@@ -107,7 +107,9 @@ class Service:
             except Exception as error:
                 reason = self.set_aside(board_id, error)
                 raise Unservable(
-                    503, f"board {board_id!r} is quarantined: {reason}", headers={"Retry-After": "60"}
+                    503,
+                    f"board {board_id!r} is quarantined: {reason}",
+                    headers={"Retry-After": "60"},
                 ) from None
             self._specs[board_id] = spec
         return spec

@@ -19,8 +19,8 @@ from fastapi.responses import JSONResponse, Response
 from rankci.service.deps import Context, ReadableBoard, ServiceContext, creator
 from rankci.service.page import board_summary
 from rankci.service.posting import leaderboard_response
-from rankci.service.schemas import BoardCreate, BoardCreated, History, Leaderboard
 from rankci.service.registry import Unservable
+from rankci.service.schemas import BoardCreate, BoardCreated, History, Leaderboard
 from rankci.service.storage import BoardExists
 
 __all__ = ["public_boards", "router"]

@@ -170,11 +170,15 @@ class ConnectionCaps:
         now = time.monotonic()
         if now - self._logged[which] >= self.LOG_EVERY:
             if which == "address":
-                what = (f"over the cap of {self.per_address} connections per address "
-                        "(--max-connections-per-address); the last from " + address)
+                what = (
+                    f"over the cap of {self.per_address} connections per address "
+                    "(--max-connections-per-address); the last from " + address
+                )
             else:
-                what = (f"at the cap of {self.total} open connections (--max-connections): "
-                        "the oldest waiting for its headers closed, or the new one refused")
+                what = (
+                    f"at the cap of {self.total} open connections (--max-connections): "
+                    "the oldest waiting for its headers closed, or the new one refused"
+                )
             log.warning("connections refused: %d %s", self._refused[which], what)
             self._refused[which] = 0
             self._logged[which] = now

@@ -155,7 +155,9 @@ def _name(value: object, what: str, limit: int = MAX_NAME, empty: bool = False) 
     text = str(value)
     shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
     if len(text) > limit or (not text and not empty):
-        raise ValueError(f"{what} must be {0 if empty else 1}-{limit} characters, got {len(text):,}")
+        raise ValueError(
+            f"{what} must be {0 if empty else 1}-{limit} characters, got {len(text):,}"
+        )
     if _CONTROL.search(text):
         raise ValueError(f"{what} {shown} must be printable characters (no control characters)")
     if not _valid_unicode(text):
