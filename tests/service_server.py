@@ -98,10 +98,17 @@ class Server:
     open to create (``--open-boards``) unless ``open_boards=False``."""
 
     def __init__(
-        self, db: str, log: Path, env: dict | None = None, args=(), open_boards: bool = True
+        self,
+        db: str,
+        log: Path,
+        env: dict | None = None,
+        args=(),
+        open_boards: bool = True,
+        preexec=None,
     ) -> None:
         self.db = db
         self.log = log
+        self.preexec = preexec  # run in the server's process before it starts (e.g. rlimits)
         args = (*args, "--open-boards") if open_boards else tuple(args)
         for attempt in range(3):  # another process may take the free port before we bind it
             self.port = free_port()
@@ -124,9 +131,7 @@ class Server:
             self.db,
             "--port",
             str(self.port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
+            *(() if "--log-level" in args else ("--no-access-log", "--log-level", "warning")),
             *args,
         ]
         environment = {
@@ -137,7 +142,11 @@ class Server:
         }
         with open(self.log, "ab") as handle:
             self.process = subprocess.Popen(
-                command, stdout=handle, stderr=subprocess.STDOUT, env=environment
+                command,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                env=environment,
+                preexec_fn=self.preexec,
             )
         self._wait()
 
@@ -175,8 +184,10 @@ class Server:
 
 
 @contextmanager
-def running(db: str, log: Path, env: dict | None = None, args=(), open_boards: bool = True):
-    server = Server(db, log, env, args, open_boards)
+def running(
+    db: str, log: Path, env: dict | None = None, args=(), open_boards: bool = True, preexec=None
+):
+    server = Server(db, log, env, args, open_boards, preexec)
     try:
         yield server
     finally:

@@ -17,7 +17,9 @@ models, items, clusters and scores, the cells not scored yet, and the boards set
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -94,6 +96,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="failed authentications per client address per minute before 429 (20)",
     )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="at most N open connections (default 1000, lowered to the open-file limit less "
+        "100); at the cap the oldest connection still waiting for its headers is closed",
+    )
+    parser.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=256,
+        metavar="N",
+        help="at most N open connections from one client address (default 256)",
+    )
     parser.add_argument("--no-access-log", action="store_true", help="do not log every request")
     parser.add_argument(
         "--log-level",
@@ -113,19 +130,27 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
-    if not args.max_body_mb > 0:
-        raise ValueError(f"--max-body-mb must be positive, got {args.max_body_mb}")
-    for name in ("header_timeout", "body_timeout"):
-        if not getattr(args, name) > 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive")
-    for name in ("max_board_cells", "max_boards", "auth_failures"):
+    for name in ("max_body_mb", "header_timeout", "body_timeout"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive number, got {value}")
+    if not (math.isfinite(args.lock_wait) and args.lock_wait >= 0):
+        raise ValueError(f"--lock-wait must be a number of seconds >= 0, got {args.lock_wait}")
+    for name in (
+        "max_board_cells",
+        "max_boards",
+        "auth_failures",
+        "max_connections",
+        "max_connections_per_address",
+    ):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
     import logging
 
-    from rankci.service.slowclients import guarded_protocol
+    from rankci.service.slowclients import default_caps, guarded_protocol
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s: %(message)s")
+    logging.getLogger("uvicorn.access").addFilter(redact_tokens)
     admin = os.environ.get("RANKCI_ADMIN_TOKEN") or None
     if admin is None and not args.open_boards:
         logging.getLogger("rankci.service").warning(
@@ -143,6 +168,20 @@ def run(args: argparse.Namespace) -> int:
         auth_failures=args.auth_failures,
     )
     _summarise_after_warming(app.state.service)
+    # connect and take the database now: a bad URL, a refused login or another owner is a clear
+    # error of this command, not a traceback of the server's start-up
+    storage = app.state.context.storage
+    from rankci.service.storage import OwnerLockError
+
+    try:
+        storage.open()
+        storage.lock_owner(args.lock_wait)
+    except (OwnerLockError, RuntimeError) as error:  # another owner; a newer schema
+        storage.close()
+        raise ValueError(f"--db: {error}") from None
+    except BaseException:
+        storage.close()
+        raise
     uvicorn.run(
         app,
         host=args.host,
@@ -150,11 +189,41 @@ def run(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         access_log=not args.no_access_log,
         workers=1,  # the boards' state lives in this one process
-        http=guarded_protocol(args.header_timeout),
+        http=guarded_protocol(
+            args.header_timeout,
+            caps=default_caps(args.max_connections, args.max_connections_per_address),
+        ),
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=64 * 1024,  # request line and headers
     )
     return 0
+
+
+_TOKEN_IN_QUERY = re.compile(r"((?:^|[?&;])[^=&;]*token=)[^&;\s\"]*", re.IGNORECASE)
+
+
+def redact_tokens(record) -> bool:
+    """A logging filter: ``?token=...`` (and ``write_token=``, ``read_token=``...) values in an
+    access log line's path are replaced by ``[redacted]`` (tokens never reach the log).
+
+    Examples
+    --------
+    >>> import logging
+    >>> record = logging.LogRecord("uvicorn.access", 20, "", 0, '%s - "%s %s HTTP/%s" %d',
+    ...     ("127.0.0.1:5", "GET", "/boards/b?token=rkci_secret&x=1", "1.1", 200), None)
+    >>> redact_tokens(record), record.getMessage()
+    (True, '127.0.0.1:5 - "GET /boards/b?token=[redacted]&x=1 HTTP/1.1" 200')
+    """
+    if isinstance(record.args, tuple):
+        record.args = tuple(
+            _TOKEN_IN_QUERY.sub(r"\1[redacted]", a)
+            if isinstance(a, str) and "token" in a.lower()
+            else a
+            for a in record.args
+        )
+    elif isinstance(record.msg, str) and "token" in record.msg.lower():
+        record.msg = _TOKEN_IN_QUERY.sub(r"\1[redacted]", record.msg)
+    return True
 
 
 def _summarise_after_warming(service: Service) -> None:

@@ -138,6 +138,7 @@ def create_app(
         max_body=max_body,
         body_timeout=body_timeout,
         failures=service.failures,
+        storage=storage,
     )
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StorageUnavailable, _unavailable)
@@ -155,7 +156,8 @@ async def _lifespan(app: FastAPI):
     context: ServiceContext = app.state.context
     storage, service = context.storage, context.service
     storage.open()
-    storage.lock_owner(context.lock_wait)
+    if not storage.owned:  # rankci serve takes it before the server starts
+        storage.lock_owner(context.lock_wait)
     service.start()
     storage.check_integrity()
     storage.start_probe()

@@ -12,8 +12,9 @@ accepted (one scrypt run, at most two at a time, never waiting for a slot: a bus
 "try again"), and its stored hash is replaced by the HMAC form on the first successful check, so
 each old token costs scrypt once.
 
-:class:`FailureLimit` counts failed authentications per client address: over ``limit`` failures
-in ``window`` seconds, further failures from that address are answered 429 with ``Retry-After``.
+:class:`FailureLimit` counts failed authentications per (credential tried, client address) and
+per address: over ``limit`` failures in ``window`` seconds, further *failures* are answered 429
+with ``Retry-After``; a valid token is never refused for someone else's wrong ones.
 """
 
 from __future__ import annotations
@@ -200,49 +201,71 @@ class TokenCheck:
 
 
 class FailureLimit:
-    """At most ``limit`` failed authentications per client address in ``window`` seconds.
+    """At most ``limit`` failed authentications in ``window`` seconds, counted per (credential
+    tried, client address) and per client address.
 
-    The table is bounded (``max_clients`` addresses, least recently failing dropped first), so a
-    flood from many addresses cannot grow it without bound.
+    A failure is recorded under both keys. :meth:`fail` answers "wait" when either is over the
+    limit, so a client trying many wrong tokens is refused, but only its *failures* are: a
+    request whose token is valid never fails, so it is never refused because of someone else's
+    wrong tokens from the same address (a NAT, a proxy). :meth:`blocked`, the gate before any
+    work, looks at the (credential, address) key only: the same wrong token retried is refused
+    at once, a valid token never. The credential is kept as a SHA-256 fingerprint, never in the
+    clear. The table is bounded (``max_clients`` keys, least recently failing dropped first),
+    so a flood from many addresses cannot grow it without bound.
     """
 
     def __init__(self, limit: int = 20, window: float = 60.0, max_clients: int = 10_000) -> None:
         self.limit = limit
         self.window = window
         self.max_clients = max_clients
-        self._failures: OrderedDict[str, deque] = OrderedDict()
+        self._failures: OrderedDict[tuple, deque] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _recent(self, client: str, now: float) -> deque:
-        times = self._failures.get(client)
+    @staticmethod
+    def key(client: str, credential: str | None) -> tuple:
+        """The (address, credential fingerprint) key; ``credential`` None: no token given."""
+        if credential is None:
+            return (client, "")
+        return (client, hashlib.sha256(credential.encode("utf-8", "replace")).hexdigest()[:32])
+
+    def _recent(self, key: tuple, now: float) -> deque:
+        times = self._failures.get(key)
         if times is None:
-            times = self._failures[client] = deque()
+            times = self._failures[key] = deque()
             while len(self._failures) > self.max_clients:
                 self._failures.popitem(last=False)
         while times and times[0] <= now - self.window:
             times.popleft()
         return times
 
-    def blocked(self, client: str) -> float | None:
-        """The seconds to wait if ``client`` is over the limit now (nothing is recorded)."""
+    def _wait(self, times: deque, now: float) -> float | None:
+        if len(times) <= self.limit:
+            return None
+        return max(1.0, times[-self.limit - 1] + self.window - now)
+
+    def blocked(self, client: str, credential: str | None = None) -> float | None:
+        """The seconds to wait if ``credential`` from ``client`` is over the limit now (nothing
+        is recorded)."""
         now = time.monotonic()
+        key = self.key(client, credential)
         with self._lock:
-            times = self._failures.get(client)
+            times = self._failures.get(key)
             if times is None or len(times) <= self.limit:
                 return None
             while times and times[0] <= now - self.window:
                 times.popleft()
-            if len(times) <= self.limit:
-                return None
-            return max(1.0, times[-self.limit - 1] + self.window - now)
+            return self._wait(times, now)
 
-    def fail(self, client: str) -> float | None:
-        """Record a failure; returns the seconds to wait when ``client`` is over the limit."""
+    def fail(self, client: str, credential: str | None = None) -> float | None:
+        """Record a failure; returns the seconds to wait when the credential from this
+        address, or this address, is over the limit."""
         now = time.monotonic()
+        waits = []
         with self._lock:
-            times = self._recent(client, now)
-            times.append(now)
-            self._failures.move_to_end(client)
-            if len(times) <= self.limit:
-                return None
-            return max(1.0, times[-self.limit - 1] + self.window - now)
+            for key in {self.key(client, credential), (client, None)}:
+                times = self._recent(key, now)
+                times.append(now)
+                self._failures.move_to_end(key)
+                waits.append(self._wait(times, now))
+        waits = [w for w in waits if w is not None]
+        return max(waits) if waits else None

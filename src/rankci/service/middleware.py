@@ -33,9 +33,15 @@ class BodyLimit:
     on it."""
 
     def __init__(
-        self, app, max_body: int, body_timeout: float = DEFAULT_BODY_TIMEOUT, failures=None
+        self,
+        app,
+        max_body: int,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        failures=None,
+        storage=None,
     ) -> None:
         self.app = app
+        self.storage = storage
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.failures = failures
@@ -45,12 +51,24 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers", []))
         client = scope.get("client")
+        storage = self.storage
+        if storage is not None and storage.lost is not None and _board_path(scope["path"]):
+            # fenced out: another server owns the database now, so this one's copy of every
+            # board may be behind; it answers nothing from it
+            response = JSONResponse(
+                {"detail": f"this server no longer owns the database: {storage.lost}"},
+                status_code=503,
+                headers={"Retry-After": "5"},
+            )
+            return await response(scope, receive, secured(send))
         if self.failures is not None and b"authorization" in headers and client:
-            # an address over its failed-authentication limit: refused here, before any work
-            wait = self.failures.blocked(client[0])
+            # a credential over its failed-authentication limit from this address: refused here,
+            # before any work (keyed on the credential tried: a valid token is never refused)
+            token = headers[b"authorization"].decode("latin-1")
+            wait = self.failures.blocked(client[0], token.partition(" ")[2] or token)
             if wait is not None:
                 response = JSONResponse(
-                    {"detail": "too many failed authentications from this address"},
+                    {"detail": "too many failed authentications with this token from this address"},
                     status_code=429,
                     headers={"Retry-After": str(int(wait) + 1)},
                 )
@@ -72,6 +90,10 @@ class BodyLimit:
                 headers = list(message.get("headers", []))
                 headers.append((b"server-timing", f"app;dur={spent:.2f}".encode()))
                 headers.extend(SECURITY_HEADERS)
+                if storage is not None and storage.down is not None:
+                    # answered from memory while the database is unavailable: the last state
+                    # known to be committed
+                    headers.append((b"x-rankci-stale", _stale(storage.down)))
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -102,6 +124,15 @@ class BodyLimit:
 
     def _message(self) -> str:
         return f"the request body is larger than the limit of {self.max_body:,} bytes"
+
+
+def _board_path(path: str) -> bool:
+    return path == "/" or path.startswith(("/api/boards", "/boards/"))
+
+
+def _stale(reason: str) -> bytes:
+    text = f"database unavailable ({reason})"[:300]
+    return text.encode("ascii", "replace").replace(b"\r", b" ").replace(b"\n", b" ")
 
 
 def secured(send):

@@ -8,6 +8,7 @@ the client's address (:class:`~rankci.service.auth.FailureLimit`; over the limit
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import logging
 import math
@@ -21,11 +22,15 @@ from rankci.service.schemas import BoardCreate
 from rankci.service.spec import BoardSpec, make_spec
 from rankci.service.storage import BoardRow, Storage, StorageUnavailable
 
-__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service"]
+__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service", "Unservable"]
 
 log = logging.getLogger("rankci.service")
 DEFAULT_MAX_CELLS = 4_000_000  # models x items per board (32 MB of float64 scores)
 DEFAULT_MAX_BOARDS = 1000
+
+
+class Unservable(HTTPException):
+    """A stored board that cannot be read or served (503; the board is quarantined)."""
 
 
 class Service:
@@ -58,6 +63,8 @@ class Service:
         self._specs: dict[str, BoardSpec] = {}
         self._boards: dict[str, Board] = {}
         self._loading: dict[str, threading.Lock] = {}
+        self._ids: set[str] | None = None  # every board id, once listed (warm)
+        self._decoy: BoardRow | None = None  # checked against for an unknown id
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -73,6 +80,8 @@ class Service:
     def find(self, board_id: str) -> BoardRow | None:
         with self._lock:
             row = self._rows.get(board_id)
+            if row is None and self._ids is not None and board_id not in self._ids:
+                return None  # this process owns the database: it knows every board id
         if row is None:
             row = self.storage.get_board(board_id)
             if row is not None:
@@ -87,13 +96,40 @@ class Service:
         return row
 
     def spec(self, board_id: str) -> BoardSpec:
+        """The board's spec; a stored spec that cannot be read or served (text that is not valid
+        Unicode, written before it was checked, or a damaged row) quarantines the board and
+        raises :class:`Unservable` (503), never a 500."""
         spec = self._specs.get(board_id)
         if spec is None:
-            spec = BoardSpec.from_json(self.row(board_id).spec)
+            row = self.row(board_id)
+            try:
+                spec = BoardSpec.from_json(row.spec)
+            except Exception as error:
+                reason = self.set_aside(board_id, error)
+                raise Unservable(
+                    503,
+                    f"board {board_id!r} is quarantined: {reason}",
+                    headers={"Retry-After": "60"},
+                ) from None
             self._specs[board_id] = spec
         return spec
 
-    def board(self, board_id: str) -> Board:
+    def board(self, board_id: str, read: bool = False) -> Board:
+        """The loaded board (loading or rebuilding it when needed). For a ``read``, a board
+        waiting to be rebuilt after a write of unknown outcome, while the database cannot be
+        reached, is answered from memory: its last state known to be committed (responses are
+        marked stale by the middleware while the database is down)."""
+        try:
+            return self._board(board_id)
+        except StorageUnavailable:
+            if read:
+                with self._lock:
+                    board = self._boards.get(board_id)
+                if board is not None:
+                    return board
+            raise
+
+    def _board(self, board_id: str) -> Board:
         reason = self.quarantined.get(board_id)
         if reason is not None:
             raise HTTPException(
@@ -115,9 +151,7 @@ class Service:
                 except (StorageUnavailable, HTTPException):
                     raise
                 except Exception as error:  # a board that cannot load must not stop the others
-                    reason = f"{type(error).__name__}: {error}"[:500]
-                    self.quarantined[board_id] = reason
-                    log.exception("board %s quarantined", board_id)
+                    reason = self.set_aside(board_id, error)
                     raise HTTPException(
                         503,
                         f"board {board_id!r} is quarantined: {reason}",
@@ -129,6 +163,14 @@ class Service:
                     "board %s loaded: %d scores, t = %d", board_id, board.received, board.monitor.t
                 )
         return board
+
+    def set_aside(self, board_id: str, error: BaseException) -> str:
+        """Quarantine a board that cannot be loaded or served; returns the reason."""
+        reason = f"{type(error).__name__}: {error}"[:500]
+        if board_id not in self.quarantined:
+            log.error("board %s quarantined: %s", board_id, reason)
+        self.quarantined[board_id] = reason
+        return reason
 
     def loaded(self) -> list[str]:
         with self._lock:
@@ -156,6 +198,8 @@ class Service:
         except Exception:
             log.exception("the boards could not be listed")
             return
+        with self._lock:
+            self._ids = set(ids) | set(self._rows)
         for board_id in ids:
             try:
                 self.board(board_id)
@@ -190,9 +234,20 @@ class Service:
         )
         board = Board(spec, num, self.storage)
         board.on_look = self.on_look
-        with self._lock:
+        row = BoardRow(
+            spec.id,
+            num,
+            spec.to_json(),
+            self.tokens.hash(write),
+            None if read is None else self.tokens.hash(read),
+            spec.created_at,
+        )
+        with self._lock:  # kept in memory: reads need no database (they go on in an outage)
             self._boards[spec.id] = board
-            self._rows.pop(spec.id, None)
+            self._rows[spec.id] = row
+            self._specs[spec.id] = spec
+            if self._ids is not None:
+                self._ids.add(spec.id)
         return spec, write, read
 
     def delete(self, board_id: str) -> None:
@@ -207,6 +262,8 @@ class Service:
                 self._boards.pop(board_id, None)
                 self._rows.pop(board_id, None)
                 self._specs.pop(board_id, None)
+                if self._ids is not None:
+                    self._ids.discard(board_id)
             self.quarantined.pop(board_id, None)
 
     def set_token(self, board_id: str, which: str, revoke: bool = False) -> str | None:
@@ -215,18 +272,29 @@ class Service:
         if which == "read" and row.read_hash is None:
             raise HTTPException(422, "a public board has no read token")
         token = None if revoke else new_token()
-        self.storage.set_token_hash(board_id, which, REVOKED if revoke else self.tokens.hash(token))
+        stored = REVOKED if revoke else self.tokens.hash(token)
+        self.storage.set_token_hash(board_id, which, stored)
         with self._lock:
-            self._rows.pop(board_id, None)
+            self._rows[board_id] = dataclasses.replace(row, **{f"{which}_hash": stored})
         return token
 
     # ------------------------------------------------------------------ tokens
-    def refuse(self, client: str, status: int, detail: str, headers: dict | None = None):
-        wait = self.failures.fail(client)
+    def refuse(
+        self,
+        client: str,
+        status: int,
+        detail: str,
+        headers: dict | None = None,
+        credential: str | None = None,
+    ):
+        """The refusal of a failed authentication (or an unknown id), counted against the
+        credential tried and the client's address; 429 once over the limit."""
+        wait = self.failures.fail(client, credential)
         if wait is not None:
             return HTTPException(
                 429,
-                "too many failed authentications from this address; try again later",
+                "too many failed authentications from this address; try again later (a valid "
+                "token is not refused)",
                 headers={"Retry-After": str(math.ceil(wait))},
             )
         return HTTPException(status, detail, headers=headers)
@@ -246,13 +314,18 @@ class Service:
     def check(self, board_id: str, token: str | None, write: bool, client: str = "") -> Board:
         row = self.find(board_id)
         if row is None:
-            raise self.refuse(client, 404, self.not_found(board_id).detail)
+            # the same work as for a private board without its token (two token checks), so
+            # that the time of the answer does not tell whether the id exists
+            decoy = self._decoy_row()
+            self.tokens.check(token, decoy.write_hash)
+            self.tokens.check(token, decoy.read_hash)
+            raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
         private = row.read_hash is not None
         if self._matches(board_id, row, "write", token):
-            return self.board(board_id)
+            return self.board(board_id, read=not write)
         readable = not private or self._matches(board_id, row, "read", token)
         if not readable:
-            raise self.refuse(client, 404, self.not_found(board_id).detail)
+            raise self.refuse(client, 404, self.not_found(board_id).detail, credential=token)
         if write:
             if token is None:
                 raise self.refuse(
@@ -261,8 +334,10 @@ class Service:
                     "this needs the board's write token",
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-            raise self.refuse(client, 403, "the token is not the board's write token")
-        return self.board(board_id)
+            raise self.refuse(
+                client, 403, "the token is not the board's write token", credential=token
+            )
+        return self.board(board_id, read=True)
 
     def check_cached(
         self, board_id: str, token: str | None, write: bool, client: str = ""
@@ -273,11 +348,27 @@ class Service:
         with self._lock:
             row = self._rows.get(board_id)
             board = self._boards.get(board_id)
+            unknown = row is None and self._ids is not None and board_id not in self._ids
+        if unknown:
+            return self.check(board_id, token, write, client)  # refused, from memory
         if row is None or board is None or board.stale or board_id in self.quarantined:
             return None
         if self.tokens.is_legacy(row.write_hash) or self.tokens.is_legacy(row.read_hash):
             return None
         return self.check(board_id, token, write, client)
+
+    def note_ids(self, ids) -> None:
+        """Board ids the database lists (as it does for ``GET /api/boards``): any written
+        behind this server's back become known too."""
+        with self._lock:
+            if self._ids is not None:
+                self._ids.update(ids)
+
+    def _decoy_row(self) -> BoardRow:
+        if self._decoy is None:
+            decoy = self.tokens.hash(new_token())
+            self._decoy = BoardRow("", 0, "", decoy, decoy, "")
+        return self._decoy
 
     def check_admin(self, token: str | None, client: str, what: str) -> None:
         if self.admin_token is None:
@@ -293,4 +384,5 @@ class Service:
                 401 if token is None else 403,
                 f"{what} needs the server's admin token",
                 headers={"WWW-Authenticate": "Bearer"} if token is None else None,
+                credential=token,
             )

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from rankci.service.deps import Context, ReadableBoard, ServiceContext, creator
 from rankci.service.page import board_summary
 from rankci.service.posting import leaderboard_response
+from rankci.service.registry import Unservable
 from rankci.service.schemas import BoardCreate, BoardCreated, History, Leaderboard
 from rankci.service.storage import BoardExists
 
@@ -28,10 +29,19 @@ router = APIRouter()
 
 
 def public_boards(context: ServiceContext) -> list[dict]:
-    """The summaries of the public boards (as ``GET /api/boards`` lists them)."""
+    """The summaries of the public boards (as ``GET /api/boards`` lists them).
+
+    A stored board that cannot be read or served (a row written before its text was checked,
+    or damaged) is left out and quarantined (reported by ``GET /api/health`` and the log):
+    it never stops the others from being listed."""
     out = []
-    for board_id in context.storage.board_ids():
-        spec = context.service.spec(board_id)
+    ids = context.storage.board_ids()
+    context.service.note_ids(ids)
+    for board_id in ids:
+        try:
+            spec = context.service.spec(board_id)
+        except Unservable:
+            continue
         if spec.public:
             out.append(board_summary(spec))
     return out

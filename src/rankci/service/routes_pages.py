@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from rankci.service.apidocs import api_page
-from rankci.service.deps import Context, ReadableBoard
+from rankci.service.deps import Context, ReadableBoard, client_address
 from rankci.service.page import PAGE_JS, board_page, fragment, index_page, report_js
 from rankci.service.routes_boards import public_boards
 from rankci.service.spec import BOARD_ID
@@ -28,12 +28,18 @@ def index(context: Context):
 
 
 @router.get("/boards/{board}", response_class=HTMLResponse)
-def page(board: str, context: Context):
+def page(board: str, context: Context, request: Request):
     # an unknown id gets the same shell as a private board (the data say which it is)
     service = context.service
     if not BOARD_ID.match(board):
         raise service.not_found(board)
     row = service.find(board)
+    if row is None or row.read_hash is not None:
+        # unknown and private ids alike: counted as a failed look-up (rate-limited, 429 over
+        # the limit), then the same shell
+        wait = service.failures.fail(client_address(request.scope), f"page:{board}")
+        if wait is not None:
+            raise service.refuse(client_address(request.scope), 404, "", credential=None)
     spec = service.spec(board) if row is not None and row.read_hash is None else None
     return HTMLResponse(board_page(spec, board))
 

@@ -99,6 +99,7 @@ def _field(setting: dataclasses.Field) -> tuple[Any, Any]:
 _HINTS = typing.get_type_hints(MonitorSpec)
 _HINTS["grid"] = tuple[float, ...]
 
+
 def _check_setting(value: Any, info: ValidationInfo) -> Any:
     """A setting checked on its own by the spec, so that an error is reported at its field (the
     value itself is left out of the message: never echoed)."""

@@ -355,8 +355,7 @@ def _next_look(progress: dict) -> str:
 def _progress_section(data: dict) -> str:
     p, look = data["progress"], data["look"]
     retired = ", ".join(
-        f"{html.escape(m)} (at item {info['t']:,}, {html.escape(info['reason'])})"
-        for m, info in p["retired"].items()
+        f"{m} (at item {info['t']:,}, {info['reason']})" for m, info in p["retired"].items()
     )
     facts = [
         ("state", p["state"]),
@@ -370,7 +369,7 @@ def _progress_section(data: dict) -> str:
         ),
         ("active models", f"{len(p['active'])}"),
         ("retired models", retired or "none"),
-    ]
+    ]  # every value is plain text, escaped once here
     rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
     return f'<section id="progress"><h2>Progress</h2><dl class="facts">{rows}</dl></section>'
 

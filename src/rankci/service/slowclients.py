@@ -17,7 +17,9 @@ httptools class also refuses a request line plus headers longer than uvicorn's
 
 from __future__ import annotations
 
+import logging
 import socket
+import time
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -27,13 +29,20 @@ try:  # uvicorn[standard]
 except ImportError:  # pragma: no cover - httptools not installed
     HttpToolsProtocol = None
 
-__all__ = ["guarded_protocol"]
+__all__ = ["ConnectionCaps", "default_caps", "guarded_protocol"]
+
+log = logging.getLogger("rankci.service")
 
 _TCP_CORK = getattr(socket, "TCP_CORK", None)  # Linux
 DEFAULT_MAX_HEADERS = 64 * 1024  # bytes of request line and headers (httptools protocol)
 
 
-def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True) -> type:
+def guarded_protocol(
+    seconds: float,
+    parser: str = "auto",
+    coalesce: bool = True,
+    caps: ConnectionCaps | None = None,
+) -> type:
     """A uvicorn protocol class that closes a connection whose request headers are late.
 
     The connection is closed when a request's line and headers are not complete ``seconds`` after
@@ -54,6 +63,8 @@ def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True
         The HTTP parser: httptools when it is installed ("auto"), else h11.
     coalesce : bool, default True
         Send each response's head and body together (see above; httptools only).
+    caps : ConnectionCaps, optional
+        The connection caps (total and per address); none by default.
 
     Returns
     -------
@@ -82,14 +93,16 @@ def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True
     if parser == "httptools" and HttpToolsProtocol is None:
         raise ValueError("parser='httptools' needs httptools (pip install 'uvicorn[standard]')")
     if parser != "h11" and HttpToolsProtocol is not None:
-        return _httptools_protocol(seconds, coalesce and _TCP_CORK is not None)
+        return _httptools_protocol(seconds, coalesce and _TCP_CORK is not None, caps)
 
     class GuardedH11Protocol(_HeaderDeadline, H11Protocol):
         header_timeout = seconds
+        caps = None
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             self._start_header_timer()
+            self._admit(transport)
 
         def data_received(self, data: bytes) -> None:
             if self.conn.their_state is h11.IDLE:
@@ -104,7 +117,71 @@ def guarded_protocol(seconds: float, parser: str = "auto", coalesce: bool = True
         def _awaiting_headers(self) -> bool:
             return self.conn.their_state is h11.IDLE
 
+    GuardedH11Protocol.caps = caps
     return GuardedH11Protocol
+
+
+class ConnectionCaps:
+    """At most ``total`` open connections, and at most ``per_address`` from one client address.
+
+    A connection over the per-address cap is closed at once. At the total cap, the oldest
+    connection still waiting for its request's headers (a half-open or idle one) is closed to
+    make room, and the new one is closed only if there is none: a flood of half-open
+    connections cannot take every file descriptor and starve legitimate clients. Either refusal
+    is logged (a warning, at most one per cap every 10 seconds, with the count since the last).
+    """
+
+    LOG_EVERY = 10.0
+
+    def __init__(self, total: int, per_address: int) -> None:
+        self.total = total
+        self.per_address = per_address
+        self.open: dict = {}  # protocol -> address, in the order they connected
+        self.by_address: dict[str, int] = {}
+        self._refused = {"total": 0, "address": 0}
+        self._logged = {"total": -1e9, "address": -1e9}
+
+    def admit(self, protocol, address: str) -> bool:
+        if self.by_address.get(address, 0) >= self.per_address:
+            self._note("address", address)
+            return False
+        if len(self.open) >= self.total:
+            oldest = next((p for p in self.open if p._awaiting_headers()), None)
+            self._note("total", address)
+            if oldest is None:
+                return False
+            oldest.transport.close()
+            self.release(oldest)
+        self.open[protocol] = address
+        self.by_address[address] = self.by_address.get(address, 0) + 1
+        return True
+
+    def release(self, protocol) -> None:
+        address = self.open.pop(protocol, None)
+        if address is not None:
+            left = self.by_address[address] - 1
+            if left:
+                self.by_address[address] = left
+            else:
+                del self.by_address[address]
+
+    def _note(self, which: str, address: str) -> None:
+        self._refused[which] += 1
+        now = time.monotonic()
+        if now - self._logged[which] >= self.LOG_EVERY:
+            if which == "address":
+                what = (
+                    f"over the cap of {self.per_address} connections per address "
+                    "(--max-connections-per-address); the last from " + address
+                )
+            else:
+                what = (
+                    f"at the cap of {self.total} open connections (--max-connections): "
+                    "the oldest waiting for its headers closed, or the new one refused"
+                )
+            log.warning("connections refused: %d %s", self._refused[which], what)
+            self._refused[which] = 0
+            self._logged[which] = now
 
 
 class _HeaderDeadline:
@@ -114,6 +191,16 @@ class _HeaderDeadline:
 
     header_timeout: float
     _header_timer = None
+    caps: ConnectionCaps | None = None
+
+    def _admit(self, transport) -> None:
+        """Close the connection at once when a cap refuses it (:class:`ConnectionCaps`)."""
+        if self.caps is None:
+            return
+        peer = transport.get_extra_info("peername")
+        address = peer[0] if isinstance(peer, tuple) else "unknown"
+        if not self.caps.admit(self, address):
+            transport.abort()
 
     def _awaiting_headers(self) -> bool:  # pragma: no cover - each protocol says
         raise NotImplementedError
@@ -135,10 +222,12 @@ class _HeaderDeadline:
 
     def connection_lost(self, exc) -> None:
         self._cancel_header_timer()
+        if self.caps is not None:
+            self.caps.release(self)
         super().connection_lost(exc)
 
 
-def _httptools_protocol(seconds: float, coalesce: bool) -> type:
+def _httptools_protocol(seconds: float, coalesce: bool, caps=None) -> type:
     class GuardedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         header_timeout = seconds
         coalesces = coalesce
@@ -153,6 +242,7 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
             )
             self._socket = transport.get_extra_info("socket") if self.coalesces else None
             self._start_header_timer()
+            self._admit(transport)
 
         def data_received(self, data: bytes) -> None:
             completed, inside = self._completed, self._in_headers
@@ -167,11 +257,29 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._in_headers = True
+            self._parsed_bytes = 0
             self._start_header_timer()
+
+        def _parsed(self, size: int) -> None:
+            # the request line and headers as parsed: a complete head over the limit, even
+            # one that arrived in a single read, is refused (an exception in a parser callback
+            # makes httptools raise its parser error: uvicorn answers 400 and closes)
+            self._parsed_bytes = getattr(self, "_parsed_bytes", 0) + size
+            if self._parsed_bytes > self._max_headers:
+                raise ValueError("request line and headers over the limit")
+
+        def on_url(self, url: bytes) -> None:
+            self._parsed(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._parsed(len(name) + len(value) + 4)
+            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
             self._in_headers = False
             self._header_bytes = 0
+            self._parsed_bytes = 0
             self._completed += 1
             self._cancel_header_timer()
             if self.coalesces and not self.expect_100_continue:
@@ -197,4 +305,23 @@ def _httptools_protocol(seconds: float, coalesce: bool) -> type:
         def _awaiting_headers(self) -> bool:
             return self._in_headers
 
+    GuardedHttpToolsProtocol.caps = caps
     return GuardedHttpToolsProtocol
+
+
+def default_caps(total: int | None = None, per_address: int = 256) -> ConnectionCaps:
+    """The caps of ``rankci serve``: ``total`` defaults to 1,000, and is lowered to the open-file
+    limit (``RLIMIT_NOFILE``) less 100 descriptors kept for the database, logs and the listening
+    socket, so that the cap is met before the process runs out of descriptors.
+
+    Examples
+    --------
+    >>> caps = default_caps(50, 10)
+    >>> caps.total, caps.per_address
+    (50, 10)
+    """
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    room = soft - 100 if soft != resource.RLIM_INFINITY else 1_000_000
+    return ConnectionCaps(max(1, min(total or 1000, room)), per_address)

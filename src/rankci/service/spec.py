@@ -34,6 +34,7 @@ BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_MODELS = 1000
 MAX_CELLS = 20_000_000  # models x items held in memory per board (160 MB of float64)
 MAX_NAME = 200
+MAX_TITLE = 500  # characters of a board's title
 #: The monitor settings a board's JSON held at its top level before ``"monitor"`` existed.
 OLD_SETTINGS = ("alpha", "sampling", "bet", "certifier", "retire", "k", "width", "look_every")
 
@@ -124,6 +125,11 @@ class BoardSpec:
         """The board a :meth:`to_json` wrote; also the JSON of boards stored before the
         ``"monitor"`` record (the settings at the top, :data:`OLD_SETTINGS`)."""
         data = json.loads(text)
+        if not _valid_unicode(json.dumps(data, ensure_ascii=False)):
+            raise ValueError(
+                "the stored board holds text that is not valid Unicode (a lone UTF-16 "
+                "surrogate): it cannot be served"
+            )
         data["models"] = tuple(data["models"])
         data["items"] = tuple(data["items"])
         if data.get("clusters") is not None:
@@ -141,13 +147,33 @@ class BoardSpec:
 _SETTING_NAMES = frozenset(f.name for f in fields(MonitorSpec)) - {"n_items"}
 
 
-def _name(value: object, what: str) -> str:
+def _name(value: object, what: str, limit: int = MAX_NAME, empty: bool = False) -> str:
+    """A name that can be stored and served: valid Unicode (no lone surrogate, which UTF-8
+    cannot encode), no control characters, 1-``limit`` characters (0 with ``empty``)."""
     if isinstance(value, bool) or not isinstance(value, (str, Integral)):
-        raise ValueError(f"{what} must be a string, got {value!r}")
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
     text = str(value)
-    if not text or len(text) > MAX_NAME or any(ord(c) < 32 for c in text):
-        raise ValueError(f"{what} {text!r} must be 1-{MAX_NAME} printable characters")
+    shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
+    if len(text) > limit or (not text and not empty):
+        raise ValueError(
+            f"{what} must be {0 if empty else 1}-{limit} characters, got {len(text):,}"
+        )
+    if _CONTROL.search(text):
+        raise ValueError(f"{what} {shown} must be printable characters (no control characters)")
+    if not _valid_unicode(text):
+        raise ValueError(
+            f"{what} {shown} is not valid Unicode (a lone UTF-16 surrogate cannot be stored)"
+        )
     return text
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(text: str) -> bool:
+    """Whether UTF-8 can encode ``text`` (it holds no lone UTF-16 surrogate)."""
+    return _SURROGATE.search(text) is None
 
 
 def _slug(text: str) -> str:
@@ -254,7 +280,7 @@ def make_spec(
         monitor=resolved,
         look_every_option=settings.look_every,
         public=bool(public),
-        title=str(title or f"{benchmark} · {run}"),
+        title=_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 

@@ -85,6 +85,7 @@ class Storage:
         self.down: str | None = None  # why the database is unavailable now, or None
         self.down_since: float | None = None
         self.lost: str | None = None  # set once ownership is lost (never cleared)
+        self.owned = False  # set by lock_owner
         self.integrity: str = "not checked"
         self.token_key: bytes = b""
         self._stop = threading.Event()
@@ -105,6 +106,10 @@ class Storage:
         """Take the database for this process, waiting up to ``wait`` seconds for a previous
         owner to go."""
         raise NotImplementedError
+
+    def _precheck(self) -> str | None:
+        """Before every operation: why it cannot be tried safely now, or None."""
+        return None
 
     def _fence(self, cur) -> None:
         """Inside a write transaction: refuse unless this process still owns the database."""
@@ -201,6 +206,8 @@ class Storage:
             self._drop()
 
     def _drop(self) -> None:
+        if self._conn is not None and self._precheck() is not None:
+            return  # closing would write to files that cannot be written (see _precheck)
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -237,6 +244,13 @@ class Storage:
         with self._lock:
             if write and self.lost is not None:
                 raise LostOwnership(self.lost)
+            unsafe = self._precheck()
+            if unsafe is not None:  # refused before the database is touched at all
+                if self.down is None:
+                    log.warning("database unavailable: %s", unsafe)
+                    self.down_since = time.monotonic()
+                self.down = unsafe
+                raise StorageUnavailable(unsafe)
             delays = RETRY_DELAYS if retry and self.down is None else ()
             for attempt in range(len(delays) + 1):
                 committing = False

@@ -11,15 +11,17 @@ sessions are dropped: sessions do not carry it, the lease row does.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import socket
 import time
 
-from rankci.service.storage_base import PROBE_EVERY, LostOwnership, OwnerLockError, Storage
+from rankci.service.storage_base import PROBE_EVERY, LostOwnership, OwnerLockError, Storage, log
 
 __all__ = ["LEASE_TTL", "PostgresStorage"]
 
+_GONE = object()  # the advisory lock's session was dropped: take the lock again
 LEASE_TTL = 5.0  # seconds a PostgreSQL owner lease lasts without renewal
 
 
@@ -30,8 +32,18 @@ class PostgresStorage(Storage):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.url = url
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            conninfo_to_dict(url)
+        except ImportError:  # pragma: no cover - depends on the install
+            pass
+        except Exception as error:  # psycopg.ProgrammingError: an invalid URL
+            text = " ".join(str(error).split())
+            raise ValueError(f"--db is not a valid PostgreSQL URL: {text[:300]}") from None
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.fence: int | None = None
+        self._owner = None  # the session holding the advisory lock
 
     def describe(self) -> str:
         from psycopg.conninfo import conninfo_to_dict
@@ -57,8 +69,9 @@ class PostgresStorage(Storage):
 
         try:
             return super().open()
-        except psycopg.OperationalError as error:
-            raise ValueError(f"cannot connect to PostgreSQL: {error}") from None
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as error:
+            text = " ".join(str(error).split())
+            raise ValueError(f"--db: cannot connect to PostgreSQL: {text[:500]}") from None
 
     def _fault(self, error: BaseException) -> str | None:
         import psycopg
@@ -103,17 +116,53 @@ class PostgresStorage(Storage):
         )
         return int(cur.fetchone()[0]), holder
 
+    def _advisory(self, wait: float) -> bool:
+        """Take the session advisory lock that releases before the lease took (key: SHA-256 of
+        ``rankci-serve:<database>/<schema>``) on a session of its own, held for the process's
+        life, so that an earlier version is refused beside this one and this one beside it.
+        Returns whether it was taken within ``wait`` seconds."""
+        import psycopg
+
+        if self._owner is not None and not self._owner.closed:
+            return True
+        owner = psycopg.connect(self.url, autocommit=True, connect_timeout=3)
+        try:
+            where = owner.execute(
+                "SELECT current_database() || '/' || current_schema()"
+            ).fetchone()[0]
+            key = int.from_bytes(
+                hashlib.sha256(f"rankci-serve:{where}".encode()).digest()[:8], "big", signed=True
+            )
+            deadline = time.monotonic() + wait
+            while not owner.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                if time.monotonic() > deadline:
+                    owner.close()
+                    return False
+                time.sleep(0.2)
+        except BaseException:
+            owner.close()
+            raise
+        self._owner = owner
+        return True
+
     def lock_owner(self, wait: float = 15.0) -> None:
-        """Take the lease (a new fencing token), waiting up to ``wait`` seconds for a previous
-        owner's lease to expire."""
+        """Take the advisory lock of earlier versions (:meth:`_advisory`) and the lease (a new
+        fencing token), waiting up to ``wait`` seconds for a previous owner to go."""
         deadline = time.monotonic() + wait
+        if not self._advisory(wait):
+            raise OwnerLockError(
+                f"another rankci server owns {self.describe()} (it holds the session advisory "
+                "lock that rankci releases before the lease took)"
+            )
         while True:
             fence, holder = self._run(self._take)
             if fence is not None:
                 self.fence = fence
                 self.lost = None
+                self.owned = True
                 return
             if time.monotonic() > deadline:
+                self._drop_owner()
                 raise OwnerLockError(
                     f"another rankci server ({holder}) owns {self.describe()} (its lease is "
                     f"renewed every {LEASE_TTL / 5:g} s and expires {LEASE_TTL:g} s after the "
@@ -135,6 +184,38 @@ class PostgresStorage(Storage):
                 "changed); this server accepts no more writes: restart it once the other stops"
             )
 
+    def probe(self) -> None:
+        """Renew the lease; and if the advisory lock's session was dropped (a PostgreSQL
+        restart), take the lock again: if another server has it now, this one stops writing."""
+        super().probe()
+        if self._owner is not None and not self._owner.closed:
+            try:
+                self._owner.execute("SELECT 1")
+            except Exception:  # the session is gone
+                self._drop_owner()
+                self._owner = _GONE
+        if self._owner is _GONE and self.lost is None:
+            self._owner = None
+            try:
+                taken = self._advisory(0)
+            except Exception:  # the database is down: the next probe retries
+                self._owner = _GONE
+                return
+            if not taken:
+                self.lost = (
+                    "another rankci server took this database's advisory lock while this "
+                    "server's session was down; this server accepts no more writes"
+                )
+                log.error("%s", self.lost)
+
+    def _drop_owner(self) -> None:
+        if self._owner is not None:
+            try:
+                self._owner.close()
+            except Exception:  # noqa: S110
+                pass
+            self._owner = None
+
     def _probe_interval(self) -> float:
         return min(PROBE_EVERY, LEASE_TTL / 5)
 
@@ -151,3 +232,5 @@ class PostgresStorage(Storage):
             except Exception:  # noqa: S110 - it expires anyway
                 pass
         super().close()
+        self._drop_owner()
+        self.owned = False

@@ -1,5 +1,6 @@
 """SQLite storage: one file in WAL mode with ``synchronous=FULL`` (a commit is on disk before it
-returns), owned by one process through an exclusive ``flock`` on ``PATH.lock``.
+returns), owned by one process through an exclusive ``flock`` on the database file itself (and,
+for earlier versions, on ``PATH.lock``).
 
 Faults: a read-only file, a full disk, an I/O error or a file that cannot be opened make the
 database unavailable (:class:`~rankci.service.storage_base.StorageUnavailable` with the reason);
@@ -15,7 +16,9 @@ import sqlite3
 
 from rankci.service.storage_base import OwnerLockError, Storage, log
 
-__all__ = ["SQLiteStorage"]
+__all__ = ["LOW_SPACE", "SQLiteStorage"]
+
+LOW_SPACE = 1 << 20  # bytes free below which health reports the disk full
 
 _SQLITE_FAULTS = {
     "readonly": "the database file is read-only",
@@ -32,7 +35,7 @@ class SQLiteStorage(Storage):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = os.path.abspath(path)
-        self._lock_file = None
+        self._lock_files: list = []
 
     def describe(self) -> str:
         return f"SQLite database {self.path}"
@@ -64,7 +67,7 @@ class SQLiteStorage(Storage):
     def _unwritable(self) -> str | None:
         """Why the database file or its WAL cannot be written (a read-only file or filesystem,
         an immutable file), or None; SQLite itself reports some of these as an I/O error."""
-        for name in (self.path, f"{self.path}-wal"):
+        for name in (self.path, f"{self.path}-wal", f"{self.path}-shm"):
             try:
                 os.close(os.open(name, os.O_WRONLY | os.O_APPEND))
             except FileNotFoundError:
@@ -76,6 +79,29 @@ class SQLiteStorage(Storage):
                     return f"the database file is read-only ({name}: {error.strerror})"
                 return None
         return None
+
+    def health(self) -> dict:
+        """As :meth:`Storage.health`, and not writable when the database's filesystem has less
+        than :data:`LOW_SPACE` bytes free for unprivileged writers (a full disk is reported
+        before a write fails on it)."""
+        out = super().health()
+        try:
+            info = os.statvfs(os.path.dirname(self.path))
+            free = info.f_bavail * info.f_frsize
+        except OSError:
+            return out
+        if free < LOW_SPACE and out["writable"]:
+            out["writable"] = False
+            out["reason"] = f"the disk is full ({free:,} bytes free on the database's filesystem)"
+        return out
+
+    def _precheck(self) -> str | None:
+        """SQLite maps the WAL index (``PATH-shm``) into memory and writes it even to read: on an
+        immutable (``chattr +i``) or read-only file that write is a SIGBUS, which kills the
+        process. So every operation first checks that the files can be opened for writing, and
+        is refused (503, the reason) when they cannot; the connection is then neither used
+        nor closed (closing checkpoints, which writes too)."""
+        return self._unwritable()
 
     def check_integrity(self) -> str:
         """``PRAGMA quick_check``: "ok", or the first problems it reports."""
@@ -104,20 +130,42 @@ class SQLiteStorage(Storage):
         ]
 
     def lock_owner(self, wait: float = 15.0) -> None:
+        """Take the database for this process: an exclusive ``flock`` on the database file
+        itself (SQLite locks with ``fcntl`` byte ranges, which do not interact with ``flock``
+        on Linux), and one on ``PATH.lock``, which is what earlier versions took (so that they
+        are refused beside this one). Deleting ``PATH.lock`` cannot split ownership: the lock
+        on the database file stays. The kernel frees both when the process ends, however it
+        ends. Waits up to ``wait`` seconds for a previous owner to go."""
         import fcntl
+        import time
 
-        handle = open(f"{self.path}.lock", "a+")  # noqa: SIM115 - held for the process's life
+        deadline = time.monotonic() + wait
+        handles = []
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the kernel frees it at exit
-        except OSError:
-            handle.close()
-            raise OwnerLockError(
-                f"another rankci server is using {self.path} (lock file {self.path}.lock)"
-            ) from None
-        self._lock_file = handle
+            for name in (self.path, f"{self.path}.lock"):
+                handle = open(name, "ab")  # noqa: SIM115 - held for the process's life
+                handles.append(handle)
+                while True:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError:
+                        if time.monotonic() > deadline:
+                            raise OwnerLockError(
+                                f"another rankci server is using {self.path} (it holds the lock "
+                                f"on {name})"
+                            ) from None
+                        time.sleep(0.1)
+        except BaseException:
+            for handle in handles:
+                handle.close()
+            raise
+        self._lock_files = handles
+        self.owned = True
 
     def close(self) -> None:
         super().close()
-        if self._lock_file is not None:
-            self._lock_file.close()
-            self._lock_file = None
+        for handle in self._lock_files:
+            handle.close()
+        self._lock_files = []
+        self.owned = False

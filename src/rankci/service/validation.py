@@ -83,6 +83,14 @@ def validate_entries(
     return model, item, _checked_scores(entries, model, item)
 
 
+def _shown(name):
+    """A name as a rejection may echo it: at most 200 characters, and text that is not valid
+    Unicode (a lone surrogate) escaped, so that the answer can be encoded."""
+    if not isinstance(name, str):
+        return name
+    return name[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _checked_scores(entries, model: np.ndarray, item: np.ndarray) -> np.ndarray:
     """The scores of a post the fast check did not pass, one by one: :class:`Rejected` with
     the first ten problems (for instance numpy scalars pass here)."""
@@ -90,9 +98,9 @@ def _checked_scores(entries, model: np.ndarray, item: np.ndarray) -> np.ndarray:
     score = np.empty(len(entries), dtype=float)
     for k, (name, item_id, value) in enumerate(entries):
         if model[k] < 0:
-            problems.append({"index": k, "model": name, "problem": "unknown model"})
+            problems.append({"index": k, "model": _shown(name), "problem": "unknown model"})
         if item[k] < 0:
-            problems.append({"index": k, "item": item_id, "problem": "unknown item"})
+            problems.append({"index": k, "item": _shown(item_id), "problem": "unknown item"})
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             problems.append({"index": k, "score": str(value), "problem": "not a number"})
             score[k] = np.nan
