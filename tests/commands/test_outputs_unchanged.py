@@ -190,9 +190,45 @@ ADDED_INSIDE = {
 ADDED_IN_ROWS = {("means", "se")}
 
 
+#: Relations of ``rankci scores`` written in the compact runs of ``rankci rank``'s dominance
+#: since issue 30 (item 1): on 2,461 models the name-pair lists of the overlapping, separated
+#: and unordered pairs were 367 MB of JSON. (outer key or None, key): the relation is symmetric
+#: (each unordered pair once, at the higher-scoring model). ``--pairs`` writes the old lists.
+COMPACTED = {
+    (None, "indistinguishable"): True,
+    ("paired", "separated"): False,
+    ("paired", "indistinguishable"): True,
+}
+
+
+def _runs_to_pairs(relation: dict, names: list) -> list:
+    assert relation["form"] == "runs" and len(relation["below"]) == len(names)
+    pairs = [
+        [names[i], names[c]]
+        for i, runs in enumerate(relation["below"])
+        for first, last in runs
+        for c in range(first, last + 1)
+    ]
+    assert len(pairs) == relation["n_pairs"]
+    return pairs
+
+
 def _expanded(payload: dict) -> dict:
-    """The payload with every compact ``dominance`` (docs/json.md) expanded to name pairs."""
+    """The payload with every compact ``dominance`` (docs/json.md) expanded to name pairs, and
+    the compact relations of ``rankci scores`` (``COMPACTED``) too."""
     payload = dict(payload)
+    for (outer, key), symmetric in COMPACTED.items():
+        where = payload if outer is None else payload.get(outer)
+        if isinstance(where, dict) and isinstance(where.get(key), dict):
+            names = [row["model"] for row in payload["models"]]
+            pairs = _runs_to_pairs(where[key], names)
+            if symmetric:  # each unordered pair once, the higher-scoring (earlier) model first
+                place = {name: i for i, name in enumerate(names)}
+                assert all(place[a] < place[b] for a, b in pairs)
+            if outer is None:
+                payload[key] = pairs
+            else:
+                payload[outer] = {**payload[outer], key: pairs}
     dominance = payload.get("dominance")
     if isinstance(dominance, dict):
         assert dominance["form"] == "runs" and len(dominance["below"]) == len(payload["models"])
@@ -268,6 +304,19 @@ def test_pairs_option_writes_the_fixtures_pair_list(name, tmp_path):
     assert main(argv) == 0
     before = json.loads((BEFORE / name).read_text())
     assert json.loads(out.read_text())["dominance"] == before["dominance"]
+
+
+@pytest.mark.parametrize("name", ["scores_chembench.json", "scores_mmlu_pro_cluster.json"])
+def test_scores_pairs_option_writes_the_fixtures_pair_lists(name, tmp_path):
+    command, data, *rest = COMMANDS[name]
+    out = tmp_path / name
+    argv = [command, str(DATA / data), *rest, "--format", "json", "--pairs", "-o", str(out)]
+    assert main(argv) == 0
+    before, after = json.loads((BEFORE / name).read_text()), json.loads(out.read_text())
+    assert after["indistinguishable"] == before["indistinguishable"]
+    for key in ("separated", "indistinguishable"):
+        if "paired" in before:
+            assert after["paired"][key] == before["paired"][key]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
