@@ -257,16 +257,7 @@ def _expanded(payload: dict) -> dict:
                 payload[outer] = {**payload[outer], key: pairs}
     dominance = payload.get("dominance")
     if isinstance(dominance, dict):
-        assert dominance["form"] == "runs" and len(dominance["below"]) == len(payload["models"])
-        names = [row["model"] for row in payload["models"]]
-        pairs = [
-            [names[i], names[c]]
-            for i, runs in enumerate(dominance["below"])
-            for first, last in runs
-            for c in range(first, last + 1)
-        ]
-        assert len(pairs) == dominance["n_pairs"]
-        payload["dominance"] = pairs
+        payload["dominance"] = _runs_to_pairs(dominance, [row["model"] for row in payload["models"]])
     if isinstance(payload.get("ranking"), dict):
         payload["ranking"] = _expanded(payload["ranking"])
     return payload
@@ -323,23 +314,24 @@ def test_json_output_is_unchanged(name, tmp_path):
     assert {k: after[k] for k in before} == before
 
 
-@pytest.mark.parametrize("name", ["rank_chembench.json", "rank_mmlu_pro.json"])
-def test_pairs_option_writes_the_fixtures_pair_list(name, tmp_path):
+def _with_pairs(name: str, tmp_path: Path) -> tuple[dict, dict]:
+    """The fixture and the output of its command with ``--pairs`` (the name-pair lists)."""
     command, data, *rest = COMMANDS[name]
     out = tmp_path / name
     argv = [command, str(DATA / data), *rest, "--format", "json", "--pairs", "-o", str(out)]
     assert main(argv) == 0
-    before = json.loads((BEFORE / name).read_text())
-    assert json.loads(out.read_text())["dominance"] == before["dominance"]
+    return json.loads((BEFORE / name).read_text()), json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("name", ["rank_chembench.json", "rank_mmlu_pro.json"])
+def test_pairs_option_writes_the_fixtures_pair_list(name, tmp_path):
+    before, after = _with_pairs(name, tmp_path)
+    assert after["dominance"] == before["dominance"]
 
 
 @pytest.mark.parametrize("name", ["scores_chembench.json", "scores_mmlu_pro_cluster.json"])
 def test_scores_pairs_option_writes_the_fixtures_pair_lists(name, tmp_path):
-    command, data, *rest = COMMANDS[name]
-    out = tmp_path / name
-    argv = [command, str(DATA / data), *rest, "--format", "json", "--pairs", "-o", str(out)]
-    assert main(argv) == 0
-    before, after = json.loads((BEFORE / name).read_text()), json.loads(out.read_text())
+    before, after = _with_pairs(name, tmp_path)
     assert after["indistinguishable"] == before["indistinguishable"]
     for key in ("separated", "indistinguishable"):
         if "paired" in before:
