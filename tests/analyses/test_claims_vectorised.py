@@ -64,9 +64,14 @@ def _old_loop(scores: Scores, test: str):
     }
 
 
-@pytest.mark.parametrize("binary, test", [(True, "auto"), (False, "auto"), (False, "z")])
-def test_the_family_matches_the_old_loop(binary, test):
-    scores = _board(binary)
+@pytest.mark.parametrize(
+    "binary, test, n",
+    # 60 units: the margin tests on the claims' models alone; 20: on all (the few-units warning)
+    [(True, "auto", 60), (False, "auto", 60), (False, "z", 60), (False, "t", 20)],
+)
+@pytest.mark.filterwarnings("ignore:20 item units of continuous")
+def test_the_family_matches_the_old_loop(binary, test, n):
+    scores = _board(binary, n=n)
     check = check_claims(
         scores, ["m5 in top 3", "m1 > m2", "m3 ~ m4 within 0.05"], test=test
     )

@@ -377,6 +377,34 @@ def _resolve(claim: Claim, models: Sequence[str]) -> None:
         )
 
 
+def _margin_units(group: ClaimGroup, margin: float) -> UnitScores:
+    """The units of the models that a group's hypotheses with this (non-zero) margin compare.
+
+    A margin test of a pair reads only the pair's two columns, so it is done on those models
+    alone, not on all M (M - 1) pairs (issue 30: on 2,461 models the margin tests of one claim
+    took as long as all pairs of the rank claims). Below ``CONTINUOUS_MIN_UNITS`` units, where
+    the few-units warning depends on every pair of the test, all models are kept.
+    """
+    from rankci.evidence.auto import CONTINUOUS_MIN_UNITS
+
+    units = group.units
+    if units.n_units < CONTINUOUS_MIN_UNITS:
+        return units
+    names = {
+        name
+        for claim in group.claims
+        for first, second, c in (*_needs(claim)[0], *_needs(claim)[1])
+        if float(round(c, 12)) + 0.0 == margin
+        for name in (first, second)
+    }
+    keep = [j for j, name in enumerate(units.models) if name in names]
+    if len(keep) == units.n_models:
+        return units
+    return dataclasses.replace(
+        units, values=units.values[:, keep], models=tuple(units.models[j] for j in keep)
+    )
+
+
 def _needs(claim: Claim) -> tuple[list, list]:
     """The (first, second, margin) hypotheses whose rejection supports / contradicts a claim."""
     a, b, c = claim.first, claim.second, claim.margin
@@ -516,7 +544,8 @@ def decide_claims(
             tests[(g, margin)] = (
                 pairwise_tests(units, test, exact_bound_n=exact_bound_n)
                 if margin == 0
-                else signed_margin_tests(units, margin, test, exact_bound_n)
+                else signed_margin_tests(_margin_units(groups[g], margin), margin, test,
+                                         exact_bound_n)  # fmt: skip
             )
         return tests[(g, margin)]
 
