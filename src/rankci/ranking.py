@@ -179,20 +179,7 @@ class Ranking:
         """
         if self.dominance is None:
             return None
-        order = self.order()
-        m = self.n_models
-        starts, ends, counts = [], [], np.zeros(m, dtype=np.int64)
-        for r0 in range(0, m, 1024):  # row blocks: the int8 differences stay small
-            block = self.dominance[order[r0 : r0 + 1024]][:, order].view(np.int8)
-            edges = np.diff(block, axis=1, prepend=np.int8(0), append=np.int8(0))
-            rows, first = np.nonzero(edges == 1)
-            _, stop = np.nonzero(edges == -1)  # same rows, same order: runs are closed
-            starts.append(first)
-            ends.append(stop - 1)
-            counts[r0 : r0 + block.shape[0]] = np.bincount(rows, minlength=block.shape[0])
-        runs = np.stack([np.concatenate(starts), np.concatenate(ends)], axis=1).tolist()
-        bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
-        return [runs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        return relation_runs(self.dominance, self.order())
 
     def to_frame(self, k: int | None = None) -> pd.DataFrame:
         """One row per model, best first.
@@ -303,6 +290,46 @@ class Ranking:
             f'<div>{table}</div><div style="padding-top:2em">{plot}</div></div>'
             f"<p><small>{html.escape(self.guarantee)}</small></p></div>"
         )
+
+
+def relation_runs(
+    relation: np.ndarray, order: np.ndarray, *, upper: bool = False
+) -> list[list[list[int]]]:
+    """A relation between models as runs of indices: the compact JSON form of docs/json.md.
+
+    Models are indexed by their place in ``order``. Entry ``i`` lists the inclusive ranges
+    ``[first, last]`` of the places ``c`` with ``relation[order[i], order[c]]``; ranges are
+    increasing, disjoint and maximal, so the form is unique. ``upper=True`` reads only the places
+    after ``i`` (``c > i``): the form of a symmetric relation, each unordered pair once. Done by
+    row blocks of int8 differences (no Python loop over pairs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.array([[0, 1, 1, 0], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=bool)
+    >>> relation_runs(d, np.arange(4))
+    [[[1, 2]], [[3, 3]], [[3, 3]], []]
+    >>> relation_runs(d | d.T, np.arange(4), upper=True)
+    [[[1, 2]], [[3, 3]], [[3, 3]], []]
+    """
+    order = np.asarray(order, dtype=np.intp)
+    m = order.size
+    starts, ends, counts = [], [], np.zeros(m, dtype=np.int64)
+    for r0 in range(0, m, 1024):  # row blocks: the int8 differences stay small
+        block = np.ascontiguousarray(relation[order[r0 : r0 + 1024]][:, order], dtype=bool)
+        if upper:  # keep the places c > i of row i
+            block &= np.arange(m)[None, :] > np.arange(r0, r0 + block.shape[0])[:, None]
+        edges = np.diff(block.view(np.int8), axis=1, prepend=np.int8(0), append=np.int8(0))
+        rows, first = np.nonzero(edges == 1)
+        _, stop = np.nonzero(edges == -1)  # same rows, same order: runs are closed
+        starts.append(first)
+        ends.append(stop - 1)
+        counts[r0 : r0 + block.shape[0]] = np.bincount(rows, minlength=block.shape[0])
+    if not starts:
+        return []
+    runs = np.stack([np.concatenate(starts), np.concatenate(ends)], axis=1).tolist()
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    return [runs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _json_columns(frame: pd.DataFrame) -> list[list]:

@@ -253,7 +253,11 @@ def test_to_dict_follows_the_issue_schema_and_is_json_safe(unbalanced):
     payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert payload["method"] == "cluster-bootstrap" and payload["alpha"] == 0.05
     assert set(payload["models"][0]) >= {"model", "score", "lower", "upper", "se"}
-    assert all(len(pair) == 2 for pair in payload["indistinguishable"])
+    overlap = payload["indistinguishable"]  # the compact runs of docs/json.md
+    assert overlap["form"] == "runs" and len(overlap["below"]) == len(payload["models"])
+    assert overlap["n_pairs"] == len(result.indistinguishable())
+    pairs = json.loads(json.dumps(result.to_dict(pairs=True)))["indistinguishable"]
+    assert pairs == [list(p) for p in result.indistinguishable()]
     assert payload["options"] == {"reps": 200, "seed": 1, "n_clusters": 30, "small_sample": "none"}
     assert "separated" in payload["paired"]
     assert repr(result).startswith("ScoreIntervals(8 models, method='cluster-bootstrap'")

@@ -121,8 +121,13 @@ def test_the_command_line_gives_no_verdict_either(tmp_path, capsys):
         assert main(["scores", str(path), "--method", "cluster", "--format", "json"]) == 0
         captured = capsys.readouterr()
         payload = json.loads(captured.out)
-        assert payload["paired"]["separated"] == []
-        assert payload["paired"]["indistinguishable"] == [["A", "B"]]
+        # the compact runs of docs/json.md: nothing separated; A and B (places 0, 1) unordered
+        assert payload["paired"]["separated"] == {"form": "runs", "n_pairs": 0, "below": [[], []]}
+        assert payload["paired"]["indistinguishable"] == {
+            "form": "runs",
+            "n_pairs": 1,
+            "below": [[[1, 1]], []],
+        }
         if n_clusters == 2:
             assert "two clusters never certify anything" in captured.err
 

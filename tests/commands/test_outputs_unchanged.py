@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rankci.cli import main
@@ -190,21 +191,74 @@ ADDED_INSIDE = {
 ADDED_IN_ROWS = {("means", "se")}
 
 
+#: Relations of ``rankci scores`` written in the compact runs of ``rankci rank``'s dominance
+#: since issue 30 (item 1): on 2,461 models the name-pair lists of the overlapping, separated
+#: and unordered pairs were 367 MB of JSON. (outer key or None, key): the relation is symmetric
+#: (each unordered pair once, at the higher-scoring model). ``--pairs`` writes the old lists.
+COMPACTED = {
+    (None, "indistinguishable"): True,
+    ("paired", "separated"): False,
+    ("paired", "indistinguishable"): True,
+}
+
+
+#: Values recomputed on purpose by another method, compared within a tolerance instead of
+#: exactly: (list of rows, key). The mixed model's Tukey p-values (``rankci omnibus --method
+#: mixed``) come from the vectorised studentized range since issue 30 (item 3; scipy's value by
+#: value took 99 % of the call): the same to 1e-6 relative where the old p > 1e-6 (4e-10 on
+#: MMLU-Pro); below, the old ones were scipy's floor ``1 - cdf`` = 1.1e-16, the new ones the
+#: tail itself (also below 1e-6).
+RECOMPUTED_IN_ROWS = {("contrasts", "p_tukey")}
+
+
+def _recomputed(before: dict, after: dict) -> None:
+    """Check the ``RECOMPUTED_IN_ROWS`` values within their tolerance, then drop them."""
+    for outer, key in RECOMPUTED_IN_ROWS:
+        old_rows, new_rows = before.get(outer), after.get(outer)
+        if not (isinstance(old_rows, list) and old_rows and key in old_rows[0]):
+            continue
+        old = np.array([row[key] for row in old_rows], dtype=float)
+        new = np.array([row[key] for row in new_rows], dtype=float)
+        big = old > 1e-6
+        np.testing.assert_allclose(new[big], old[big], rtol=1e-6, atol=0)
+        assert (new[~big] <= 1e-6).all()
+        for rows in (old_rows, new_rows):
+            for row in rows:
+                row.pop(key)
+
+
+def _runs_to_pairs(relation: dict, names: list) -> list:
+    assert relation["form"] == "runs" and len(relation["below"]) == len(names)
+    pairs = [
+        [names[i], names[c]]
+        for i, runs in enumerate(relation["below"])
+        for first, last in runs
+        for c in range(first, last + 1)
+    ]
+    assert len(pairs) == relation["n_pairs"]
+    return pairs
+
+
 def _expanded(payload: dict) -> dict:
-    """The payload with every compact ``dominance`` (docs/json.md) expanded to name pairs."""
+    """The payload with every compact ``dominance`` (docs/json.md) expanded to name pairs, and
+    the compact relations of ``rankci scores`` (``COMPACTED``) too."""
     payload = dict(payload)
+    for (outer, key), symmetric in COMPACTED.items():
+        where = payload if outer is None else payload.get(outer)
+        if isinstance(where, dict) and isinstance(where.get(key), dict):
+            names = [row["model"] for row in payload["models"]]
+            pairs = _runs_to_pairs(where[key], names)
+            if symmetric:  # each unordered pair once, the higher-scoring (earlier) model first
+                place = {name: i for i, name in enumerate(names)}
+                assert all(place[a] < place[b] for a, b in pairs)
+            if outer is None:
+                payload[key] = pairs
+            else:
+                payload[outer] = {**payload[outer], key: pairs}
     dominance = payload.get("dominance")
     if isinstance(dominance, dict):
-        assert dominance["form"] == "runs" and len(dominance["below"]) == len(payload["models"])
         names = [row["model"] for row in payload["models"]]
-        pairs = [
-            [names[i], names[c]]
-            for i, runs in enumerate(dominance["below"])
-            for first, last in runs
-            for c in range(first, last + 1)
-        ]
-        assert len(pairs) == dominance["n_pairs"]
-        payload["dominance"] = pairs
+        payload["dominance"] = _runs_to_pairs(dominance, names)
     if isinstance(payload.get("ranking"), dict):
         payload["ranking"] = _expanded(payload["ranking"])
     return payload
@@ -244,6 +298,7 @@ def test_every_fixture_has_its_command():
 def test_json_output_is_unchanged(name, tmp_path):
     before = _renamed(json.loads((BEFORE / name).read_text()))
     after = _expanded(_run(name, tmp_path))
+    _recomputed(before, after)
     assert set(after) - set(before) <= ADDED, f"new keys: {sorted(set(after) - set(before))}"
     for outer, key in ADDED_INSIDE:
         if isinstance(after.get(outer), dict) and key not in before.get(outer, {}):
@@ -260,14 +315,28 @@ def test_json_output_is_unchanged(name, tmp_path):
     assert {k: after[k] for k in before} == before
 
 
-@pytest.mark.parametrize("name", ["rank_chembench.json", "rank_mmlu_pro.json"])
-def test_pairs_option_writes_the_fixtures_pair_list(name, tmp_path):
+def _with_pairs(name: str, tmp_path: Path) -> tuple[dict, dict]:
+    """The fixture and the output of its command with ``--pairs`` (the name-pair lists)."""
     command, data, *rest = COMMANDS[name]
     out = tmp_path / name
     argv = [command, str(DATA / data), *rest, "--format", "json", "--pairs", "-o", str(out)]
     assert main(argv) == 0
-    before = json.loads((BEFORE / name).read_text())
-    assert json.loads(out.read_text())["dominance"] == before["dominance"]
+    return json.loads((BEFORE / name).read_text()), json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("name", ["rank_chembench.json", "rank_mmlu_pro.json"])
+def test_pairs_option_writes_the_fixtures_pair_list(name, tmp_path):
+    before, after = _with_pairs(name, tmp_path)
+    assert after["dominance"] == before["dominance"]
+
+
+@pytest.mark.parametrize("name", ["scores_chembench.json", "scores_mmlu_pro_cluster.json"])
+def test_scores_pairs_option_writes_the_fixtures_pair_lists(name, tmp_path):
+    before, after = _with_pairs(name, tmp_path)
+    assert after["indistinguishable"] == before["indistinguishable"]
+    for key in ("separated", "indistinguishable"):
+        if "paired" in before:
+            assert after["paired"][key] == before["paired"][key]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

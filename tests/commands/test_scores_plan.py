@@ -30,7 +30,8 @@ def test_scores_json_schema_and_values(capsys, method):
     for row in payload["models"]:
         assert {"model", "score", "lower", "upper", "se"} <= set(row)
         assert row["lower"] <= row["score"] <= row["upper"]
-    assert all(isinstance(pair, list) and len(pair) == 2 for pair in payload["indistinguishable"])
+    assert payload["indistinguishable"]["form"] == "runs"  # docs/json.md
+    assert len(payload["indistinguishable"]["below"]) == len(payload["models"])
     expected = score_intervals(rankci.read_scores(SMALL), method, reps=300, rng=3)
     assert payload["models"] == expected.to_dict()["models"]
     assert payload["paired"]["multiplicity"] == "holm"

@@ -377,6 +377,34 @@ def _resolve(claim: Claim, models: Sequence[str]) -> None:
         )
 
 
+def _margin_units(group: ClaimGroup, margin: float) -> UnitScores:
+    """The units of the models that a group's hypotheses with this (non-zero) margin compare.
+
+    A margin test of a pair reads only the pair's two columns, so it is done on those models
+    alone, not on all M (M - 1) pairs (issue 30: on 2,461 models the margin tests of one claim
+    took as long as all pairs of the rank claims). Below ``CONTINUOUS_MIN_UNITS`` units, where
+    the few-units warning depends on every pair of the test, all models are kept.
+    """
+    from rankci.evidence.auto import CONTINUOUS_MIN_UNITS
+
+    units = group.units
+    if units.n_units < CONTINUOUS_MIN_UNITS:
+        return units
+    names = {
+        name
+        for claim in group.claims
+        for first, second, c in (*_needs(claim)[0], *_needs(claim)[1])
+        if float(round(c, 12)) + 0.0 == margin
+        for name in (first, second)
+    }
+    keep = [j for j, name in enumerate(units.models) if name in names]
+    if len(keep) == units.n_models:
+        return units
+    return dataclasses.replace(
+        units, values=units.values[:, keep], models=tuple(units.models[j] for j in keep)
+    )
+
+
 def _needs(claim: Claim) -> tuple[list, list]:
     """The (first, second, margin) hypotheses whose rejection supports / contradicts a claim."""
     a, b, c = claim.first, claim.second, claim.margin
@@ -385,6 +413,105 @@ def _needs(claim: Claim) -> tuple[list, list]:
     if claim.kind == "equivalent":
         return [(a, b, -c), (b, a, -c)], [(a, b, c), (b, a, c)]
     return [], []
+
+
+class _Rows:
+    """The hypotheses of a call's Holm family, by column: blocks of entries ``(j, l)`` of one
+    :class:`Pairwise` each (the M(M - 1) ordered pairs of a rank claim are one block), read with
+    array indexing, never a Python loop over pairs; ``rows[i]`` is row ``i`` as a dict (estimate,
+    se, df, n, pvalue, rule and, for the sign test, wins and discordant)."""
+
+    def __init__(self, test: str):
+        self.test = test
+        self.blocks: list[tuple[Pairwise, np.ndarray, np.ndarray]] = []
+        self.size = 0
+        self._columns: dict[str, np.ndarray] = {}
+        self._plain: dict[int, np.ndarray | None] = {}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, pw: Pairwise, first, second) -> np.ndarray:
+        """Append the entries ``(first[i], second[i])`` of ``pw``; their row numbers."""
+        first, second = np.asarray(first, dtype=np.intp), np.asarray(second, dtype=np.intp)
+        self.blocks.append((pw, first, second))
+        self._columns.clear()
+        start, self.size = self.size, self.size + first.size
+        return np.arange(start, self.size)
+
+    def rule(self, pw: Pairwise) -> str:
+        return pw.options.get("test_rule", self.test)
+
+    def _block(self, name: str, pw: Pairwise, j: np.ndarray, l: np.ndarray) -> np.ndarray:
+        if name == "pvalue":
+            p = np.asarray(pw.pvalue, dtype=float)[j, l]
+            return np.where(np.isfinite(p), p, 1.0)
+        if name in ("estimate", "n"):
+            return np.asarray(getattr(pw, name))[j, l].astype(float if name == "estimate" else int)
+        if name in ("se", "df"):
+            value = getattr(pw, name)
+            fill = float("nan") if name == "se" else float("inf")
+            return np.full(j.size, fill) if value is None else np.asarray(value, float)[j, l]
+        stat = np.asarray(pw.statistic, dtype=float) if pw.statistic is not None else None
+        if self.rule(pw) != "sign" or stat is None:
+            return np.full(j.size, np.nan)
+        if name == "wins":  # the exact McNemar test: b and D = b + c of the pair
+            return stat[j, l]
+        return stat[j, l] + stat[l, j]  # discordant
+
+    def column(self, name: str) -> np.ndarray:
+        """One field of every row, in row order."""
+        if name not in self._columns:
+            parts = [self._block(name, pw, j, l) for pw, j, l in self.blocks]
+            self._columns[name] = (
+                np.concatenate(parts) if parts else np.zeros(0, int if name == "n" else float)
+            )
+        return self._columns[name]
+
+    def rules(self) -> set[str]:
+        return {self.rule(pw) for pw, j, _ in self.blocks if j.size}
+
+    def all_sign(self) -> bool:
+        return all(self.rule(pw) == "sign" for pw, j, _ in self.blocks if j.size)
+
+    def plain(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The t's p-values without the floor and the t statistics of every row; None unless
+        every row has them (``plain_pvalues`` computed once per Pairwise)."""
+        ps, ts = [], []
+        for pw, j, l in self.blocks:
+            if id(pw) not in self._plain:
+                self._plain[id(pw)] = plain_pvalues(pw)
+            p = self._plain[id(pw)]
+            if p is None:
+                return None
+            ps.append(np.asarray(p, float)[j, l])
+            ts.append(np.asarray(pw.statistic, float)[j, l])
+        return (np.concatenate(ps), np.concatenate(ts)) if ps else None
+
+    def __getitem__(self, i: int) -> dict:
+        i = int(i)
+        pw, j, l = next(b for b in self._locate(i))
+        row = {
+            "estimate": float(pw.estimate[j, l]),
+            "se": float(pw.se[j, l]) if pw.se is not None else float("nan"),
+            "df": float(pw.df[j, l]) if pw.df is not None else float("inf"),
+            "n": int(pw.n[j, l]),
+            "pvalue": float(self.column("pvalue")[i]),
+            "rule": self.rule(pw),
+        }
+        if row["rule"] == "sign":
+            row["wins"] = float(pw.statistic[j, l])
+            row["discordant"] = float(pw.statistic[j, l] + pw.statistic[l, j])
+        return row
+
+    def _locate(self, i: int):
+        start = 0
+        for pw, j, l in self.blocks:
+            if i < start + j.size:
+                yield pw, int(j[i - start]), int(l[i - start])
+                return
+            start += j.size
+        raise IndexError(i)
 
 
 def decide_claims(
@@ -407,9 +534,9 @@ def decide_claims(
     alpha, test = spec.alpha, spec.test
     exact_bound_n = spec.test_options.get("exact_bound_n", 0)  # the opt-in floor
     keys: dict[tuple, int] = {}
-    rows: list[dict] = []
+    rows = _Rows(test)
     tests: dict[tuple, Pairwise] = {}
-    plain: dict[int, tuple[float, float]] = {}  # row -> the t's p without the floor, its t
+    pair_index: dict[int, np.ndarray] = {}  # group -> (M, M) row of H(j, l, 0), -1 on the diagonal
 
     def evidence(g: int, margin: float) -> Pairwise:
         if (g, margin) not in tests:
@@ -417,33 +544,20 @@ def decide_claims(
             tests[(g, margin)] = (
                 pairwise_tests(units, test, exact_bound_n=exact_bound_n)
                 if margin == 0
-                else signed_margin_tests(units, margin, test, exact_bound_n)
+                else signed_margin_tests(_margin_units(groups[g], margin), margin, test,
+                                         exact_bound_n)  # fmt: skip
             )
         return tests[(g, margin)]
 
     def key(g: int, first: str, second: str, margin: float) -> int:
         margin = float(round(margin, 12)) + 0.0
+        if margin == 0 and g in pair_index:
+            models = groups[g].units.models
+            return int(pair_index[g][models.index(first), models.index(second)])
         k = (g, first, second, margin)
         if k not in keys:
             pw = evidence(g, margin)
-            j, l = pw.models.index(first), pw.models.index(second)
-            p = float(pw.pvalue[j, l])
-            plain_p = plain_pvalues(pw)
-            if plain_p is not None:
-                plain[len(rows)] = (float(plain_p[j, l]), float(pw.statistic[j, l]))
-            row = {
-                "estimate": float(pw.estimate[j, l]),
-                "se": float(pw.se[j, l]) if pw.se is not None else float("nan"),
-                "df": float(pw.df[j, l]) if pw.df is not None else float("inf"),
-                "n": int(pw.n[j, l]),
-                "pvalue": p if np.isfinite(p) else 1.0,
-                "rule": pw.options.get("test_rule", test),
-            }
-            if row["rule"] == "sign":  # the exact McNemar test: b and D = b + c of the pair
-                row["wins"] = float(pw.statistic[j, l])
-                row["discordant"] = float(pw.statistic[j, l] + pw.statistic[l, j])
-            rows.append(row)
-            keys[k] = len(rows) - 1
+            keys[k] = int(rows.add(pw, [pw.models.index(first)], [pw.models.index(second)])[0])
         return keys[k]
 
     plans = []
@@ -451,23 +565,28 @@ def decide_claims(
         models = list(group.units.models)
         for claim in group.claims:
             _resolve(claim, models)
-        ranked = any(c.kind == "top" for c in group.claims)
-        pairs = {}
-        if ranked:
-            for a in models:
-                for b in models:
-                    if a != b:
-                        pairs[(a, b)] = key(g, a, b, 0.0)
+        pairs = None
+        if any(c.kind == "top" for c in group.claims):
+            # every ordered pair (a, b), a != b, in the models' order: one block of rows
+            pw = evidence(g, 0.0)
+            where = {name: i for i, name in enumerate(pw.models)}
+            perm = np.array([where[name] for name in models], dtype=np.intp)
+            m = len(models)
+            first, second = np.nonzero(~np.eye(m, dtype=bool))
+            pairs = np.full((m, m), -1, dtype=np.int64)
+            pairs[first, second] = rows.add(pw, perm[first], perm[second])
+            pair_index[g] = pairs
         for claim in group.claims:
             support, contra = _needs(claim)
             plans.append((g, claim, [key(g, *h) for h in support], [key(g, *h) for h in contra]))
         plans.append((g, None, pairs, None))
-    pvalues = np.array([r["pvalue"] for r in rows], dtype=float)
-    rejected = reject(pvalues, alpha) if rows else np.zeros(0, dtype=bool)
-    adjusted = adjust_pvalues(pvalues) if rows else np.zeros(0)
+    plain = rows.plain()
+    pvalues = rows.column("pvalue")
+    rejected = reject(pvalues, alpha) if len(rows) else np.zeros(0, dtype=bool)
+    adjusted = adjust_pvalues(pvalues) if len(rows) else np.zeros(0)
     family = len(rows)
     details = {}
-    if rows and not rejected.any():
+    if len(rows) and not rejected.any():
         details["nothing_certified"] = _explain_undecided(rows, plain, groups, test, alpha, spec)
     rankings = _rankings(groups, plans, rejected, alpha, test, family)
     results = []
@@ -526,14 +645,15 @@ def _family_record(plans, pvalues: np.ndarray, alpha: float) -> dict:
     claim_keys = sorted(
         {i for _, c, s, t in plans if c is not None and c.kind != "top" for i in (*s, *t)}
     )
-    rank_keys = {i for _, c, pairs, _ in plans if c is None and pairs for i in pairs.values()}
-    extra = len(rank_keys - set(claim_keys))
+    blocks = [pairs[pairs >= 0] for _, c, pairs, _ in plans if c is None and pairs is not None]
+    rank_keys = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+    extra = int(rank_keys.size - np.isin(np.asarray(claim_keys, dtype=np.int64), rank_keys).sum())
     size = len(pvalues)
     ranked = [c.text for _, c, _, _ in plans if c is not None and c.kind == "top"]
     parts = []
     if claim_keys:
         parts.append(f"{len(claim_keys)} for the pair claims")
-    if rank_keys:
+    if rank_keys.size:
         parts.append(
             f"{extra} more for the ordered pairs of every two models, which the rank claims "
             f"({', '.join(repr(t) for t in ranked)}) read"
@@ -587,11 +707,11 @@ def _explain_family_change(results, plans, rows, pvalues, record, alpha) -> list
     return out
 
 
-def _tests_words(test: str, rows: list) -> str:
+def _tests_words(test: str, rows: _Rows) -> str:
     """The family's tests in words; for ``auto``, the rules its hypotheses were tested by."""
     if test != "auto":
         return f"paired {test} tests"
-    rules = {r["rule"] for r in rows}
+    rules = rows.rules()
     if rules == {"sign"}:
         return "paired tests (test auto: exact McNemar (sign) tests on 0/1 units)"
     if "sign" in rules:
@@ -604,19 +724,19 @@ def _tests_words(test: str, rows: list) -> str:
 
 def _explain_undecided(rows, plain, groups, test, alpha, spec) -> str:
     """No claim decided: the family's evidence against Holm's first threshold (warned)."""
-    full = len(plain) == len(rows)
-    sign = all("discordant" in r for r in rows)
+    full = plain is not None
+    sign = rows.all_sign()
     return explain_pvalues(
-        np.array([r["pvalue"] for r in rows]),
-        np.array([r["n"] for r in rows]),
+        rows.column("pvalue"),
+        rows.column("n"),
         unit=groups[0].units.unit,
         test=test,
         alpha=alpha,
         floor=int(spec.test_options.get("exact_bound_n", 0)),
-        plain=np.array([plain[i][0] for i in range(len(rows))]) if full else None,
-        statistic=np.array([plain[i][1] for i in range(len(rows))]) if full else None,
-        wins=np.array([r["wins"] for r in rows]) if sign else None,
-        discordant=np.array([r["discordant"] for r in rows]) if sign else None,
+        plain=plain[0] if full else None,
+        statistic=plain[1] if full else None,
+        wins=rows.column("wins") if sign else None,
+        discordant=rows.column("discordant") if sign else None,
         prefix="no claim is decided: ",
         stacklevel=4,
     )
@@ -652,13 +772,13 @@ _KEYWORDS = "data, claims, alpha, unit, test, missing, spec"
 def _rankings(groups, plans, rejected, alpha, test, family) -> dict[int, Ranking]:
     out = {}
     for g, claim, pairs, _ in plans:
-        if claim is not None or not pairs:
+        if claim is not None or pairs is None:
             continue
         units = groups[g].units
         models = units.models
         dominance = np.zeros((len(models), len(models)), dtype=bool)
-        for (a, b), index in pairs.items():
-            dominance[models.index(a), models.index(b)] = rejected[index]
+        off = pairs >= 0
+        dominance[off] = rejected[pairs[off]]
         out[g] = ranking_from_dominance(
             models,
             units.model_scores(),

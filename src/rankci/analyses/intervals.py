@@ -594,8 +594,27 @@ class ScoreIntervals:
             if self.models[j] in self.degenerate
         }
 
-    def to_dict(self) -> dict:
-        """JSON-safe; the schema of ``rankci scores --format json``."""
+    def _relation(self, mask: np.ndarray, symmetric: bool, pairs: bool):
+        """A relation between models for the JSON: the compact runs of docs/json.md (indices
+        into ``models``, best first; a symmetric relation gives each unordered pair once, at the
+        higher-scoring model), or with ``pairs`` the list of name pairs."""
+        if pairs:
+            listed = self._pairs(mask) if symmetric else self._listed(mask)
+            return [list(p) for p in listed]
+        from rankci.ranking import relation_runs
+
+        below = relation_runs(mask, self.order(), upper=symmetric)
+        n_pairs = sum(last - first + 1 for runs in below for first, last in runs)
+        return {"form": "runs", "n_pairs": int(n_pairs), "below": below}
+
+    def to_dict(self, pairs: bool = False) -> dict:
+        """JSON-safe; the schema of ``rankci scores --format json``.
+
+        ``indistinguishable`` (overlapping intervals) and the paired verdict's ``separated`` and
+        ``indistinguishable`` are in the compact form of ``rankci rank``'s dominance
+        (``{"form": "runs", "n_pairs": ..., "below": [...]}``, indices into ``models``;
+        docs/json.md); with ``pairs=True`` they are lists of ``[first, second]`` name pairs.
+        """
         rows = [
             {key: jsonable(value) for key, value in record.items()}
             for record in self.to_frame().to_dict(orient="records")
@@ -608,14 +627,16 @@ class ScoreIntervals:
             "n_units": int(self.n_units),
             "options": jsonable(self.options),
             "models": rows,
-            "indistinguishable": [list(p) for p in self.indistinguishable()],
+            "indistinguishable": self._relation(self.overlap, True, pairs),
             "degenerate": self._degenerate_in_order(),
         }
         if self.separated is not None:
             out["paired"] = {
                 **jsonable(self.verdict_procedure),
-                "separated": [list(p) for p in self.separated_pairs()],
-                "indistinguishable": [list(p) for p in self.paired_indistinguishable()],
+                "separated": self._relation(self.separated, False, pairs),
+                "indistinguishable": self._relation(
+                    ~(self.separated | self.separated.T), True, pairs
+                ),
             }
         out["excluded"] = jsonable(self.excluded)
         out["guarantee"] = self.guarantee

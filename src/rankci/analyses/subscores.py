@@ -85,10 +85,12 @@ class SubScores:
         frame = pd.concat(frames, ignore_index=True)
         return frame[["cluster", *[c for c in frame.columns if c != "cluster"]]]
 
-    def to_dict(self) -> dict:
+    def to_dict(self, pairs: bool = False) -> dict:
+        """JSON-safe; each cluster's relations in the compact form of ``ScoreIntervals.to_dict``
+        (name pairs with ``pairs=True``)."""
         clusters = []
         for name, result in self.intervals.items():
-            entry = result.to_dict()
+            entry = result.to_dict(pairs=pairs)
             for key in ("method", "alpha", "unit", "missing", "excluded", "guarantee"):
                 entry.pop(key, None)
             clusters.append({"cluster": name, **entry})

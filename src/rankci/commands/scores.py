@@ -117,6 +117,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-verdict", action="store_true", help="skip the paired verdict (paired tests + Holm)"
     )
+    group.add_argument(
+        "--pairs",
+        action="store_true",
+        help="json: the overlapping, separated and unordered pairs as full lists of name pairs "
+        "instead of the compact per-model runs of rankci rank (docs/json.md); large on big boards",
+    )
     add_ppi_arguments(parser, per_pair=False)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
@@ -163,9 +169,10 @@ def render(
     """The command's output; ``early_stopped`` (``Scores.notes["early_stopped"]``) flags
     adaptively stopped data: a line in the table, the key ``early_stopped`` in the JSON."""
     if fmt == "json":
-        payload = with_target(result.to_dict(), result.unit)
+        pairs = bool(getattr(args, "pairs", False))
+        payload = with_target(result.to_dict(pairs=pairs), result.unit)
         if by_cluster is not None:
-            sub = by_cluster.to_dict()
+            sub = by_cluster.to_dict(pairs=pairs)
             payload["within_cluster_method"] = sub["within_cluster_method"]
             payload["clusters"] = sub["clusters"]
         if early_stopped:

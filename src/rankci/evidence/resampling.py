@@ -87,7 +87,21 @@ def permutation_test(
     return TestArrays(*out, smallest_pvalue=1.0 / (reps + 1))
 
 
-_CHUNK_CELLS = 20_000_000  # resamples x pairs held in memory at once
+#: Cells of one block of resamples, each a bound on its own (issue 30: peak memory independent
+#: of reps and bounded by the answer): resamples x pairs of the resampled statistics (32 MB of
+#: float64 per temporary), and resamples x units of the weights (and of their draws).
+_CHUNK_CELLS = 4_000_000
+_CHUNK_WEIGHT_CELLS = 4_000_000
+
+
+def _block_rows(reps: int, n_models: int, n_units: int) -> int:
+    """Resamples per block: ``reps`` or fewer, so that neither bound of a block is passed.
+
+    The draws of consecutive blocks are consecutive rows of one stream, so the p-values do not
+    depend on the block size (tests/evidence/test_resampling_blocks.py)."""
+    by_pairs = _CHUNK_CELLS // max(n_models * n_models, 1)
+    by_units = _CHUNK_WEIGHT_CELLS // max(n_units, 1)
+    return max(1, min(reps, by_pairs, by_units))
 
 
 def warn_resolution(reps: int, n_models: int, stacklevel: int = 5) -> None:
@@ -131,7 +145,7 @@ def _resampled_exceedances(
     observed = mean - delta
     centre = mean if centred else np.zeros_like(mean)
     exceed = np.zeros((n_models, n_models))
-    chunk = max(1, min(reps, _CHUNK_CELLS // max(n_models * n_models, 1)))
+    chunk = _block_rows(reps, n_models, x.shape[0])
     x0 = np.where(finite, x, 0.0)
     done = 0
     bar = Progress(reps, "resampling", min_interval=0.5)
