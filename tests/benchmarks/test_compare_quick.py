@@ -75,8 +75,13 @@ def test_compare_quick_runs_every_task_beside_its_peers_and_they_agree():
         assert row[5] != "—", row  # with its ratio to rankci
         # where a peer computes the same quantity, the harness measured the difference
         if not peer.startswith("honestboard"):
-            # (a mixed-model peer that stops short of the REML optimum is shown to do so)
-            assert row[6].startswith("max \\|Δ") or "stopped short of the REML" in row[6], row
+            # (a mixed-model peer that stops short of the REML optimum is shown to do so; one
+            # whose probe did not finish within its limit on a loaded machine is shown as a
+            # lower bound "> t" with the reason, and its agreement is left to tests/mixed's oracles)
+            unfinished = row[3].startswith("> ") and "did not finish in" in row[7]
+            assert (
+                row[6].startswith("max \\|Δ") or "stopped short of the REML" in row[6] or unfinished
+            ), row
     for row in rows:  # a difference above the tolerance would have failed the run already
         assert "DISAGREES" not in row[6]
     # csranks is not a Debian package: run, or said to be missing -- never silently left out
