@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from comparisons import intervals, mixed, monitor, omnibus, paired, posthoc, ranks
+from comparisons import intervals, kenward_roger, mixed, monitor, omnibus, paired, posthoc, ranks
 from comparisons.harness import Row, Run, markdown, mmlu_pro, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +55,7 @@ TASKS = {
     "bootstrap": (intervals.bootstrap, False),
     "clustered-se": (intervals.clustered_se, True),
     "mixed-model": (mixed.mixed_model, True),
+    "kenward-roger": (kenward_roger.kenward_roger, True),
     "monitor": (monitor.monitor, False),
 }
 SIZES = {"20x5000": (20, 5_000), "100x14000": (100, 14_000), "400x14000": (400, 14_000)}
