@@ -85,7 +85,8 @@ def _unbalance(frame: pd.DataFrame, models: list[str]) -> pd.DataFrame:
 
 
 def _part(data: Dataset) -> tuple[str, pd.DataFrame | None, str]:
-    """(label, long frame or None, why not) of the Kenward-Roger part of ``data``: the first
+    """(label, long frame or None, where: the part or why not) of the Kenward-Roger part of
+    ``data``: the first
     3 or more items of as many clusters as keep it within :data:`KR_ROWS` rows."""
     k = data.n_models
     if k > KR_MODELS:
@@ -93,20 +94,14 @@ def _part(data: Dataset) -> tuple[str, pd.DataFrame | None, str]:
     clusters = min(data.n_clusters, KR_ROWS // (3 * k))
     per = KR_ROWS // (clusters * k)
     first_items = (
-        data.frame[["item", "cluster"]]
-        .drop_duplicates()
-        .groupby("cluster")
-        .head(per)["item"]
+        data.frame[["item", "cluster"]].drop_duplicates().groupby("cluster").head(per)["item"]
     )
     frame = data.frame[data.frame["item"].isin(first_items) & (data.frame["cluster"] < clusters)]
     frame = frame.assign(cluster="c" + frame["cluster"].astype(str).str.zfill(3))
     frame = frame.assign(item=frame["cluster"] + ":" + frame["item"].astype(str))
     frame = _unbalance(frame, data.model_names)
-    label = (
-        f"{data.label}: first {per} items of {clusters} clusters, unbalanced "
-        f"({len(frame):,} rows)"
-    )
-    return label, frame[["item", "model", "score", "cluster"]], ""
+    where = f"on the first {per} items of {clusters} clusters, unbalanced ({len(frame):,} rows)"
+    return data.label, frame[["item", "model", "score", "cluster"]], where
 
 
 def chembench_subset() -> tuple[str, pd.DataFrame, str]:
@@ -124,11 +119,12 @@ def chembench_subset() -> tuple[str, pd.DataFrame, str]:
     part = part.assign(item=part["cluster"] + ":" + part["item"].astype(str))
     part = _unbalance(part[["item", "model", "score", "cluster"]], models)
     n_items, n_topics = part["item"].nunique(), part["cluster"].nunique()
-    label = (
-        f"ChemBench subset ({len(models)} × {n_items}, {n_topics} topics), unbalanced "
-        f"({len(part):,} rows)"
+    label = f"ChemBench subset ({len(models)} × {n_items}, {n_topics} topics)"
+    where = (
+        f"1 in {CHEM_SHARE} questions of each topic, the first {len(models)} systems by name, "
+        f"unbalanced ({len(part):,} rows)"
     )
-    return label, part, ""
+    return label, part, where
 
 
 def _fit(frame: pd.DataFrame, theta=None):
@@ -136,12 +132,13 @@ def _fit(frame: pd.DataFrame, theta=None):
     return rankci.mixed_model(scores, df="kenward-roger", tukey=False, theta=theta)
 
 
-def _compare(label: str, frame: pd.DataFrame | None, why: str, run: Run) -> list[Row]:
+def _compare(label: str, frame: pd.DataFrame | None, where: str, run: Run) -> list[Row]:
+    """rankci's row and pbkrtest's on ``frame`` (``where`` says which part; or why none)."""
+    own_tool = "rankci mixed_model(df='kenward-roger')"
     if frame is None:
-        return [Row(TASK, label, "rankci mixed_model(df='kenward-roger')", note=why),
-                Row(TASK, label, TOOL, note=why)]
+        return [Row(TASK, label, own_tool, note=where), Row(TASK, label, TOOL, note=where)]
     seconds, peak, fit = measure(lambda: _fit(frame), run.repeats)
-    own = Row(TASK, label, "rankci mixed_model(df='kenward-roger')", seconds, peak, result=fit)
+    own = Row(TASK, label, own_tool, seconds, peak, note=where, result=fit)
     path = rpeers.rscript("lme4", "pbkrtest")
     if path is None:
         return [own, Row(TASK, label, TOOL, note=rpeers.missing_reason("lme4", "pbkrtest"))]
@@ -152,8 +149,8 @@ def _compare(label: str, frame: pd.DataFrame | None, why: str, run: Run) -> list
         TOOL,
         result.seconds("fit", "KR"),
         None,
-        note=f"fit {result.timings['fit']:.3g} s + KRmodcomp {result.timings['KR']:.3g} s; "
-        + result.setup_note,
+        note=f"{where}; fit {result.timings['fit']:.3g} s + KRmodcomp "
+        f"{result.timings['KR']:.3g} s; " + result.setup_note,
     )
     _agree(row, result, own.result, frame)
     return [own, row]

@@ -111,7 +111,7 @@ def test_compare_quick_runs_every_task_beside_its_peers_and_they_agree():
         )
         assert gaps is not None, row
         assert all(float(gap) <= 1e-6 for gap in gaps.groups()), row
-        assert "unbalanced" in row[1] and "KRmodcomp" in row[7], row
+        assert "unbalanced" in row[7] and "KRmodcomp" in row[7], row
 
 
 def test_write_replaces_only_the_rows_measured(monkeypatch):
