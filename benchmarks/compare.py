@@ -15,8 +15,9 @@ scipy and statsmodels are rankci's own dependencies). R's anchors -- lme4/lmerTe
 model and its Satterthwaite F), pbkrtest (its Kenward-Roger F), emmeans (pairwise contrasts, on
 the lmer fit and after the RM-ANOVA) and car (RM-ANOVA with Greenhouse-Geisser/Huynh-Feldt) --
 run when ``Rscript`` with those packages is on the PATH (Debian: ``apt-get install r-base-core
-r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-car r-cran-pbkrtest``); each R script times its steps itself, so R's
-startup and CSV reading are reported apart from the timed work (``comparisons/rpeers.py``).
+r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-car r-cran-pbkrtest``); each R script times
+its steps itself, so R's startup and CSV reading are reported apart from the timed work
+(``comparisons/rpeers.py``).
 csranks is not a Debian package: its row says it is missing unless it is installed by hand.
 A missing peer is a row saying so, never dropped.
 

@@ -27,6 +27,7 @@ import rankci
 
 from . import rpeers
 from .harness import Dataset, Row, Run, measure
+from .mixed import LMER_FIT
 
 #: the Kenward-Roger parts have at most this many rows (pbkrtest inverts n x n densely)
 KR_ROWS = 3_000
@@ -42,15 +43,13 @@ TASK = "mixed model, Kenward–Roger F (REML)"
 TOOL = "R lme4::lmer + pbkrtest::KRmodcomp (Kenward–Roger F)"
 
 #: lme4's fit, then pbkrtest's Kenward-Roger F test of the model effects, each step timed
-KR_R = r"""
+KR_R = (
+    r"""
 suppressPackageStartupMessages({ library(lme4); library(pbkrtest) })
 step("packages")
-d <- read.csv(file.path(dir, "scores.csv"), colClasses = c("character", "character", "numeric",
-                                                           "character"))
-d$model <- factor(d$model); d$cluster <- factor(d$cluster); d$item <- factor(d$item)
-step("read")
-f <- lme4::lmer(score ~ model + (1 | cluster) + (1 | cluster:item), data = d, REML = TRUE)
-step("fit")
+"""
+    + LMER_FIT
+    + r"""
 k <- nlevels(d$model)
 L <- cbind(0, diag(k - 1))  # every treatment effect zero: all model means equal
 kr <- KRmodcomp(f, L)
@@ -61,6 +60,7 @@ out(data.frame(F = st$Fstat, F_unscaled = st$FstatU, scale = st$F.scaling, df_nu
 out(data.frame(theta = getME(f, "theta")), "theta")
 finish()
 """
+)
 
 
 def kenward_roger(data: Dataset, run: Run) -> list[Row]:

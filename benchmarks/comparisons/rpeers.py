@@ -12,7 +12,8 @@ The rows quote the steps' time; startup and reading are in the note, so a ratio 
 computation against the computation.
 
 Install (Debian): ``apt-get install r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans
-r-cran-car r-cran-pbkrtest`` (``.ci/run`` does it in CI). Without ``Rscript`` every R row says it was skipped.
+r-cran-car r-cran-pbkrtest`` (``.ci/run`` does it in CI). Without ``Rscript`` every R row says
+it was skipped.
 """
 
 from __future__ import annotations
