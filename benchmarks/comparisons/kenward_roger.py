@@ -18,8 +18,6 @@ run, with the first data set.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -87,8 +85,8 @@ def _unbalance(frame: pd.DataFrame, models: list[str]) -> pd.DataFrame:
 
 def _part(data: Dataset) -> tuple[str, pd.DataFrame | None, str]:
     """(label, long frame or None, where: the part or why not) of the Kenward-Roger part of
-    ``data``: the first
-    3 or more items of as many clusters as keep it within :data:`KR_ROWS` rows."""
+    ``data``: the first 3 or more items of as many clusters as keep it within :data:`KR_ROWS`
+    rows, unbalanced by :func:`_unbalance`."""
     k = data.n_models
     if k > KR_MODELS:
         return (
@@ -178,7 +176,8 @@ def _agree(row: Row, result: rpeers.RResult, ours, frame: pd.DataFrame) -> None:
     theirs = result.tables["ftest"].iloc[0]
     own = _gaps(theirs, ours.model_test)
     at_theta = _gaps(theirs, _fit(frame, result.tables["theta"]["theta"].to_numpy()).model_test)
-    worst = max(own["F"] / TOL_F, own["df"] / TOL_DF, own["p"] / TOL_P)
+    tolerance = {"F": TOL_F, "df": TOL_DF, "p": TOL_P}
+    ratios = [gaps[key] / tolerance[key] for gaps in (own, at_theta) for key in tolerance]
     row.agree(
         "F (relative)",
         own["F"],
@@ -189,11 +188,10 @@ def _agree(row: Row, result: rpeers.RResult, ours, frame: pd.DataFrame) -> None:
         f"\\|Δ df\\| {at_theta['df']:.0e}, \\|Δ p\\| {at_theta['p']:.0e}; "
         f"Satterthwaite's df on the same fit {_satterthwaite_df(frame):.4g}",
     )
-    if worst > 1 and "DISAGREES" not in row.agreement:
+    # the F gap alone decided ``agree``; the df and p gaps, and all three at lme4's theta, too
+    if not all(ratio <= 1 for ratio in ratios) and not row.disagrees:  # (NaN fails)
         row.disagrees = True
         row.agreement += f" DISAGREES (F {TOL_F:g}, df {TOL_DF:g}, p {TOL_P:g})"
-    if math.isnan(worst):
-        row.disagrees = True
 
 
 def _satterthwaite_df(frame: pd.DataFrame) -> float:

@@ -198,3 +198,29 @@ def test_service_benchmark_quick():
         *("--raw-clients", "--repeat", "1", "--reads", "5"),
     )
     assert "2 raw-socket client(s)" in out and "the posting clients' CPU time" in out
+
+
+def test_kenward_roger_row_disagrees_on_df_or_p_not_only_on_f(monkeypatch):
+    """The pbkrtest row fails the run when its df or p (not only F) differ beyond 1e-6."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import pandas as pd
+    from comparisons import kenward_roger as kr
+    from comparisons.harness import Row, synthetic
+    from comparisons.rpeers import RResult
+
+    label, frame, where = kr._part(synthetic(8, 400, 8))
+    assert "unbalanced" in where and frame["model"].value_counts().nunique() > 1
+    ours = kr._fit(frame)
+    test = ours.model_test
+
+    def row_for(**shift):
+        ftest = pd.DataFrame([{key: test[key] * shift.get(key, 1.0) for key in test}])
+        result = RResult({}, {"ftest": ftest, "theta": pd.DataFrame({"theta": ours.theta})}, 0.0)
+        row = Row(kr.TASK, label, kr.TOOL, 1.0)
+        kr._agree(row, result, ours, frame)
+        return row
+
+    assert not row_for().disagrees
+    for shift in ({"F": 1 + 1e-5}, {"df_den": 1 + 1e-5}, {"p": 1 + 1e-3 / test["p"]}):
+        row = row_for(**shift)
+        assert row.disagrees and "DISAGREES" in row.agreement, (shift, row.agreement)
