@@ -12,11 +12,12 @@ Run:  python benchmarks/compare.py --write   (every size; rewrites the table in 
 
 Peers come from the ``bench`` extra (``pip install -e ".[bench]"``: pingouin, honestboard;
 scipy and statsmodels are rankci's own dependencies). R's anchors -- lme4/lmerTest (the mixed
-model and its Satterthwaite F), emmeans (pairwise contrasts, on the lmer fit and after the
-RM-ANOVA) and car (RM-ANOVA with Greenhouse-Geisser/Huynh-Feldt) -- run when ``Rscript`` with
-those packages is on the PATH (Debian: ``apt-get install r-base-core r-cran-lme4
-r-cran-lmertest r-cran-emmeans r-cran-car``); each R script times its steps itself, so R's
-startup and CSV reading are reported apart from the timed work (``comparisons/rpeers.py``).
+model and its Satterthwaite F), pbkrtest (its Kenward-Roger F), emmeans (pairwise contrasts, on
+the lmer fit and after the RM-ANOVA) and car (RM-ANOVA with Greenhouse-Geisser/Huynh-Feldt) --
+run when ``Rscript`` with those packages is on the PATH (Debian: ``apt-get install r-base-core
+r-cran-lme4 r-cran-lmertest r-cran-emmeans r-cran-car r-cran-pbkrtest``); each R script times
+its steps itself, so R's startup and CSV reading are reported apart from the timed work
+(``comparisons/rpeers.py``).
 csranks is not a Debian package: its row says it is missing unless it is installed by hand.
 A missing peer is a row saying so, never dropped.
 
@@ -38,7 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from comparisons import intervals, mixed, monitor, omnibus, paired, posthoc, ranks
+from comparisons import intervals, kenward_roger, mixed, monitor, omnibus, paired, posthoc, ranks
 from comparisons.harness import Row, Run, markdown, mmlu_pro, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +56,7 @@ TASKS = {
     "bootstrap": (intervals.bootstrap, False),
     "clustered-se": (intervals.clustered_se, True),
     "mixed-model": (mixed.mixed_model, True),
+    "kenward-roger": (kenward_roger.kenward_roger, True),
     "monitor": (monitor.monitor, False),
 }
 SIZES = {"20x5000": (20, 5_000), "100x14000": (100, 14_000), "400x14000": (400, 14_000)}

@@ -127,6 +127,8 @@ class Run:
     budget: float = 30.0
     #: (task, tool) -> (seconds, data label) of a peer that already exceeded the budget
     slow: dict = field(default_factory=dict)
+    #: measurements a task makes once per run, whatever the data (the ChemBench subset)
+    done: set = field(default_factory=set)
 
 
 @dataclass

@@ -55,17 +55,25 @@ print(json.dumps({"seconds": seconds, "peak_mib": peak, "fe": fit.fe_params.toli
                   "reml_criterion": -2 * float(fit.llf)}))
 """
 
-#: lme4's fit, lmerTest's Satterthwaite F and emmeans' contrasts, each step timed on its own
-LME4 = r"""
-suppressPackageStartupMessages({ library(lme4); library(lmerTest); library(emmeans) })
-emm_options(lmerTest.limit = Inf, disable.pbkrtest = TRUE)  # Satterthwaite df at any size
-step("packages")
+#: R: read the scores (step "read"), then lme4's REML fit of the mixed model (step "fit")
+LMER_FIT = r"""
 d <- read.csv(file.path(dir, "scores.csv"), colClasses = c("character", "character", "numeric",
                                                            "character"))
 d$model <- factor(d$model); d$cluster <- factor(d$cluster); d$item <- factor(d$item)
 step("read")
 f <- lme4::lmer(score ~ model + (1 | cluster) + (1 | cluster:item), data = d, REML = TRUE)
 step("fit")
+"""
+
+#: lme4's fit, lmerTest's Satterthwaite F and emmeans' contrasts, each step timed on its own
+LME4 = (
+    r"""
+suppressPackageStartupMessages({ library(lme4); library(lmerTest); library(emmeans) })
+emm_options(lmerTest.limit = Inf, disable.pbkrtest = TRUE)  # Satterthwaite df at any size
+step("packages")
+"""
+    + LMER_FIT
+    + r"""
 ft <- lmerTest::as_lmerModLmerTest(f)  # the Jacobian of vcov(beta) in theta, then the F test
 a <- anova(ft, type = 3, ddf = "Satterthwaite")
 step("F")
@@ -82,6 +90,7 @@ out(data.frame(F = a[["F value"]], NumDF = a$NumDF, DenDF = a$DenDF, p = a[["Pr(
 out(ct[, c("contrast", "estimate", "SE", "df", "p.value", "p.tukey")], "contrasts")
 finish()
 """
+)
 
 #: lme4 stores X densely: the R rows run on as many whole clusters as keep rows x models under
 #: this (the ratio is then to rankci on the same clusters)

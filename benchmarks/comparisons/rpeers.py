@@ -1,4 +1,4 @@
-"""R's anchors, run in the same run as rankci: lme4/lmerTest, emmeans and car.
+"""R's anchors, run in the same run as rankci: lme4/lmerTest, pbkrtest, emmeans and car.
 
 Each R peer is one ``Rscript`` process on data written to a temporary CSV. The script records
 ``proc.time()`` after each step, so the run separates
@@ -12,7 +12,8 @@ The rows quote the steps' time; startup and reading are in the note, so a ratio 
 computation against the computation.
 
 Install (Debian): ``apt-get install r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans
-r-cran-car`` (``.ci/run`` does it in CI). Without ``Rscript`` every R row says it was skipped.
+r-cran-car r-cran-pbkrtest`` (``.ci/run`` does it in CI). Without ``Rscript`` every R row says
+it was skipped.
 """
 
 from __future__ import annotations

@@ -28,9 +28,12 @@ PEERS = (
 )
 
 
-#: R's anchors (lme4/lmerTest, emmeans, car): run whenever Rscript is here, and always in CI
+#: R's anchors (lme4/lmerTest, emmeans, car, pbkrtest): run whenever Rscript is here, and always
+#: in CI
+KR_PEER = "R lme4::lmer + pbkrtest::KRmodcomp (Kenward–Roger F)"
 R_PEERS = (
     "R lme4::lmer + lmerTest anova (Satterthwaite F)",
+    KR_PEER,
     "R emmeans pairs",  # on the lmer fit
     "R emmeans pairs (lm, adjust = 'tukey')",  # after the RM-ANOVA
     "R car::Anova (type III, GG/HF, Mauchly)",
@@ -45,7 +48,7 @@ def _require_rscript() -> bool:
     if os.environ.get("CI"):
         pytest.fail(
             "Rscript not found: install r-base-core r-cran-lme4 r-cran-lmertest r-cran-emmeans "
-            "r-cran-car (Debian; .ci/run does it)"
+            "r-cran-car r-cran-pbkrtest (Debian; .ci/run does it)"
         )
     return False
 
@@ -66,7 +69,7 @@ def test_compare_quick_runs_every_task_beside_its_peers_and_they_agree():
     out = _run("compare.py", "--quick")
     rows = [_cells(line) for line in out.splitlines() if line.startswith("| ")][1:]
     tasks = {row[0] for row in rows}
-    assert len(tasks) == 10, tasks
+    assert len(tasks) == 11, tasks
     for task in tasks:  # rankci is timed on every task
         assert any(r[0] == task and r[2].startswith("rankci") and r[3] != "—" for r in rows)
     for peer in PEERS:
@@ -98,6 +101,22 @@ def test_compare_quick_runs_every_task_beside_its_peers_and_they_agree():
         assert row[3] != "—" and row[5] != "—", row
         assert row[6].startswith("max \\|Δ"), row
         assert "R startup + packages" in row[7] or r_peer == "R emmeans pairs", row
+    # Kenward-Roger: pbkrtest's F, df and p in the same run, to 1e-6, on the synthetic part and
+    # on the unbalanced ChemBench subset
+    kr_rows = [r for r in rows if r[2] == KR_PEER]
+    assert len(kr_rows) == 2 and kr_rows[1][1].startswith("ChemBench subset"), kr_rows
+    for row in kr_rows:
+        if not with_r:
+            assert row[3] == "—" and row[7] == "skipped: Rscript not found on this machine", row
+            continue
+        gaps = re.search(
+            r"max \\\|Δ F \(relative\)\\\| = (\S+);.*?\\\|Δ df\\\| (\S+) \(relative\), "
+            r"\\\|Δ p\\\| (\S+);",
+            row[6],
+        )
+        assert gaps is not None, row
+        assert all(float(gap) <= 1e-6 for gap in gaps.groups()), row
+        assert "unbalanced" in row[7] and "KRmodcomp" in row[7], row
 
 
 def test_write_replaces_only_the_rows_measured(monkeypatch):
@@ -184,3 +203,29 @@ def test_service_benchmark_quick():
         *("--raw-clients", "--repeat", "1", "--reads", "5"),
     )
     assert "2 raw-socket client(s)" in out and "the posting clients' CPU time" in out
+
+
+def test_kenward_roger_row_disagrees_on_df_or_p_not_only_on_f(monkeypatch):
+    """The pbkrtest row fails the run when its df or p (not only F) differ beyond 1e-6."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import pandas as pd
+    from comparisons import kenward_roger as kr
+    from comparisons.harness import Row, synthetic
+    from comparisons.rpeers import RResult
+
+    label, frame, where = kr._part(synthetic(8, 400, 8))
+    assert "unbalanced" in where and frame["model"].value_counts().nunique() > 1
+    ours = kr._fit(frame)
+    test = ours.model_test
+
+    def row_for(**shift):
+        ftest = pd.DataFrame([{key: test[key] * shift.get(key, 1.0) for key in test}])
+        result = RResult({}, {"ftest": ftest, "theta": pd.DataFrame({"theta": ours.theta})}, 0.0)
+        row = Row(kr.TASK, label, kr.TOOL, 1.0)
+        kr._agree(row, result, ours, frame)
+        return row
+
+    assert not row_for().disagrees
+    for shift in ({"F": 1 + 1e-5}, {"df_den": 1 + 1e-5}, {"p": 1 + 1e-3 / test["p"]}):
+        row = row_for(**shift)
+        assert row.disagrees and "DISAGREES" in row.agreement, (shift, row.agreement)
