@@ -154,7 +154,7 @@ def kenward_roger(
     gsx = np.einsum("rbij,bjk->rbik", gs, sx)
     phi = np.linalg.inv(np.einsum("bik,bil->kl", x, sx))
     p = -np.einsum("bik,rbil->rkl", sx, gsx)
-    q = np.einsum("rbik,bij,sbjl->rskl", gsx, sigma_inv, gsx)
+    q = np.einsum("rbik,bij,sbjl->rskl", gsx, sigma_inv, gsx, optimize=True)
     a = np.einsum("bij,rbjk->rbik", sigma_inv, gs)
     ktrace = np.einsum("rbij,sbji->rs", a, a)
     pphi = p @ phi  # (r, K, K): P_r Phi
@@ -165,7 +165,7 @@ def kenward_roger(
         if np.min(np.abs(np.linalg.eigvalsh(info))) <= 1e-10
         else 2.0 * np.linalg.inv(info)
     )
-    u = np.einsum("rs,rskl->kl", w, q) - np.einsum("rs,rkm,sml->kl", w, pphi, p)
+    u = np.einsum("rs,rskl->kl", w, q) - np.einsum("rs,rkm,sml->kl", w, pphi, p, optimize=True)
     phi_a = phi + 2.0 * phi @ u @ phi
     return KenwardRoger(phi=phi, phi_a=(phi_a + phi_a.T) / 2.0, p=p, w=w)
 
@@ -201,9 +201,9 @@ def kr_contrast_df(kr: KenwardRoger, contrasts: np.ndarray) -> np.ndarray:
     """
     lphi = contrasts @ kr.phi
     v = np.einsum("nk,nk->n", lphi, contrasts)
-    grad = np.einsum("nk,rkl,nl->rn", lphi, kr.p, lphi)
+    grad = np.einsum("nk,rkl,nl->rn", lphi, kr.p, lphi, optimize=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return 2.0 * v**2 / np.einsum("rn,rs,sn->n", grad, kr.w, grad)
+        return 2.0 * v**2 / np.einsum("rn,rs,sn->n", grad, kr.w, grad, optimize=True)
 
 
 def kr_ftest(kr: KenwardRoger, contrast: np.ndarray, beta: np.ndarray) -> dict:
@@ -243,10 +243,10 @@ def kr_ftest(kr: KenwardRoger, contrast: np.ndarray, beta: np.ndarray) -> dict:
     phi, lmat = kr.phi, np.atleast_2d(contrast)
     q = int(np.linalg.matrix_rank(lmat))
     theta = lmat.T @ np.linalg.solve(lmat @ phi @ lmat.T, lmat)
-    u = np.einsum("kl,rlm,mn->rkn", theta @ phi, kr.p, phi)
+    u = np.einsum("kl,rlm,mn->rkn", theta @ phi, kr.p, phi, optimize=True)
     tr = np.einsum("rkk->r", u)
     a1 = float(tr @ kr.w @ tr)
-    a2 = float(np.einsum("rs,rkl,slk->", kr.w, u, u))
+    a2 = float(np.einsum("rs,rkl,slk->", kr.w, u, u, optimize=True))
     b = (a1 + 6.0 * a2) / (2.0 * q)
     g = ((q + 1) * a1 - (q + 4) * a2) / ((q + 2) * a2)
     denom = 3 * q + 2 * (1 - g)
