@@ -14,8 +14,9 @@ TIES = ("half", "davidson", "rao-kupper")
 COVARIANCES = ("auto", "model", "sandwich", "cluster", "bootstrap")
 
 
-def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of a vote table (used with ``--votes``)."""
+def add_vote_arguments(parser: argparse.ArgumentParser, board: bool = True) -> None:
+    """The flags of a vote table (used with ``--votes``); ``board=False`` (``rankci check``)
+    leaves out what only a drawn board uses (--probes, --elo-anchor, --elo-rating)."""
     group = parser.add_argument_group("votes (DATA a table of pairwise votes, with --votes)")
     group.add_argument(
         "--votes",
@@ -63,6 +64,8 @@ def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="re-fits of --covariance bootstrap",
     )
+    if not board:
+        return
     group.add_argument(
         "--probes",
         action="store_true",
@@ -100,6 +103,19 @@ def load_votes(args: argparse.Namespace, layout: str = "auto"):
     return votes
 
 
+def vote_layout_of(args: argparse.Namespace, layout: str = "auto") -> str:
+    """The vote layout to read: as detected, or as ``--layout`` names it."""
+    if layout == "auto" and args.layout not in ("auto", "long", "wide"):
+        return args.layout  # --layout names a vote layout
+    return layout
+
+
+def vote_cluster(args: argparse.Namespace) -> str | None:
+    """``--cluster-col`` for the clustered covariance (``auto``: prompt, else voter; ``none``)."""
+    cluster = getattr(args, "cluster_col", None) or "auto"
+    return None if cluster.lower() == "none" else cluster
+
+
 def run_votes(args: argparse.Namespace, layout: str = "auto") -> int:
     """``rankci rank`` on a vote table: the Bradley-Terry board (``layout``: as detected)."""
     from rankci.commands.output import emit, ranking_json, target_sentence, with_target
@@ -110,11 +126,8 @@ def run_votes(args: argparse.Namespace, layout: str = "auto") -> int:
         raise ValueError(
             f"--multiplicity {args.multiplicity} is not offered for votes; use max-t or holm"
         )
-    if layout == "auto" and args.layout not in ("auto", "long", "wide"):
-        layout = args.layout  # --layout names a vote layout
-    votes = load_votes(args, layout)
-    cluster = getattr(args, "cluster_col", None) or "auto"
-    cluster = None if cluster.lower() == "none" else cluster
+    votes = load_votes(args, vote_layout_of(args, layout))
+    cluster = vote_cluster(args)
     ranking = rank_votes(
         votes,
         alpha=args.alpha,
