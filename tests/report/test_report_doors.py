@@ -26,12 +26,15 @@ def test_report_has_every_data_and_method_option_of_rank():
     # rank --q-values adds a per-pair FDR table to rank's own output; the report draws FWER
     # statements only (issue 26, item 3: FDR columns are never mixed into FWER statements)
     output_only |= {"q_values"}
-    # rank's vote path (--votes and its flags) is not drawn by the report yet (issue 27)
+    # the report draws the arena board of a vote table (issue 27), so it takes --votes and
+    # every vote flag of rank; rank's opt-in --probes is the report's default (--no-probes
+    # leaves them out, as --no-omnibus and --no-clusters leave out their sections)
+    output_only |= {"probes"}
+    assert dests(rank_command) - output_only <= dests(report_command)
     parser = argparse.ArgumentParser()
     votes_rank.add_vote_arguments(parser)
-    votes_only = {a.dest for a in parser._actions} - {"help"}
-    assert dests(rank_command) - output_only - votes_only <= dests(report_command)
-    assert "votes" not in dests(report_command)  # so a report never half-reads a vote table
+    vote_flags = {a.dest for a in parser._actions} - {"help", "probes"}
+    assert vote_flags <= dests(report_command) and "no_probes" in dests(report_command)
 
 
 def no_complete_item(path):
