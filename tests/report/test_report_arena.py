@@ -40,8 +40,10 @@ def cells(page: str, table: str) -> list[list[str]]:
 def test_a_vote_file_is_recognised_and_drawn_as_the_arena_board(tmp_path, capsys):
     data, out = tmp_path / "votes.csv", tmp_path / "arena.html"
     write_votes(data)
-    assert main(["rank", str(data), "--format", "json", "--seed", "3", "-o",
-                 str(tmp_path / "r.json")]) == 0
+    assert (
+        main(["rank", str(data), "--format", "json", "--seed", "3", "-o", str(tmp_path / "r.json")])
+        == 0
+    )
     import json
 
     ranked = json.loads((tmp_path / "r.json").read_text())
@@ -51,8 +53,9 @@ def test_a_vote_file_is_recognised_and_drawn_as_the_arena_board(tmp_path, capsys
         assert f'<section id="{section}">' in page
     assert "leaderboard-table" not in page and 'id="omnibus"' not in page  # no score sections
     rows = cells(page, "arena-table")
-    assert [r[0] for r in rows] == [m["model"] for m in sorted(ranked["models"],
-                                                                  key=lambda m: m["rank"])]
+    assert [r[0] for r in rows] == [
+        m["model"] for m in sorted(ranked["models"], key=lambda m: m["rank"])
+    ]
     by_model = {m["model"]: m for m in ranked["models"]}
     for row in rows:  # the same board as rankci rank: rating, interval, Rank (UB) beside it
         m = by_model[row[0]]
@@ -83,8 +86,15 @@ def test_the_arena_page_renders_its_table_in_a_real_browser(tmp_path):
         page.wait_for_load_state("load")
         assert page.locator("#arena-table tbody tr").count() == len(NAMES)
         headers = page.locator("#arena-table th").all_inner_texts()
-        assert headers[:7] == ["model", "rating", "strength", "se", "rank", "rank interval",
-                               "Rank (UB)"]
+        assert headers[:7] == [
+            "model",
+            "rating",
+            "strength",
+            "se",
+            "rank",
+            "rank interval",
+            "Rank (UB)",
+        ]
         images = page.evaluate(
             "Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
         )

@@ -9,9 +9,9 @@ import pandas as pd
 
 import rankci
 from rankci.cli import main
+from rankci.commands import ppi_flags, votes_rank
 from rankci.commands import rank as rank_command
 from rankci.commands import report as report_command
-from rankci.commands import ppi_flags, votes_rank
 from rankci.report import build_report
 
 

@@ -160,6 +160,8 @@ def test_check_junit_and_markdown_on_votes(tmp_path, capsys):
     xml = capsys.readouterr().out
     assert 'failures="1"' in xml and 'type="contradicted"' in xml
     assert '<property name="unit" value="vote" />' in xml
-    assert main(["check", str(path), "--votes", "--claim", "alpha is best", "--format",
-                 "markdown"]) == 0
+    assert (
+        main(["check", str(path), "--votes", "--claim", "alpha is best", "--format", "markdown"])
+        == 0
+    )
     assert "### rankci check PASS" in capsys.readouterr().out

@@ -23,9 +23,7 @@ def test_fit_equals_the_fit_of_main(name):
     fit = fit_bradley_terry(VOTES, **make.CASES[name])
     np.testing.assert_allclose(fit.strength, EXPECTED[f"{name}_strength"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(fit.cov, EXPECTED[f"{name}_cov"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(
-        fit.params_cov, EXPECTED[f"{name}_params_cov"], rtol=0, atol=1e-12
-    )
+    np.testing.assert_allclose(fit.params_cov, EXPECTED[f"{name}_params_cov"], rtol=0, atol=1e-12)
 
 
 def test_dense_counting_equals_the_sorting_path(monkeypatch):
@@ -38,9 +36,7 @@ def test_dense_counting_equals_the_sorting_path(monkeypatch):
     a = rng.integers(1, 6, 400)
     b = (a - 1 + rng.integers(1, 5, 400)) % 5 + 1
     out = rng.integers(0, 4, 400)
-    top = Votes.from_arrays(
-        np.r_[a, 0, 0], np.r_[b, 1, 2], np.r_[out, 0, 0], models=list("tabcde")
-    )
+    top = Votes.from_arrays(np.r_[a, 0, 0], np.r_[b, 1, 2], np.r_[out, 0, 0], models=list("tabcde"))
     pools = Votes.from_arrays([0, 1, 2, 3], [1, 0, 3, 2], [0, 0, 0, 1], models=list("wxyz"))
     ids = rng.integers(0, 50, 1000) * 7 + 3
     dense = (bt.separation_report(top), bt.comparison_pools(pools), bt.unique_codes(ids))

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankci.evidence.pairwise import Pairwise
-from rankci.votes.bradley_terry import BradleyTerryFit, fit_bradley_terry
-from rankci.votes.rank import VotesSpec
+from rankci.votes.bradley_terry import BradleyTerryFit
+from rankci.votes.rank import VotesSpec, fit_from_spec
 from rankci.votes.table import Votes
 
 __all__ = ["VoteEvidence", "check_vote_claims"]
@@ -81,6 +81,7 @@ class VoteEvidence:
 
         Examples
         --------
+        >>> from rankci.votes import fit_bradley_terry
         >>> rng = np.random.default_rng(0)
         >>> a = rng.integers(0, 3, 3000); b = (a + rng.integers(1, 3, 3000)) % 3
         >>> s = np.array([1.0, 0.0, -1.0])
@@ -167,17 +168,7 @@ def check_vote_claims(
         raise ValueError("no claim given: pass at least one claim")
     spec = dataclasses.replace(spec or VotesSpec(), alpha=alpha, multiplicity="holm")
     spec = spec.resolved(votes)
-    fit = fit_bradley_terry(
-        votes,
-        ties=spec.ties,
-        position=spec.position,
-        covariates=spec.covariates,
-        covariance=spec.covariance,
-        cluster=spec.cluster,
-        bootstrap_reps=spec.bootstrap_reps,
-        rng=None if spec.seed is None else spec.seed + 1,
-    )
-    evidence = VoteEvidence(fit, dict(votes.excluded))
+    evidence = VoteEvidence(fit_from_spec(votes, spec), dict(votes.excluded))
     check = decide_claims(
         [ClaimGroup(evidence, parsed)], spec=claims_spec(None, {"alpha": alpha, "test": "z"}, "")
     )
