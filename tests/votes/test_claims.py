@@ -151,7 +151,11 @@ def test_check_exit_codes_and_target_on_a_vote_file(tmp_path, capsys):
     assert main(["check", str(path), "--claim", "alpha > zeta"]) == 2
     assert "no model 'zeta'" in capsys.readouterr().err
     assert main(["check", str(path), "--claim", "alpha > beta", "--test", "t"]) == 2
-    assert "--test, --unit and --missing do not apply" in capsys.readouterr().err
+    assert "--test, --unit, --missing, --exact-bound-n and --baseline do not apply" in (
+        capsys.readouterr().err
+    )
+    assert main(["check", str(path), "--claim", "alpha > beta", "--exact-bound-n", "30"]) == 2
+    assert "do not apply" in capsys.readouterr().err
 
 
 def test_check_junit_and_markdown_on_votes(tmp_path, capsys):

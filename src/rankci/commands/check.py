@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if args.margin < 0:
         raise ValueError(f"--margin must be >= 0 (a non-inferiority margin), got {args.margin:g}")
     groups, shared = [], None
+    if args.votes and args.baseline:
+        raise ValueError("--baseline compares two score runs; it does not apply with --votes")
     if args.baseline:
         if args.unit == "cluster":
             raise ValueError(
@@ -136,10 +138,12 @@ def run_vote_claims(args: argparse.Namespace, claims: tuple, layout: str = "auto
 
     if not claims:
         raise ValueError("nothing to check on votes: give --claim CLAIM (repeatable)")
-    if args.test not in ("auto", "z") or args.unit != "item" or args.missing != "complete":
+    given = given_options(args, TESTS, args.test, "--test")
+    scored = args.test not in ("auto", "z") or args.unit != "item" or args.missing != "complete"
+    if scored or given or args.baseline:
         raise ValueError(
             "a vote table is checked by z tests of the Bradley-Terry strengths on its votes: "
-            "--test, --unit and --missing do not apply (drop them)"
+            "--test, --unit, --missing, --exact-bound-n and --baseline do not apply (drop them)"
         )
     votes = load_votes(args, vote_layout_of(args, layout))
     spec = VotesSpec(
