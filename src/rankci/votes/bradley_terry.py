@@ -374,23 +374,20 @@ def _cluster_meat(des: _Design, u: np.ndarray, groups: np.ndarray, has_tau: bool
     sv = _scores_by_vote(des, u)
     ud = sv[:, 0]
     p = des.pattern
+    rows = [groups, groups]
     cols = [des.first[p], des.second[p]]
     vals = [ud, -ud]
     for k in range(q):
+        rows.append(groups)
         cols.append(np.full(groups.size, m + k))
         vals.append(ud * des.extra[p, k])
     if has_tau:
+        rows.append(groups)
         cols.append(np.full(groups.size, size - 1))
         vals.append(sv[:, 1])
-    # CSR built directly (the votes ordered by cluster, each vote's entries side by side), not
-    # through a COO sum of duplicates: the product below sums a row's repeated columns itself
     n_groups = int(groups.max()) + 1
-    order = np.argsort(groups, kind="stable")
-    width = len(cols)
-    indptr = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(np.bincount(groups, minlength=n_groups) * width, out=indptr[1:])
     s = sparse.csr_matrix(
-        (np.stack(vals, 1)[order].ravel(), np.stack(cols, 1)[order].ravel(), indptr),
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(n_groups, size),
     )
     return np.asarray((s.T @ s).toarray())
