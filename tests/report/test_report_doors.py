@@ -9,9 +9,9 @@ import pandas as pd
 
 import rankci
 from rankci.cli import main
+from rankci.commands import ppi_flags, votes_rank
 from rankci.commands import rank as rank_command
 from rankci.commands import report as report_command
-from rankci.commands import votes_rank
 from rankci.report import build_report
 
 
@@ -26,15 +26,21 @@ def test_report_has_every_data_and_method_option_of_rank():
     # rank --q-values adds a per-pair FDR table to rank's own output; the report draws FWER
     # statements only (issue 26, item 3: FDR columns are never mixed into FWER statements)
     output_only |= {"q_values"}
-    # rank --judge/--human (PPI, issue 28) prints the three fits side by side; the report does
-    # not draw a PPI board yet, and must not read judge scores as plain scores
-    output_only |= {"judge", "human", "inclusion_col", "lam"}
-    # rank's vote path (--votes and its flags) is not drawn by the report yet (issue 27)
+    # the report draws the arena board of a vote table (issue 27), so it takes --votes and
+    # every vote flag of rank; rank's opt-in --probes is the report's default (--no-probes
+    # leaves them out, as --no-omnibus and --no-clusters leave out their sections)
+    output_only |= {"probes"}
+    # rank's PPI path (judge scores corrected by human labels, issue 28: --judge, --human, --lam,
+    # --inclusion-col) ranks rectified units the report does not draw; the report must not
+    # read judge scores as plain scores
+    parser = argparse.ArgumentParser()
+    ppi_flags.add_ppi_arguments(parser, per_pair=True)
+    output_only |= {a.dest for a in parser._actions} - {"help"}
+    assert dests(rank_command) - output_only <= dests(report_command)
     parser = argparse.ArgumentParser()
     votes_rank.add_vote_arguments(parser)
-    votes_only = {a.dest for a in parser._actions} - {"help"}
-    assert dests(rank_command) - output_only - votes_only <= dests(report_command)
-    assert "votes" not in dests(report_command)  # so a report never half-reads a vote table
+    vote_flags = {a.dest for a in parser._actions} - {"help", "probes"}
+    assert vote_flags <= dests(report_command) and "no_probes" in dests(report_command)
 
 
 def no_complete_item(path):

@@ -541,12 +541,16 @@ def decide_claims(
     def evidence(g: int, margin: float) -> Pairwise:
         if (g, margin) not in tests:
             units = groups[g].units
-            tests[(g, margin)] = (
-                pairwise_tests(units, test, exact_bound_n=exact_bound_n)
-                if margin == 0
-                else signed_margin_tests(_margin_units(groups[g], margin), margin, test,
-                                         exact_bound_n)  # fmt: skip
-            )
+            if hasattr(units, "margin_tests"):  # votes: z tests of fitted strengths
+                tests[(g, margin)] = units.margin_tests(margin)
+            else:
+                tests[(g, margin)] = (
+                    pairwise_tests(units, test, exact_bound_n=exact_bound_n)
+                    if margin == 0
+                    else signed_margin_tests(
+                        _margin_units(groups[g], margin), margin, test, exact_bound_n
+                    )
+                )
         return tests[(g, margin)]
 
     def key(g: int, first: str, second: str, margin: float) -> int:
@@ -588,7 +592,8 @@ def decide_claims(
     details = {}
     if len(rows) and not rejected.any():
         details["nothing_certified"] = _explain_undecided(rows, plain, groups, test, alpha, spec)
-    rankings = _rankings(groups, plans, rejected, alpha, test, family)
+    own = getattr(groups[0].units, "tests_words", None) if groups else None
+    rankings = _rankings(groups, plans, rejected, alpha, test, family, own)
     results = []
     for g, claim, support, contra in plans:
         if claim is None:
@@ -616,11 +621,13 @@ def decide_claims(
     )
     warned = sorted({w for pw in tests.values() if (w := pw.options.get("small_sample_warning"))})
     caveat = "".join(f" Warning: {w}." for w in warned)
+    words = _tests_words(test, rows, groups)
+    scope = getattr(groups[0].units, "scope", None) if groups else None
     guarantee = (
         f"With probability at least {1 - alpha:.0%}, every claim reported supported is true and "
         f"every claim reported contradicted is false, all at once: Holm at level {alpha:g} over "
-        f"the {family} one-sided {_tests_words(test, rows)} of this call on up to {n_units} "
-        f"{unit} units{ranks}; inference extends to {UNIT_SCOPE[unit]}.{caveat}"
+        f"the {family} one-sided {words} of this call on up to {n_units} "
+        f"{unit} units{ranks}; inference extends to {scope or UNIT_SCOPE[unit]}.{caveat}"
     )
     if warned:
         details["small_sample_warning"] = warned[0]
@@ -707,8 +714,12 @@ def _explain_family_change(results, plans, rows, pvalues, record, alpha) -> list
     return out
 
 
-def _tests_words(test: str, rows: _Rows) -> str:
-    """The family's tests in words; for ``auto``, the rules its hypotheses were tested by."""
+def _tests_words(test: str, rows: _Rows, groups: Sequence[ClaimGroup] = ()) -> str:
+    """The family's tests in words; for ``auto``, the rules its hypotheses were tested by; for
+    evidence that names its own tests (``tests_words``: the z tests of a vote fit), those."""
+    own = getattr(groups[0].units, "tests_words", None) if groups else None
+    if own:
+        return own
     if test != "auto":
         return f"paired {test} tests"
     rules = rows.rules()
@@ -769,7 +780,8 @@ def claims_spec(spec: MethodSpec | None, keywords: dict, caller: str) -> MethodS
 _KEYWORDS = "data, claims, alpha, unit, test, missing, spec"
 
 
-def _rankings(groups, plans, rejected, alpha, test, family) -> dict[int, Ranking]:
+def _rankings(groups, plans, rejected, alpha, test, family, own=None) -> dict[int, Ranking]:
+    words = own or f"paired {test} tests"
     out = {}
     for g, claim, pairs, _ in plans:
         if claim is not None or pairs is None:
@@ -798,7 +810,7 @@ def _rankings(groups, plans, rejected, alpha, test, family) -> dict[int, Ranking
             guarantee=(
                 f"With probability at least {1 - alpha:.0%}, every rank interval, certified "
                 f"dominance and tier is true simultaneously, and so is every other claim of the "
-                f"check (Holm over {family} one-sided paired {test} tests)."
+                f"check (Holm over {family} one-sided {words})."
             ),
         )
     return out

@@ -12,11 +12,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from rankci.commands.flags import add_alpha_argument, add_data_arguments, add_output_arguments
-from rankci.commands.loading import load_data
+from rankci.commands.loading import VoteTableError, load_data
 from rankci.commands.messages import early_stopping_note
 from rankci.commands.method_flags import add_option_arguments, given_options
 from rankci.commands.output import command_record, emit, target_sentence, to_json, with_target
 from rankci.commands.tables import markdown_table
+from rankci.commands.votes_rank import add_vote_arguments
 from rankci.formats import LOG_FORMATS
 from rankci.registry import TEST_REGISTRY
 
@@ -86,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("complete", "pairwise"),
         help="items scored by every model (default) or pair by pair",
     )
+    add_vote_arguments(parser, board=False)
     add_output_arguments(parser, OUTPUT_FORMATS)
 
 
@@ -99,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if args.margin < 0:
         raise ValueError(f"--margin must be >= 0 (a non-inferiority margin), got {args.margin:g}")
     groups, shared = [], None
+    if args.votes and args.baseline:
+        raise ValueError("--baseline compares two score runs; it does not apply with --votes")
     if args.baseline:
         if args.unit == "cluster":
             raise ValueError(
@@ -106,8 +110,13 @@ def run(args: argparse.Namespace) -> int:
             )
         scores = read_runs(args)
         groups, shared = run_groups(scores, args.margin, args.unit)
+    elif args.votes:
+        return run_vote_claims(args, claims)
     else:
-        scores = load_data(args)
+        try:
+            scores = load_data(args)
+        except VoteTableError as found:  # recognised as votes, as rankci rank recognises them
+            return run_vote_claims(args, claims, found.layout)
     if not claims and not args.baseline:
         raise ValueError(
             "nothing to check: give --claim CLAIM (repeatable) or --baseline OTHER_DATA"
@@ -117,6 +126,38 @@ def run(args: argparse.Namespace) -> int:
     check = decide_claims(groups, spec=spec)
     stopped = scores.notes.get("early_stopped")
     emit(render(check, args.format, shared, args, early_stopped=stopped), args)
+    return 0 if check.all_supported else 1
+
+
+def run_vote_claims(args: argparse.Namespace, claims: tuple, layout: str = "auto") -> int:
+    """The claims on a vote table: z tests of the Bradley-Terry strengths, Holm over the call
+    (:func:`rankci.votes.claims.check_vote_claims`); the target is new votes like these."""
+    from rankci.commands.votes_rank import load_votes, vote_cluster, vote_layout_of
+    from rankci.votes.claims import check_vote_claims
+    from rankci.votes.rank import VotesSpec
+
+    if not claims:
+        raise ValueError("nothing to check on votes: give --claim CLAIM (repeatable)")
+    given = given_options(args, TESTS, args.test, "--test")
+    scored = args.test not in ("auto", "z") or args.unit != "item" or args.missing != "complete"
+    if scored or given or args.baseline:
+        raise ValueError(
+            "a vote table is checked by z tests of the Bradley-Terry strengths on its votes: "
+            "--test, --unit, --missing, --exact-bound-n and --baseline do not apply (drop them)"
+        )
+    votes = load_votes(args, vote_layout_of(args, layout))
+    spec = VotesSpec(
+        ties=args.ties,
+        position=args.position,
+        covariates=tuple(args.covariates),
+        covariance=args.vote_covariance,
+        cluster=vote_cluster(args),
+        bootstrap_reps=args.bootstrap_reps,
+        multiplicity="holm",
+        alpha=args.alpha,
+    )
+    check = check_vote_claims(votes, claims, alpha=args.alpha, spec=spec)
+    emit(render(check, args.format, None, args), args)
     return 0 if check.all_supported else 1
 
 

@@ -6,10 +6,12 @@ import argparse
 import sys
 
 from rankci.commands.flags import add_data_arguments
-from rankci.commands.loading import load_data
+from rankci.commands.loading import VoteTableError, load_data
 from rankci.commands.method_flags import add_method_arguments, method_options
+from rankci.commands.votes_rank import add_vote_arguments
 
 NAME = "report"
+TITLE = "Leaderboard with rank intervals"
 HELP = "write a self-contained HTML report: leaderboard, rank intervals, tiers, plots, method"
 
 
@@ -23,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where to write the report (default: rankci-report.html)",
     )
-    parser.add_argument("--title", default="Leaderboard with rank intervals")
+    parser.add_argument("--title", default=TITLE)
     parser.add_argument(
         "--no-clusters", action="store_true", help="leave out the per-cluster rank intervals"
     )
@@ -53,13 +55,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave out the omnibus tests and variance components",
     )
+    add_vote_arguments(parser, probes=False)
+    parser.add_argument(
+        "--no-probes",
+        action="store_true",
+        help="votes: leave out the probes (connectivity, separation, position, intransitivity, "
+        "voters, votes needed), which the arena board draws by default",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from rankci.report import write_report
 
     monitor = _monitor_options(args)  # a bad monitor flag fails before the data are read
-    scores = load_data(args)
+    if args.votes:
+        return run_arena(args)
+    try:
+        scores = load_data(args)
+    except VoteTableError as found:  # recognised as votes, as rankci rank recognises them
+        return run_arena(args, found.layout)
     path = write_report(
         scores,
         args.output,
@@ -73,6 +87,32 @@ def run(args: argparse.Namespace) -> int:
         alpha_split=tuple(args.alpha_split),
         **{**method_options(args), "rng": 0 if args.seed is None else args.seed},
     )
+    print(f"report written to {path}", file=sys.stderr)
+    return 0
+
+
+def run_arena(args: argparse.Namespace, layout: str = "auto") -> int:
+    """The arena board of a vote table (rankci.report.arena): the vote ranking of ``rankci rank``
+    with the same flags, the probes unless --no-probes."""
+    from rankci.commands.votes_rank import vote_ranking
+    from rankci.report.arena import write_arena_report
+
+    if args.monitor:
+        raise ValueError(
+            "--monitor replays scores item by item; for votes use rankci monitor's arena "
+            "(docs/arena-monitor.md)"
+        )
+    votes, ranking = vote_ranking(args, layout)
+    probes = None
+    if not args.no_probes:
+        from rankci.votes.probes import probe_votes
+
+        probes = probe_votes(votes, ranking=ranking, alpha=args.alpha, rng=ranking.spec.seed)
+    title = args.title
+    if title == TITLE:
+        title = "Arena board with rank intervals"
+    path = write_arena_report(ranking, args.output, votes=votes, probes=probes, title=title,
+                              k=args.top_k)
     print(f"report written to {path}", file=sys.stderr)
     return 0
 

@@ -14,8 +14,12 @@ TIES = ("half", "davidson", "rao-kupper")
 COVARIANCES = ("auto", "model", "sandwich", "cluster", "bootstrap")
 
 
-def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of a vote table (used with ``--votes``)."""
+def add_vote_arguments(
+    parser: argparse.ArgumentParser, board: bool = True, probes: bool = True
+) -> None:
+    """The flags of a vote table (used with ``--votes``); ``board=False`` (``rankci check``)
+    leaves out what only a drawn board uses (--probes, --elo-anchor, --elo-rating);
+    ``probes=False`` (``rankci report``, which draws the probes unless --no-probes) --probes."""
     group = parser.add_argument_group("votes (DATA a table of pairwise votes, with --votes)")
     group.add_argument(
         "--votes",
@@ -63,12 +67,15 @@ def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="re-fits of --covariance bootstrap",
     )
-    group.add_argument(
-        "--probes",
-        action="store_true",
-        help="also run the probes (connectivity, separation, position, "
-        "intransitivity, voters, votes needed), each with its test and threshold",
-    )
+    if not board:
+        return
+    if probes:
+        group.add_argument(
+            "--probes",
+            action="store_true",
+            help="also run the probes (connectivity, separation, position, "
+            "intransitivity, voters, votes needed), each with its test and threshold",
+        )
     group.add_argument(
         "--elo-anchor", metavar="MODEL", help="the model whose Elo display is --elo-rating"
     )
@@ -100,21 +107,30 @@ def load_votes(args: argparse.Namespace, layout: str = "auto"):
     return votes
 
 
-def run_votes(args: argparse.Namespace, layout: str = "auto") -> int:
-    """``rankci rank`` on a vote table: the Bradley-Terry board (``layout``: as detected)."""
-    from rankci.commands.output import emit, ranking_json, target_sentence, with_target
-    from rankci.commands.tables import display_frame, markdown_table, text_table
+def vote_layout_of(args: argparse.Namespace, layout: str = "auto") -> str:
+    """The vote layout to read: as detected, or as ``--layout`` names it."""
+    if layout == "auto" and args.layout not in ("auto", "long", "wide"):
+        return args.layout  # --layout names a vote layout
+    return layout
+
+
+def vote_cluster(args: argparse.Namespace) -> str | None:
+    """``--cluster-col`` for the clustered covariance (``auto``: prompt, else voter; ``none``)."""
+    cluster = getattr(args, "cluster_col", None) or "auto"
+    return None if cluster.lower() == "none" else cluster
+
+
+def vote_ranking(args: argparse.Namespace, layout: str = "auto"):
+    """DATA read as votes and ranked as the flags say: ``(votes, ranking)`` (``rankci rank`` and
+    ``rankci report``)."""
     from rankci.votes import rank_votes
 
     if args.multiplicity not in ("max-t", "holm"):
         raise ValueError(
             f"--multiplicity {args.multiplicity} is not offered for votes; use max-t or holm"
         )
-    if layout == "auto" and args.layout not in ("auto", "long", "wide"):
-        layout = args.layout  # --layout names a vote layout
-    votes = load_votes(args, layout)
-    cluster = getattr(args, "cluster_col", None) or "auto"
-    cluster = None if cluster.lower() == "none" else cluster
+    votes = load_votes(args, vote_layout_of(args, layout))
+    cluster = vote_cluster(args)
     ranking = rank_votes(
         votes,
         alpha=args.alpha,
@@ -132,6 +148,15 @@ def run_votes(args: argparse.Namespace, layout: str = "auto") -> int:
         elo_anchor=args.elo_anchor,
         elo_rating=args.elo_rating,
     )
+    return votes, ranking
+
+
+def run_votes(args: argparse.Namespace, layout: str = "auto") -> int:
+    """``rankci rank`` on a vote table: the Bradley-Terry board (``layout``: as detected)."""
+    from rankci.commands.output import emit, ranking_json, target_sentence, with_target
+    from rankci.commands.tables import display_frame, markdown_table, text_table
+
+    votes, ranking = vote_ranking(args, layout)
     probes = None
     if args.probes:
         from rankci.votes.probes import probe_votes

@@ -29,7 +29,14 @@ from rankci.ranking import Ranking
 from rankci.report import plots
 from rankci.targets import target_sentence
 
-__all__ = ["Section", "build_report", "write_report", "figure_html", "table_html"]
+__all__ = [
+    "Section",
+    "build_report",
+    "write_report",
+    "figure_html",
+    "table_html",
+    "page_html",
+]
 
 
 @dataclass(frozen=True)
@@ -584,7 +591,14 @@ def build_report(
             blocks.append(_not_computed("Anytime-valid monitor", "monitor", error))
     blocks.extend(sections)
     blocks.append(_method_section(ranking, scores))
+    return page_html(
+        title, f"{scores.n_models} models · {scores.n_items} items", ranking, blocks
+    )
 
+
+def page_html(title: str, meta: str, ranking: Ranking, blocks: Sequence[Section]) -> str:
+    """The self-contained page: header (``meta``, the ranking's guarantee and target), the
+    navigation and the sections (shared by the score report and the arena report)."""
     nav = "".join(f'<a href="#{s.id}">{html.escape(s.title)}</a>' for s in blocks)
     body = "".join(
         f'<section id="{s.id}"><h2>{html.escape(s.title)}</h2>{s.body}</section>' for s in blocks
@@ -597,7 +611,7 @@ def build_report(
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_asset('report.css')}</style></head><body>"
         f"<header><h1>{html.escape(title)}</h1>"
-        f'<p class="meta">{scores.n_models} models · {scores.n_items} items · made by rankci '
+        f'<p class="meta">{html.escape(meta)} · made by rankci '
         f"{__version__} on {stamp}</p>"
         '<p class="guarantee"><b>What this page guarantees.</b> '
         f"{html.escape(ranking.guarantee)} {html.escape(_target(ranking))}</p>"
@@ -611,6 +625,8 @@ def _target(ranking: Ranking) -> str:
     sampling = getattr(ranking.spec, "sampling", None)
     if sampling is not None:
         return target_sentence(sampling, "anytime")
+    if ranking.procedure.get("flow") == "votes":
+        return target_sentence("vote")
     return target_sentence(ranking.procedure.get("unit") or "item")
 
 

@@ -58,6 +58,30 @@ COVARIANCES = ("model", "sandwich", "cluster", "bootstrap")
 ELO_SCALE = 400.0 / math.log(10.0)
 #: |strength| beyond this (log-odds) after convergence means a separated board.
 _DIVERGED = 25.0
+#: codes up to this many are counted in a dense bincount (M x M pair keys, integer cluster ids);
+#: above it, the sorting np.unique (the same codes, in the same order)
+_DENSE_KEYS = 1 << 22
+
+
+def unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``, by a bincount when ``values`` are
+    non-negative integers below :data:`_DENSE_KEYS` (no sort of the votes: O(n + max)).
+
+    Examples
+    --------
+    >>> unique_codes(np.array([5, 2, 5, 9]))
+    (array([2, 5, 9]), array([1, 0, 1, 2]))
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.size and values.min() >= 0:
+        top = int(values.max()) + 1
+        if top <= max(_DENSE_KEYS, 2 * values.size):
+            present = np.bincount(values, minlength=top) > 0
+            uniq = np.flatnonzero(present)
+            code = np.cumsum(present) - 1
+            return uniq.astype(values.dtype, copy=False), code[values]
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return uniq, inverse.ravel()
 
 
 class ConnectivityError(ValueError):
@@ -206,7 +230,7 @@ def _design(votes: Votes, position: bool, covariates: Sequence[str]) -> _Design:
         pf, ps = first, second
     else:
         key = first * m + second
-        uniq, pattern = np.unique(key, return_inverse=True)
+        uniq, pattern = unique_codes(key)
         pf, ps = uniq // m, uniq % m
         extra = np.ones((uniq.size, len(cols)))  # the position column, or no column
     counts = np.bincount(pattern * 3 + klass, minlength=3 * pf.size).reshape(-1, 3).astype(float)
@@ -379,11 +403,15 @@ def comparison_pools(votes: Votes) -> list[list[str]]:
     >>> comparison_pools(v)
     [['a', 'b'], ['c', 'd']]
     """
-    from scipy.sparse import coo_matrix
+    from scipy.sparse import coo_matrix, csr_matrix
     from scipy.sparse.csgraph import connected_components
 
     m = votes.n_models
-    graph = coo_matrix((np.ones(votes.n_votes), (votes.a, votes.b)), shape=(m, m))
+    if m * m <= _DENSE_KEYS:  # the pairs that met, without a sparse sort of every vote
+        met = np.bincount(votes.a * m + votes.b, minlength=m * m).reshape(m, m) > 0
+        graph = csr_matrix(met)
+    else:
+        graph = coo_matrix((np.ones(votes.n_votes), (votes.a, votes.b)), shape=(m, m))
     n, label = connected_components(graph, directed=False)
     pools = [[votes.models[k] for k in np.flatnonzero(label == c)] for c in range(n)]
     return sorted(pools, key=lambda p: (-len(p), p))
@@ -425,6 +453,8 @@ def separation_report(votes: Votes) -> dict:
 
     m = votes.n_models
     o = votes.outcome
+    if m * m <= _DENSE_KEYS:  # the same graph from M x M counts by outcome: no sort of votes
+        return _separation_dense(votes)
     winner = np.concatenate(
         [votes.a[o == A_WINS], votes.b[o == B_WINS], votes.a[o >= TIE], votes.b[o >= TIE]]
     )
@@ -438,6 +468,29 @@ def separation_report(votes: Votes) -> dict:
     cross = label[winner] != label[loser]
     beats_out = np.bincount(label[winner[cross]], minlength=n) > 0
     loses_out = np.bincount(label[loser[cross]], minlength=n) > 0
+    word = np.where(
+        ~loses_out & beats_out,
+        "lower bound",
+        np.where(loses_out & ~beats_out, "upper bound", "bounded in between"),
+    )
+    return {votes.models[k]: str(word[label[k]]) for k in range(m)}
+
+
+def _separation_dense(votes: Votes) -> dict:
+    """:func:`separation_report` from the M x M counts of "j won or tied against l"."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    m, o = votes.n_models, votes.outcome
+    klass = np.where(o >= TIE, 2, np.where(o == A_WINS, 0, 1))
+    c = np.bincount((votes.a * m + votes.b) * 3 + klass, minlength=3 * m * m).reshape(m, m, 3)
+    edge = (c[:, :, 0] + c[:, :, 2] > 0) | (c[:, :, 1] + c[:, :, 2] > 0).T  # winner -> loser
+    n, label = connected_components(csr_matrix(edge), directed=True, connection="strong")
+    if n == 1:
+        return {}
+    win, lose = np.nonzero(edge & (label[:, None] != label[None, :]))
+    beats_out = np.bincount(label[win], minlength=n) > 0
+    loses_out = np.bincount(label[lose], minlength=n) > 0
     word = np.where(
         ~loses_out & beats_out,
         "lower bound",
@@ -689,8 +742,7 @@ def fit_bradley_terry(
                 f"cluster={cluster!r} is not a column of the votes; columns are "
                 f"{sorted(votes.columns)}"
             )
-        _, groups = np.unique(votes.columns[cluster], return_inverse=True)
-        groups = groups.ravel()
+        _, groups = unique_codes(votes.columns[cluster])
     _check_fittable(votes, ties)
     des = _design(votes, position, covariates)
     has_tau = ties != "half"

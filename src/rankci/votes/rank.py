@@ -384,7 +384,12 @@ def rank_votes(
     spec = spec.resolved(votes)
     if spec.elo_anchor is not None and spec.elo_anchor not in votes.models:
         raise ValueError(f"elo_anchor {spec.elo_anchor!r} is not a model of the votes")
-    fit = fit_bradley_terry(
+    return ranking_from_fit(fit_from_spec(votes, spec), spec, votes)
+
+
+def fit_from_spec(votes: Votes, spec: VotesSpec) -> BradleyTerryFit:
+    """The Bradley-Terry fit a resolved ``spec`` describes (its bootstrap seeded by seed + 1)."""
+    return fit_bradley_terry(
         votes,
         ties=spec.ties,
         position=spec.position,
@@ -394,4 +399,3 @@ def rank_votes(
         bootstrap_reps=spec.bootstrap_reps,
         rng=None if spec.seed is None else spec.seed + 1,
     )
-    return ranking_from_fit(fit, spec, votes)
