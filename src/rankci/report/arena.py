@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from rankci.ranking import Ranking
-from rankci.report.html import Section, _plots_section, page_html, table_html
+from rankci.report.html import Section, plots_section, page_html, table_html
 
 __all__ = ["build_arena_report", "write_arena_report", "arena_board_section"]
 
@@ -185,7 +185,7 @@ def build_arena_report(
     """
     if ranking.procedure.get("flow") != "votes":
         raise ValueError("build_arena_report draws a vote ranking (rankci.votes.rank_votes)")
-    blocks = [arena_board_section(ranking, k), _plots_section(ranking)]
+    blocks = [arena_board_section(ranking, k), plots_section(ranking)]
     coefficients = _coefficients_section(ranking)
     if coefficients is not None:
         blocks.append(coefficients)

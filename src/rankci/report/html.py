@@ -254,7 +254,7 @@ def _method_section(ranking: Ranking, scores: Scores) -> Section:
     return Section("Method", "<ul>" + "".join(items) + "</ul>", "method")
 
 
-def _plots_section(ranking: Ranking) -> Section:
+def plots_section(ranking: Ranking) -> Section:
     parts = [figure_html(plots.plot_rank_intervals(ranking), "rank intervals")]
     if ranking.dominance is not None:
         parts.append(figure_html(plots.plot_tiers(ranking), "tiers"))
@@ -563,7 +563,7 @@ def build_report(
         )
     elif interval_note is not None:
         blocks.append(interval_note)
-    blocks.append(_plots_section(ranking))
+    blocks.append(plots_section(ranking))
     if by_cluster and scores.clusters is not None and len(scores.clusters) > 1:
         spec = _cluster_spec(ranking)
         try:
