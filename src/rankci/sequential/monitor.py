@@ -114,6 +114,15 @@ class Monitor:
     True
     """
 
+    def __new__(cls, models: Sequence[str] = (), spec: MonitorSpec | None = None, **settings):
+        # entry="open": the monitor whose models may join later (rankci.sequential.entry)
+        entry = settings.get("entry", spec.entry if isinstance(spec, MonitorSpec) else "closed")
+        if cls is Monitor and entry == "open":
+            from rankci.sequential.entry import OpenMonitor
+
+            return super().__new__(OpenMonitor)
+        return super().__new__(cls)
+
     def __init__(
         self, models: Sequence[str], spec: MonitorSpec | None = None, **settings: Any
     ) -> None:
@@ -369,6 +378,21 @@ class Monitor:
         return (
             f"the evaluation is finished (t = {self.t}, active models: "
             f"{int(self.active.sum())}); no more items can be consumed"
+        )
+
+    def add_model(self, name: str) -> None:
+        """Add a model to the board (``entry="open"`` only; see
+        :class:`~rankci.sequential.entry.OpenMonitor`).
+
+        Raises
+        ------
+        ValueError
+            On a monitor with ``entry="closed"`` (the default), whose models are fixed at
+            creation: make it with ``entry="open"``.
+        """
+        raise ValueError(
+            f"cannot add model {name!r}: this monitor has entry='closed' (its models are fixed "
+            "at creation); make it with MonitorSpec(entry='open') to let models join later"
         )
 
     # ------------------------------------------------------------------ looks
