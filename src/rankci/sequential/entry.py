@@ -156,11 +156,13 @@ class OpenMonitor(Monitor):
         self.k = spec.k
         self.width = spec.width
         every = spec.look_every
-        if isinstance(every, str):
-            raise ValueError(
-                f"look_every={every!r} is a percentage of n_items, which this monitor does not "
-                "have (sampling='iid'): give an item count"
-            )
+        if isinstance(every, str):  # "P%" of the items a board holds
+            if spec.n_items is None:
+                raise ValueError(
+                    f"look_every={every!r} is a percentage of n_items, which this monitor does "
+                    "not have (sampling='iid'): give an item count"
+                )
+            every = parse_look_every(every, spec.n_items)
         self.look_every = every
         self.freeze_requested = spec.freeze
         self.freeze = False

@@ -312,6 +312,8 @@ class MonitorSpec:
         values = {**_defaults(), name: value}
         if name == "retire" and value in TOPK_RULES:
             values["k"] = 1  # the rule's own value is checked here; k with the whole spec
+        if name == "entry" and value == "open":
+            values["sampling"] = "iid"  # likewise: what open entry needs, with the whole spec
         return _validated(values, _PYTHON)[name]
 
     @classmethod

@@ -240,7 +240,11 @@ def make_spec(
     resolved = settings.replace(
         n_items=len(items) if finite else settings.n_items,
         look_every=parse_look_every(settings.look_every, len(items)),
-        certifier=resolve_certifier(settings.certifier, len(models)),
+        certifier=(
+            resolve_certifier(settings.certifier, len(models))
+            if settings.entry == "closed"
+            else "bonferroni"  # entry="open": the one certifier proved for models joining
+        ),
     )
     resolved.check_models(len(models))
     return BoardSpec(
