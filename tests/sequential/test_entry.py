@@ -194,3 +194,25 @@ def test_open_board_finds_a_late_strong_model():
     r = mon.ranking()
     assert ("new", "a") in r.dominance_pairs() and ("new", "b") in r.dominance_pairs()
     assert r.details["items_by_model"] == {"a": 5000, "b": 5000, "new": 4000}
+
+
+def test_retirement_on_an_open_board_freezes_the_pairs_of_the_retired_model():
+    rng = np.random.default_rng(9)
+    mon = Monitor(["a", "b", "c"], sampling="iid", entry="open", look_every=50)
+    mon.update_block((rng.random((200, 3)) < [0.6, 0.5, 0.4]).astype(float))
+    mon.retire("b")
+    frozen = mon.log_wealth()[1].copy()
+    mon.add_model("d")  # joins after b left: its pair with b never gets evidence
+    block = (rng.random((300, 4)) < [0.6, 0.5, 0.4, 0.7]).astype(float)
+    block[:, 1] = np.nan  # a retired model's scores may be left out
+    mon.update_block(block)
+    lw = mon.log_wealth()
+    np.testing.assert_array_equal(lw[1, :3], frozen)
+    assert lw[1, 3] == 0.0 and lw[3, 1] == 0.0
+    assert mon.needs() == ["a", "c", "d"]
+    assert mon.ranking().details["retired"] == {"b": {"t": 200, "reason": "manual"}}
+    # a rule: retire once every pair with the active models is settled
+    ruled = Monitor(["a", "b"], sampling="iid", entry="open", look_every=100, retire="resolved")
+    ruled.add_model("c")
+    ruled.update_block((rng.random((5000, 3)) < [0.95, 0.5, 0.05]).astype(float))
+    assert set(ruled.retired) == {"a", "b", "c"} and ruled.finished
