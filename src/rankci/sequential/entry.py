@@ -313,6 +313,35 @@ class OpenMonitor(Monitor):
         self._level = np.concatenate([self._level, np.array(levels, dtype=float)])
         self._ranking = None
 
+    def entrants_frame(self) -> pd.DataFrame:
+        """One row per model, in entry order: its entrant number, the item count (``joined_at``)
+        and look count (``joined_look``) at which it joined, its items so far, the level of the
+        pairs it opened and their threshold ``1/alpha_jl`` (``print`` it for the text form).
+
+        Examples
+        --------
+        >>> mon = Monitor(["a", "b"], sampling="iid", entry="open", alpha=0.05)
+        >>> mon.add_model("c")
+        >>> print(mon.entrants_frame().to_string(index=False))
+        model  entrant  joined_at  joined_look  items    level  threshold
+            a        1          0            0      0 0.012500       80.0
+            b        2          0            0      0 0.012500       80.0
+            c        3          0            0      0 0.002083      480.0
+        """
+        rows = [
+            {
+                "model": e["model"],
+                "entrant": e["entrant"],
+                "joined_at": e["t"],
+                "joined_look": e["look"],
+                "items": int(self._count[j]),
+                "level": round(e["level"], 6),
+                "threshold": round(e["threshold"], 6),
+            }
+            for j, e in enumerate(self.entrants)
+        ]
+        return pd.DataFrame(rows)
+
     # ------------------------------------------------------------------ feeding
     def update(self, item: Mapping[str, float] | Sequence[float] | np.ndarray) -> None:
         """Consume one item: a mapping model -> score, or one score per current model."""
