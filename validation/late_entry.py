@@ -13,9 +13,9 @@ On the bundled MMLU-Pro and ChemBench (per-item correctness), each replication
 
 Two designs: ``real`` (the models' own scores) and ``tied`` (K copies of one model, each scored
 on its own i.i.d. item draws: every pair is tied, so every certification is an error).
-Reported per dataset and design: the error at any look (some certified pair false, or the <= alpha event,
-at some look) with its Monte-Carlo SE and a one-sided 95% Clopper-Pearson upper bound, for the
-open board; and the certified true pairs at the
+Reported per dataset and design: the error at any look (some certified pair false, or the
+<= alpha event, at some look) with its Monte-Carlo SE and a one-sided 95% Clopper-Pearson upper
+bound, for the open board; and the certified true pairs at the
 end for the three boards, over all pairs and over the pairs of late entrants.
 
 Usage::
@@ -109,7 +109,11 @@ def one_rep(
     start.update_block(draws)
     start.ranking()
     boards["open_from_start"] = _final(start)
-    out = {"error": bool(error), "n_true": int(true_pairs.sum()), "n_true_late": int((true_pairs & late).sum())}
+    out = {
+        "error": bool(error),
+        "n_true": int(true_pairs.sum()),
+        "n_true_late": int((true_pairs & late).sum()),
+    }
     for name, d in boards.items():
         out[name] = int((d & true_pairs).sum())
         out[name + "_late"] = int((d & true_pairs & late).sum())

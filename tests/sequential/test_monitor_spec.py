@@ -159,8 +159,8 @@ def test_a_spec_written_to_json_reruns_to_the_identical_looks(spec):
 def test_from_dict_defaults_missing_fields_and_refuses_unknown_ones():
     assert MonitorSpec.from_dict({}) == MonitorSpec()
     assert MonitorSpec.from_dict({"version": 1, "k": 3}).k == 3
-    with pytest.raises(ValueError, match="unknown field 'entry_rule'.*its fields are flow, version"):
-        MonitorSpec.from_dict({**MonitorSpec().to_dict(), "entry_rule": "open"})
+    with pytest.raises(ValueError, match="unknown field 'entries'.*its fields are flow, version"):
+        MonitorSpec.from_dict({**MonitorSpec().to_dict(), "entries": "open"})
     # entry (issue 29): a dict written before it loads closed; a closed spec writes no entry key
     assert MonitorSpec.from_dict({"version": 1, "alpha": 0.1}).entry == "closed"
     assert "entry" not in MonitorSpec().to_dict()

@@ -22,8 +22,14 @@ def test_a_model_added_mid_board_is_replayed_exactly_after_a_restart(tmp_path):
     items = [f"q{i}" for i in range(n)]
     x = (rng.random((n, 4)) < [0.8, 0.5, 0.3, 0.9]).astype(float)
     spec = make_spec(
-        benchmark="b", run="r", models=["a", "b", "c"], items=items, order_seed=3,
-        look_every=20, sampling="iid", entry="open",
+        benchmark="b",
+        run="r",
+        models=["a", "b", "c"],
+        items=items,
+        order_seed=3,
+        look_every=20,
+        sampling="iid",
+        entry="open",
     )
     assert spec.monitor.certifier == "bonferroni"
     storage = open_storage(str(tmp_path / "e.sqlite")).open()
@@ -61,8 +67,15 @@ def test_post_models_endpoint(tmp_path):
     with running(str(tmp_path / "api.sqlite"), tmp_path / "log") as srv:
         api = srv.client()
         items = [str(i) for i in range(30)]
-        body = {"benchmark": "b", "run": "open", "models": ["a", "b"], "items": items,
-                "sampling": "iid", "entry": "open", "look_every": 10}
+        body = {
+            "benchmark": "b",
+            "run": "open",
+            "models": ["a", "b"],
+            "items": items,
+            "sampling": "iid",
+            "entry": "open",
+            "look_every": 10,
+        }
         status, created = api.post("/api/boards", body)
         assert status == 201, created
         board, token = created["board"]["id"], created["write_token"]

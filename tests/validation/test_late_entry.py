@@ -55,7 +55,10 @@ def test_quick_mode_runs_and_reports_every_design(tmp_path):
     )
     record = json.loads(out.read_text())
     assert set(record["results"]) == {
-        "mmlu_pro_real", "chembench_real", "mmlu_pro_tied", "chembench_tied"
+        "mmlu_pro_real",
+        "chembench_real",
+        "mmlu_pro_tied",
+        "chembench_tied",
     }
     for row in record["results"].values():
         assert 0.0 <= row["error_any_look"] <= row["error_upper95"] <= 1.0

@@ -185,6 +185,7 @@ class OpenMonitor(Monitor):
         self.entrants: list[dict] = []
         self._excluded_items = 0
         self._ranking: Ranking | None = None
+        self._ranking_looks: int | None = None  # read by Monitor.ranking (unused here)
         self.alpha_event: dict | None = None
         self._add_group(names)
 
@@ -424,11 +425,6 @@ class OpenMonitor(Monitor):
                 self.retired[self.models[j]] = {"t": self._t, "reason": reason}
         self._ranking = None
 
-    def look(self) -> Ranking:
-        """Certify now (the pairs with ``E^{jl} >= 1/alpha_jl``), apply the retirement rule."""
-        self._look()
-        return self.ranking()
-
     def _look(self) -> None:
         self._ranking = None
         lw = self.log_wealth()
@@ -492,14 +488,6 @@ class OpenMonitor(Monitor):
             stacklevel=3,
         )
 
-    def ranking(self) -> Ranking:
-        """The Ranking now: a look if items arrived since the last one, else the last result."""
-        if self._t > 0 and (not self.looks or self.looks[-1]["t"] != self._t):
-            self._look()
-        if self._ranking is None:
-            self._ranking = self._build_ranking()
-        return self._ranking
-
     def _scores(self) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self._count > 0, self._sum / np.maximum(self._count, 1), np.nan)
@@ -541,16 +529,6 @@ class OpenMonitor(Monitor):
             details=details,
             spec=self.spec,
         )
-
-    def _model_index(self, model: str | int) -> int:
-        if isinstance(model, Integral) and not isinstance(model, bool):
-            if not 0 <= int(model) < self.n_models:
-                raise ValueError(f"model index {model} is not in 0..{self.n_models - 1}")
-            return int(model)
-        j = self._index.get(str(model))
-        if j is None:
-            raise ValueError(f"unknown model {model!r}")
-        return j
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
@@ -612,4 +590,3 @@ def level_sum(alpha: Fraction, n_initial: int, n_entrants: int) -> Fraction:
     for m in range(2, n_entrants + 1):
         total += 2 * (m - 1) * pair_level(alpha, n_initial, m)
     return total
-

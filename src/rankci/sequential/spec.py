@@ -414,10 +414,10 @@ class MonitorSpec:
         --------
         >>> MonitorSpec.from_dict({"alpha": 0.1}).alpha
         0.1
-        >>> MonitorSpec.from_dict({"entry_rule": "open"})
+        >>> MonitorSpec.from_dict({"entries": "open"})
         Traceback (most recent call last):
         ...
-        ValueError: unknown field 'entry_rule' in the monitor specification; its fields are flow, ...
+        ValueError: unknown field 'entries' in the monitor specification; its fields are flow, ...
         """
         if not isinstance(values, Mapping):
             raise ValueError(f"a monitor specification is a mapping, got {type(values).__name__}")
