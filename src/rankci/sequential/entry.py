@@ -21,8 +21,9 @@ reads an item from before. The proof that every statement holds at every look wi
 at least ``1 - alpha`` over all entrants at once is in docs/monitor.md ("Models that join later").
 
 Implementation: the pairs a model opens are one :class:`~rankci.sequential.wealth.PairWealth`
-started at its entry (over the entrant and the models before it; only the pairs with the
-entrant are read), so each item costs one vectorised update per entrant group.
+started at its entry (over the entrant and the models before it), whose pairs among the older
+models are frozen at once (never updated, never read), so each item costs one vectorised update
+of ``2 (m - 1)`` pairs per entrant, ``M (M - 1)`` pairs in all, as on a closed board.
 
 References
 ----------
@@ -288,6 +289,10 @@ class OpenMonitor(Monitor):
         retired_before = np.flatnonzero(~self._active[:before])
         if retired_before.size:
             wealth.retire(retired_before)
+        if before:  # an entrant: only its own pairs are read, so only they are updated
+            others = np.ones((total, total), dtype=bool)
+            others[before:, :] = others[:, before:] = False
+            wealth.freeze_pairs(others)
         self._groups.append(
             {
                 "start": self._t,

@@ -282,7 +282,7 @@ class Board:
                 )
             if model in self.model_index:
                 raise Conflict(f"model {model!r} is on the board already")
-            if self.error is not None:
+            if self.error is not None or self.monitor.t >= self.spec.n_items:
                 raise Conflict(f"the board is {self.state}; no model can be added")
             t = int(self.monitor.t)
             detail = {"model": model}
