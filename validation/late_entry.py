@@ -44,7 +44,7 @@ from _results import save_record  # noqa: E402
 
 from rankci._base import RankciWarning  # noqa: E402
 from rankci.datasets import load_chembench, load_mmlu_pro  # noqa: E402
-from rankci.sequential import Monitor  # noqa: E402
+from rankci.sequential import Monitor, OpenMonitor  # noqa: E402
 
 RECORDED = Path(__file__).resolve().parent / "results" / "late_entry.json"
 FULL = {"reps": 200, "n": 4000, "k": 8, "m0": 3, "look_every": 100}
@@ -85,7 +85,7 @@ def one_rep(
     names = [f"m{j}" for j in range(k)]
     wrong = false_pairs(theta)
     # open board with late entrants
-    mon = Monitor(names[:m0], sampling="iid", entry="open", alpha=alpha, look_every=every)
+    mon = OpenMonitor(names[:m0], sampling="iid", entry="open", alpha=alpha, look_every=every)
     t, error = 0, False
     for j, at in enumerate(joins):
         if at > t:
@@ -105,7 +105,7 @@ def one_rep(
     closed.update_block(draws)
     closed.ranking()
     boards["closed_from_start"] = _final(closed)
-    start = Monitor(names, sampling="iid", entry="open", alpha=alpha, look_every=every)
+    start = OpenMonitor(names, sampling="iid", entry="open", alpha=alpha, look_every=every)
     start.update_block(draws)
     start.ranking()
     boards["open_from_start"] = _final(start)

@@ -36,7 +36,7 @@ def test_initial_pairs_and_entrant_pairs_levels():
 
 
 def test_monitor_thresholds_are_the_pair_levels_and_sum_to_at_most_alpha():
-    mon = Monitor(["m0", "m1", "m2"], sampling="iid", entry="open", alpha=0.05)
+    mon = OpenMonitor(["m0", "m1", "m2"], sampling="iid", entry="open", alpha=0.05)
     for j in range(3, 60):
         mon.add_model(f"m{j}")
     levels = np.exp(-mon.log_thresholds())
@@ -70,7 +70,7 @@ def test_an_entrants_pairs_start_at_its_first_item():
     before = (rng.random((300, 3)) < [0.7, 0.5, 0.4]).astype(float)
     after = (rng.random((400, 4)) < [0.7, 0.5, 0.4, 0.6]).astype(float)
     grid = (0.05, 0.2, 0.5)
-    mon = Monitor(["a", "b", "c"], sampling="iid", entry="open", grid=grid)
+    mon = OpenMonitor(["a", "b", "c"], sampling="iid", entry="open", grid=grid)
     mon.update_block(before)
     mon.add_model("d")
     assert mon.entrants[3]["t"] == 300
@@ -87,9 +87,9 @@ def test_an_entrants_pairs_start_at_its_first_item():
 def test_statements_about_other_models_unchanged_before_entry():
     rng = np.random.default_rng(3)
     x = (rng.random((2000, 3)) < [0.8, 0.5, 0.3]).astype(float)
-    plain = Monitor(["a", "b", "c"], sampling="iid", entry="open", look_every=100)
+    plain = OpenMonitor(["a", "b", "c"], sampling="iid", entry="open", look_every=100)
     plain.update_block(x)
-    joined = Monitor(["a", "b", "c"], sampling="iid", entry="open", look_every=100)
+    joined = OpenMonitor(["a", "b", "c"], sampling="iid", entry="open", look_every=100)
     joined.update_block(x[:1000])
     looks_before = [dict(r) for r in joined.looks]
     joined.add_model("d")
@@ -138,6 +138,8 @@ def test_add_model_on_a_closed_board_is_refused_naming_the_setting():
     mon = Monitor(["a", "b"], sampling="iid")
     with pytest.raises(ValueError, match=r"entry='closed'.*MonitorSpec\(entry='open'\)"):
         mon.add_model("c")
+    with pytest.raises(ValueError, match=r"entry='open'.*OpenMonitor\(models, spec\)"):
+        Monitor(["a", "b"], MonitorSpec(sampling="iid", entry="open"))
 
 
 @pytest.mark.parametrize(
@@ -154,7 +156,7 @@ def test_open_entry_refuses_what_it_is_not_proved_for(settings, words):
 
 
 def test_add_model_errors():
-    mon = Monitor(["a", "b"], sampling="iid", entry="open")
+    mon = OpenMonitor(["a", "b"], sampling="iid", entry="open")
     with pytest.raises(ValueError, match="'a' is on the board already"):
         mon.add_model("a")
     with pytest.raises(ValueError, match="non-empty string"):
@@ -169,7 +171,7 @@ def test_monte_carlo_error_at_any_look_with_late_entrants_on_tied_models():
     rng = np.random.default_rng(11)
     errors = 0
     for _ in range(reps):
-        mon = Monitor(["m0", "m1"], sampling="iid", entry="open", alpha=alpha, look_every=20)
+        mon = OpenMonitor(["m0", "m1"], sampling="iid", entry="open", alpha=alpha, look_every=20)
         joins = np.sort(rng.integers(0, n, size=4))
         t = 0
         for k, at in enumerate(joins):
@@ -187,7 +189,7 @@ def test_monte_carlo_error_at_any_look_with_late_entrants_on_tied_models():
 
 def test_open_board_finds_a_late_strong_model():
     rng = np.random.default_rng(5)
-    mon = Monitor(["a", "b"], sampling="iid", entry="open", look_every=200)
+    mon = OpenMonitor(["a", "b"], sampling="iid", entry="open", look_every=200)
     mon.update_block((rng.random((1000, 2)) < [0.5, 0.4]).astype(float))
     mon.add_model("new")
     mon.update_block((rng.random((4000, 3)) < [0.5, 0.4, 0.9]).astype(float))
@@ -198,7 +200,7 @@ def test_open_board_finds_a_late_strong_model():
 
 def test_retirement_on_an_open_board_freezes_the_pairs_of_the_retired_model():
     rng = np.random.default_rng(9)
-    mon = Monitor(["a", "b", "c"], sampling="iid", entry="open", look_every=50)
+    mon = OpenMonitor(["a", "b", "c"], sampling="iid", entry="open", look_every=50)
     mon.update_block((rng.random((200, 3)) < [0.6, 0.5, 0.4]).astype(float))
     mon.retire("b")
     frozen = mon.log_wealth()[1].copy()
@@ -212,7 +214,7 @@ def test_retirement_on_an_open_board_freezes_the_pairs_of_the_retired_model():
     assert mon.needs() == ["a", "c", "d"]
     assert mon.ranking().details["retired"] == {"b": {"t": 200, "reason": "manual"}}
     # a rule: retire once every pair with the active models is settled
-    ruled = Monitor(["a", "b"], sampling="iid", entry="open", look_every=100, retire="resolved")
+    ruled = OpenMonitor(["a", "b"], sampling="iid", entry="open", look_every=100, retire="resolved")
     ruled.add_model("c")
     ruled.update_block((rng.random((5000, 3)) < [0.95, 0.5, 0.05]).astype(float))
     assert set(ruled.retired) == {"a", "b", "c"} and ruled.finished

@@ -37,7 +37,7 @@ Rank confidence sequences: anytime-valid leaderboards. Manuscript, 2026 (the sou
 Examples
 --------
 >>> import numpy as np
->>> mon = Monitor(["a", "b"], sampling="iid", entry="open")
+>>> mon = OpenMonitor(["a", "b"], sampling="iid", entry="open")
 >>> rng = np.random.default_rng(0)
 >>> mon.update_block(rng.random((2000, 2)) < [0.8, 0.3])
 2000
@@ -119,7 +119,8 @@ def pair_level(alpha, n_initial: int, entrant: int):
 class OpenMonitor(Monitor):
     """An anytime-valid monitor whose models may join later (``MonitorSpec(entry="open")``).
 
-    Made by ``Monitor(models, spec)`` when ``spec.entry == "open"``. It takes the settings of
+    Made as ``OpenMonitor(models, spec)`` with ``spec.entry == "open"`` (``Monitor`` refuses that
+    setting and names this class). It takes the settings of
     :class:`~rankci.sequential.Monitor` with the restrictions of ``entry="open"`` (sampling
     ``iid``, the e-Bonferroni certifier, no freezing); retirement rules work as there.
     :meth:`add_model` adds a model; :attr:`entrants` says when each joined and its pairs' level.
@@ -131,9 +132,9 @@ class OpenMonitor(Monitor):
 
     Examples
     --------
-    >>> mon = Monitor(["a", "b", "c"], sampling="iid", entry="open")
-    >>> type(mon).__name__, mon.certifier
-    ('OpenMonitor', 'bonferroni')
+    >>> mon = OpenMonitor(["a", "b", "c"], sampling="iid", entry="open")
+    >>> isinstance(mon, Monitor), mon.certifier
+    (True, 'bonferroni')
     """
 
     def __init__(
@@ -148,7 +149,9 @@ class OpenMonitor(Monitor):
             raise ValueError("an open board needs at least 2 models at creation")
         self.spec = spec = MonitorSpec.given(spec, settings, "Monitor")
         if spec.entry != "open":
-            raise ValueError("OpenMonitor needs entry='open'; Monitor(models, spec) picks it")
+            raise ValueError(
+                "OpenMonitor needs entry='open' (MonitorSpec(entry='open', sampling='iid'))"
+            )
         spec.check_models(len(names))
         self.alpha = spec.alpha
         self.certifier_requested = spec.certifier
@@ -326,7 +329,7 @@ class OpenMonitor(Monitor):
 
         Examples
         --------
-        >>> mon = Monitor(["a", "b"], sampling="iid", entry="open", alpha=0.05)
+        >>> mon = OpenMonitor(["a", "b"], sampling="iid", entry="open", alpha=0.05)
         >>> mon.add_model("c")
         >>> print(mon.entrants_frame().to_string(index=False))
         model  entrant  joined_at  joined_look  items    level  threshold

@@ -114,15 +114,6 @@ class Monitor:
     True
     """
 
-    def __new__(cls, models: Sequence[str] = (), spec: MonitorSpec | None = None, **settings):
-        # entry="open": the monitor whose models may join later (rankci.sequential.entry)
-        entry = settings.get("entry", spec.entry if isinstance(spec, MonitorSpec) else "closed")
-        if cls is Monitor and entry == "open":
-            from rankci.sequential.entry import OpenMonitor
-
-            return super().__new__(OpenMonitor)
-        return super().__new__(cls)
-
     def __init__(
         self, models: Sequence[str], spec: MonitorSpec | None = None, **settings: Any
     ) -> None:
@@ -134,6 +125,11 @@ class Monitor:
         m = len(self.models)
         #: The settings (:class:`~rankci.sequential.spec.MonitorSpec`), as given.
         self.spec = spec = MonitorSpec.given(spec, settings, "Monitor")
+        if spec.entry == "open" and type(self) is Monitor:
+            raise ValueError(
+                "entry='open' (models may join later) is run by OpenMonitor(models, spec) "
+                "(rankci.sequential.OpenMonitor); Monitor keeps its models fixed"
+            )
         self.alpha = spec.alpha
         self._wealth = PairWealth(
             m,
@@ -381,8 +377,8 @@ class Monitor:
         )
 
     def add_model(self, name: str) -> None:
-        """Add a model to the board (``entry="open"`` only; see
-        :class:`~rankci.sequential.entry.OpenMonitor`).
+        """Add a model (only an :class:`~rankci.sequential.entry.OpenMonitor`, made with
+        ``entry="open"``, accepts one).
 
         Raises
         ------
@@ -392,7 +388,8 @@ class Monitor:
         """
         raise ValueError(
             f"cannot add model {name!r}: this monitor has entry='closed' (its models are fixed "
-            "at creation); make it with MonitorSpec(entry='open') to let models join later"
+            "at creation); make it with OpenMonitor(models, MonitorSpec(entry='open')) to let "
+            "models join later"
         )
 
     # ------------------------------------------------------------------ looks

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rankci.sequential.certify import resolve_certifier
+from rankci.sequential.entry import OpenMonitor
 from rankci.sequential.monitor import Monitor
 from rankci.sequential.replay import evaluation_order
 from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
@@ -101,6 +102,8 @@ class BoardSpec:
 
     def make_monitor(self) -> Monitor:
         """A fresh monitor with the board's settings (the look schedule of the replay contract)."""
+        if self.monitor.entry == "open":  # models may join later
+            return OpenMonitor(list(self.models), self.monitor)
         return Monitor(list(self.models), self.monitor)
 
     def settings(self) -> dict:
