@@ -34,6 +34,7 @@ INVALID = {
     "width": -1,
     "look_every": "150%",
     "freeze": "sometimes",
+    "entry": "ajar",
 }
 
 

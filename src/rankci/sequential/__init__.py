@@ -8,6 +8,8 @@
 * :class:`PairWealth` - the pairwise betting e-processes (:mod:`.wealth`).
 * :func:`weighted_evalue`, :func:`log_weighted_evalue`, :func:`order_weighted_evalue` - the
   weighted E^W: e-values and e-processes combined by a weighted average (:mod:`.combine`).
+* :class:`OpenMonitor` - a monitor whose models may join later (``MonitorSpec(entry="open")``,
+  :mod:`.entry`).
 * Certifiers (:mod:`.certify`, on the base class in :mod:`.certifier`; :mod:`.ilp`) and weak
   orders (:mod:`.orders`).
 
@@ -51,6 +53,8 @@ _NAMES = {
     "log_weighted_evalue": "combine",
     "order_weighted_evalue": "combine",
     "weighted_evalue": "combine",
+    "OpenMonitor": "entry",
+    "pair_level": "entry",
 }
 
 __all__ = [
@@ -65,6 +69,7 @@ __all__ = [
     "Monitor",
     "MonitorRun",
     "MonitorSpec",
+    "OpenMonitor",
     "OrderTable",
     "PairWealth",
     "Shortcut",
@@ -74,6 +79,7 @@ __all__ = [
     "order_table",
     "order_weighted_evalue",
     "ordered_bell",
+    "pair_level",
     "parse_look_every",
     "replay",
     "shortcut_statistic",
@@ -124,6 +130,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         order_weighted_evalue,
         weighted_evalue,
     )
+    from rankci.sequential.entry import OpenMonitor, pair_level
     from rankci.sequential.ilp import IntegerProgram
     from rankci.sequential.monitor import Monitor
     from rankci.sequential.orders import OrderTable, order_table, ordered_bell, weak_orders

@@ -125,6 +125,11 @@ class Monitor:
         m = len(self.models)
         #: The settings (:class:`~rankci.sequential.spec.MonitorSpec`), as given.
         self.spec = spec = MonitorSpec.given(spec, settings, "Monitor")
+        if spec.entry == "open" and type(self) is Monitor:
+            raise ValueError(
+                "entry='open' (models may join later) is run by OpenMonitor(models, spec) "
+                "(rankci.sequential.OpenMonitor); Monitor keeps its models fixed"
+            )
         self.alpha = spec.alpha
         self._wealth = PairWealth(
             m,
@@ -369,6 +374,22 @@ class Monitor:
         return (
             f"the evaluation is finished (t = {self.t}, active models: "
             f"{int(self.active.sum())}); no more items can be consumed"
+        )
+
+    def add_model(self, name: str) -> None:
+        """Add a model (only an :class:`~rankci.sequential.entry.OpenMonitor`, made with
+        ``entry="open"``, accepts one).
+
+        Raises
+        ------
+        ValueError
+            On a monitor with ``entry="closed"`` (the default), whose models are fixed at
+            creation: make it with ``entry="open"``.
+        """
+        raise ValueError(
+            f"cannot add model {name!r}: this monitor has entry='closed' (its models are fixed "
+            "at creation); make it with OpenMonitor(models, MonitorSpec(entry='open')) to let "
+            "models join later"
         )
 
     # ------------------------------------------------------------------ looks

@@ -54,6 +54,7 @@ __all__ = [
     "BETS",
     "CERTIFIERS",
     "DEFAULT_GRID",
+    "ENTRIES",
     "FLOW",
     "FREEZE_WORDS",
     "REPLAY_DEFAULTS",
@@ -74,6 +75,9 @@ BETS = ("mixture", "agrapa", "ons", "fixed")
 CERTIFIERS = ("auto", "exact", "shortcut", "ilp", "bonferroni")
 RETIRE_RULES = ("none", "topk", "topk-safe", "resolved", "stop-at-goal", "width")
 TOPK_RULES = ("topk", "topk-safe", "stop-at-goal")  # the rules that need k
+#: ``entry``: ``closed`` (the models are fixed at creation) or ``open`` (models may join later,
+#: :mod:`rankci.sequential.entry`).
+ENTRIES = ("closed", "open")
 DEFAULT_GRID = (0.03, 0.06, 0.12, 0.25, 0.5)
 #: ``rankci monitor --freeze`` words -> the ``freeze`` value.
 FREEZE_WORDS: Mapping[str, bool | str] = MappingProxyType(
@@ -201,6 +205,13 @@ class MonitorSpec:
         Stop updating the wealths of certified pairs (their reverses are still updated, so
         the <= alpha event is seen; :mod:`rankci.sequential.freezing`); ``"auto"``: for more
         than 8 models; False is the exact mode.
+    entry : {"closed", "open"}, default "closed"
+        ``closed``: the models are fixed at creation (every output as before the setting
+        existed). ``open``: models may join later (:meth:`Monitor.add_model
+        <rankci.sequential.Monitor.add_model>`); each ordered pair gets its own level, fixed when
+        its later model joins, by the weight rule of :mod:`rankci.sequential.entry` (the levels of
+        all pairs that could ever exist sum to ``alpha``). Needs ``sampling="iid"``, the
+        ``bonferroni`` (or ``auto``) certifier and no freezing.
 
     Raises
     ------
@@ -265,6 +276,13 @@ class MonitorSpec:
         "than 8 models), on (true) or off (false: the exact mode, every wealth at every item)",
         words=FREEZE_WORDS,
     )
+    entry: str = _setting(
+        "closed",
+        "closed: the models are fixed at creation; open: models may join later (weighted "
+        "e-Bonferroni levels fixed at entry, see docs/monitor.md)",
+        flag=None,
+        choices=ENTRIES,
+    )
 
     def __post_init__(self) -> None:
         values = _validated({name: getattr(self, name) for name in SETTINGS}, _PYTHON)
@@ -294,6 +312,8 @@ class MonitorSpec:
         values = {**_defaults(), name: value}
         if name == "retire" and value in TOPK_RULES:
             values["k"] = 1  # the rule's own value is checked here; k with the whole spec
+        if name == "entry" and value == "open":
+            values["sampling"] = "iid"  # likewise: what open entry needs, with the whole spec
         return _validated(values, _PYTHON)[name]
 
     @classmethod
@@ -377,6 +397,8 @@ class MonitorSpec:
         out: dict[str, Any] = {"flow": FLOW, "version": VERSION}
         for name in SETTINGS:
             value = getattr(self, name)
+            if name == "entry" and value == "closed":
+                continue  # the default: a closed spec's dict is the one written before entry
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
@@ -392,10 +414,10 @@ class MonitorSpec:
         --------
         >>> MonitorSpec.from_dict({"alpha": 0.1}).alpha
         0.1
-        >>> MonitorSpec.from_dict({"entry": "open"})
+        >>> MonitorSpec.from_dict({"entries": "open"})
         Traceback (most recent call last):
         ...
-        ValueError: unknown field 'entry' in the monitor specification; its fields are flow, ...
+        ValueError: unknown field 'entries' in the monitor specification; its fields are flow, ...
         """
         if not isinstance(values, Mapping):
             raise ValueError(f"a monitor specification is a mapping, got {type(values).__name__}")
@@ -461,6 +483,8 @@ class MonitorSpec:
             parts.append(f"a look every {self.look_every}{unit}")
         if self.freeze != "auto":
             parts.append("settled pairs frozen" if self.freeze else "exact mode (no freezing)")
+        if self.entry == "open":
+            parts.append("open entry (models may join later)")
         return ", ".join(parts)
 
 
@@ -543,7 +567,33 @@ def _validated(values: dict[str, Any], words: _Words) -> dict[str, Any]:
         out["freeze"] = bool(freeze)
     else:
         raise ValueError(f"{name('freeze')} must be True, False or 'auto', got {freeze!r}")
+    check_choice(name("entry"), values["entry"], ENTRIES)
+    if values["entry"] == "open":
+        _check_open(out, words)
     return out
+
+
+def _check_open(values: dict[str, Any], words: _Words) -> None:
+    """What ``entry="open"`` needs (docs/monitor.md, "Models that join later")."""
+    said = words.said("entry", "open")
+    if values["sampling"] != "iid":
+        raise ValueError(
+            f"{said} needs {words.said('sampling', 'iid')}: under sampling 'finite' a model "
+            "that joins late never sees the items drawn before it, so no e-process of its pairs "
+            "tests the mean over the whole benchmark"
+        )
+    if values["certifier"] not in ("auto", "bonferroni"):
+        raise ValueError(
+            f"{said} needs {words.said('certifier', 'bonferroni')} (or auto): the exact, "
+            "integer-program and shortcut certifiers are proved for a family of pairs fixed in "
+            "advance, and with models joining the family is countable; e-Bonferroni with a "
+            "level per pair fixed at entry is the procedure proved for it"
+        )
+    if values["freeze"] is True:
+        raise ValueError(
+            f"{said} does not freeze pairs ({words.said('freeze', True)}): with e-Bonferroni "
+            "freezing changes no statement, so an open board runs without it"
+        )
 
 
 def spec_from_dict(values: Mapping[str, Any]):

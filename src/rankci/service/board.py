@@ -30,6 +30,7 @@ only once its transaction is committed. What a post may contain is checked by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -90,9 +91,13 @@ class Board:
         """Rebuild the board from its committed scores and events (exactly)."""
         board = cls(spec, num, storage)
         model, item, score = storage.load_scores(num)
+        events = list(storage.load_events(num))
+        joined = sum(kind == "join" for _seq, _t, kind, _d in events)
+        if joined:  # models added later: their columns exist before their scores are placed
+            board.x = np.hstack([board.x, np.full((board.x.shape[0], joined), np.nan)])
         board.x[board.position[item], model] = score
         board.received = int(score.size)
-        for _seq, t, kind, detail in storage.load_events(num):
+        for _seq, t, kind, detail in events:
             board._advance(limit=t)
             board._apply_event(kind, json.loads(detail), t)
         board._advance()
@@ -266,12 +271,41 @@ class Board:
             self._publish()
             return {"model": model, "t": t}
 
+    def add_model(self, model: str) -> dict:
+        """Add a model to a board made with ``entry="open"`` (stored as an event at the current
+        item count; its comparisons start at the next item the monitor consumes)."""
+        with self.lock:
+            if self.spec.monitor.entry != "open":
+                raise Conflict(
+                    f"cannot add model {model!r}: the board was created with entry 'closed' "
+                    "(its models are fixed); create it with \"entry\": \"open\""
+                )
+            if model in self.model_index:
+                raise Conflict(f"model {model!r} is on the board already")
+            if self.error is not None or self.monitor.t >= self.spec.n_items:
+                raise Conflict(f"the board is {self.state}; no model can be added")
+            t = int(self.monitor.t)
+            detail = {"model": model}
+            self._store(self.storage.add_event, self.num, t, "join", json.dumps(detail))
+            self._apply_event("join", detail, t)
+            self._advance()
+            self._publish()
+            return {"model": model, "t": t, **self.monitor.entrants[-1]}
+
     def _apply_event(self, kind: str, detail: dict, t: int) -> None:
-        if kind != "retire":  # pragma: no cover - no other kind is written
+        if kind not in ("retire", "join"):  # pragma: no cover - no other kind is written
             raise ValueError(f"unknown event {kind!r}")
         if self.monitor.t != t:
             raise RuntimeError(f"event at t={t} replayed at t={self.monitor.t}")
         self.events.append({"t": t, "kind": kind, **detail})
+        if kind == "join":
+            name = detail["model"]
+            self.monitor.add_model(name)
+            self.model_index[name] = len(self.model_index)
+            self.spec = dataclasses.replace(self.spec, models=(*self.spec.models, name))
+            if self.x.shape[1] < len(self.model_index):  # live (a load widened x first)
+                self.x = np.hstack([self.x, np.full((self.x.shape[0], 1), np.nan)])
+            return
         if not self.done and self.monitor.active[self.model_index[detail["model"]]]:
             self.monitor.retire(detail["model"])
 
@@ -284,7 +318,7 @@ class Board:
         while not self.done and mon.t < cap:
             t = mon.t
             stop = min(cap, (t // every + 1) * every)
-            block = self.x[t:stop]
+            block = self.x[t:stop, : mon.n_models]
             complete = np.isfinite(block[:, mon.active]).all(axis=1)
             usable = len(complete) if complete.all() else int(np.argmin(complete))
             if usable == 0:

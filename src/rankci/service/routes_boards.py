@@ -107,6 +107,14 @@ def history(board: ReadableBoard):
     response_class=Response,
 )
 def monitor_state(board: ReadableBoard):
+    if board.spec.monitor.entry == "open":
+        raise HTTPException(
+            409,
+            {
+                "message": "a board with entry open has no .npz monitor state yet: its state "
+                "is its scores and model additions (GET /api/boards/{id}/scores and /history)"
+            },
+        )
     return Response(
         board.monitor_state(),
         media_type="application/octet-stream",

@@ -74,6 +74,18 @@ def retire(body: RetireRequest, board: WritableBoard) -> dict:
         raise rejected(error) from None
 
 
+@router.post(
+    "/api/boards/{board}/models",
+    tags=["scores"],
+    summary="Add a model to a board created with entry open (its comparisons start now)",
+)
+def add_model(body: RetireRequest, board: WritableBoard) -> dict:
+    try:
+        return board.add_model(body.model)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
 @router.get(
     "/api/boards/{board}/needs",
     tags=["scores"],

@@ -99,19 +99,46 @@ class ScoreTracker:
                     n_items=int(size) if finite else None,
                 )
                 self.clusters.append((str(name), int(size), running))
+        self._m0 = m
+        self.late: list[tuple[int, MeanCS]] = []  # models that joined later: (entry row, CS)
 
-    def advance(self, x: np.ndarray, t_look: int, stops: np.ndarray) -> None:
+    def advance(
+        self, x: np.ndarray, t_look: int, stops: np.ndarray, entrants: list | None = None
+    ) -> None:
         """Consume rows ``self.t .. t_look - 1`` of ``x``; model j uses the rows before
-        ``stops[j]`` (its retirement; a large number while active)."""
+        ``stops[j]`` (its retirement; a large number while active). ``entrants`` (an open
+        board's ``ranking.details["entrants"]``): a model that joined later uses the rows from
+        its entry on, in an interval of its own (no per-cluster interval)."""
+        for entry in (entrants or [])[self._m0 + len(self.late) :]:
+            self.late.append((int(entry["t"]), MeanCS(1, alpha=self.spec.alpha, sampling="iid")))
         if t_look <= self.t:
             return
-        block = x[self.t : t_look]
+        m0 = self._m0
+        block = x[self.t : t_look, :m0]
+        for j, (start, running) in enumerate(self.late, start=m0):
+            first = max(self.t, start)
+            if first < t_look:
+                use = np.clip(stops[j : j + 1] - first, 0, t_look - first)
+                running.update(x[first:t_look, j : j + 1], use)
+        stops = stops[:m0]
         self.overall.update(block, np.clip(stops - self.t, 0, t_look - self.t))
         for c, (_, _, running) in enumerate(self.clusters):
             rows = self.t + np.flatnonzero(self._codes[self.t : t_look] == c)
             if rows.size:
-                running.update(x[rows], np.searchsorted(rows, stops, side="left"))
+                running.update(x[rows][:, :m0], np.searchsorted(rows, stops, side="left"))
         self.t = t_look
+
+    def counts_and_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Items used, lower and upper bounds per model (the models that joined later last)."""
+        lower, upper = self.overall.interval()
+        counts = [self.overall.count]
+        lows, ups = [lower], [upper]
+        for _start, running in self.late:
+            low, up = running.interval()
+            counts.append(running.count)
+            lows.append(low)
+            ups.append(up)
+        return np.concatenate(counts), np.concatenate(lows), np.concatenate(ups)
 
 
 def _stops(spec: BoardSpec, retired: dict) -> np.ndarray:
@@ -183,9 +210,13 @@ def leaderboard_snapshot(
     """
     t_look = int(ranking.n_units)
     tracker = tracker or ScoreTracker(spec)
-    tracker.advance(x, t_look, _stops(spec, retired))
-    counts = tracker.overall.count
-    lower, upper = tracker.overall.interval()
+    entrants = ranking.details.get("entrants")
+    tracker.advance(x, t_look, _stops(spec, retired), entrants)
+    if entrants is None:
+        counts = tracker.overall.count
+        lower, upper = tracker.overall.interval()
+    else:  # an open board: models may have joined later
+        counts, lower, upper = tracker.counts_and_intervals()
     k = spec.k
     top = ranking.top_k(k) if k else None
     sets = ranking.details.get("rank_sets")
@@ -212,6 +243,10 @@ def leaderboard_snapshot(
         if info:
             row["retired_at"] = int(info["t"])
             row["retired_reason"] = str(info["reason"])
+        if entrants is not None:  # when the model joined, and its pairs' threshold
+            row["joined_at"] = int(entrants[j]["t"])
+            row["joined_look"] = int(entrants[j]["look"])
+            row["threshold"] = float(entrants[j]["threshold"])
         rows.append(row)
     tiers: dict[int, list[str]] = {}
     for j in ranking.order():
@@ -266,7 +301,7 @@ def _subscores(spec: BoardSpec, tracker: ScoreTracker) -> list[dict]:
                         "score_upper": _num(upper[j]),
                         "n_items": int(running.count[j]),
                     }
-                    for j in range(spec.n_models)
+                    for j in range(len(running.count))  # models that joined later: none
                 ],
             }
         )

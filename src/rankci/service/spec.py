@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rankci.sequential.certify import resolve_certifier
+from rankci.sequential.entry import OpenMonitor
 from rankci.sequential.monitor import Monitor
 from rankci.sequential.replay import evaluation_order
 from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
@@ -102,6 +103,8 @@ class BoardSpec:
 
     def make_monitor(self) -> Monitor:
         """A fresh monitor with the board's settings (the look schedule of the replay contract)."""
+        if self.monitor.entry == "open":  # models may join later
+            return OpenMonitor(list(self.models), self.monitor)
         return Monitor(list(self.models), self.monitor)
 
     def settings(self) -> dict:
@@ -266,7 +269,11 @@ def make_spec(
     resolved = settings.replace(
         n_items=len(items) if finite else settings.n_items,
         look_every=parse_look_every(settings.look_every, len(items)),
-        certifier=resolve_certifier(settings.certifier, len(models)),
+        certifier=(
+            resolve_certifier(settings.certifier, len(models))
+            if settings.entry == "closed"
+            else "bonferroni"  # entry="open": the one certifier proved for models joining
+        ),
     )
     resolved.check_models(len(models))
     return BoardSpec(
