@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from rankci.ranking import Ranking
-from rankci.report.html import Section, plots_section, page_html, table_html
+from rankci.report.html import Section, page_html, plots_section, table_html
 
 __all__ = ["build_arena_report", "write_arena_report", "arena_board_section"]
 
