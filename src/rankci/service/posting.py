@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rankci.service.board import Board, Conflict, Rejected
 from rankci.service.commits import GroupWriter, Pending
 from rankci.service.deps import ServiceContext, authorize, bearer_token, client_address
-from rankci.service.schemas import Score, ScoreBatch
+from rankci.service.schemas import Score, ScoreBatch, Vote, VoteBatch
 from rankci.service.storage import StorageUnavailable
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "rejected",
     "storage_unavailable",
     "submit",
+    "submit_votes",
     "wait_for_commit",
 ]
 
@@ -107,6 +108,41 @@ def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
         raise rejected(error) from None
 
 
+def submit_votes(board: Board, body: bytes, loop=None, future=None) -> Pending:
+    """Parse and validate a vote post's body (:class:`~rankci.service.schemas.VoteBatch` or
+    :class:`~rankci.service.schemas.Vote`), and queue it for the board's next group commit."""
+    from rankci.service.voteboard import VoteBoard
+
+    if not isinstance(board, VoteBoard):
+        raise HTTPException(
+            409,
+            {
+                "message": f"board {board.spec.id!r} is a scores board: post scores "
+                f"{{model, item, score}} to /api/boards/{board.spec.id}/scores, not votes",
+                "problems": [],
+            },
+        )
+    try:
+        data = json.loads(body, parse_constant=_no_constant)
+    except ValueError as error:
+        raise HTTPException(400, {"message": f"the body is not JSON: {error}"}) from None
+    except RecursionError:
+        raise HTTPException(400, {"message": "the body is nested too deeply"}) from None
+    kind = VoteBatch if isinstance(data, dict) and "votes" in data else Vote
+    try:
+        parsed = kind.model_validate(data)
+    except ValidationError as error:
+        found = problems(error.errors(include_url=False, include_input=False))
+        raise HTTPException(
+            422, {"message": f"not a valid {kind.__name__}", "problems": found}
+        ) from None
+    votes = parsed.votes if isinstance(parsed, VoteBatch) else [parsed]
+    try:
+        return board.submit_votes([v.model_dump() for v in votes], loop=loop, future=future)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
 def answer(pending: Pending) -> Response:
     """The answer to a committed post (raises for a refused one): JSON bytes joined from the
     counts and the progress the commit published (encoded once per commit, not per post)."""
@@ -118,14 +154,18 @@ def answer(pending: Pending) -> Response:
     return Response(head + posted.progress_json + b"}", media_type="application/json")
 
 
-async def wait_for_commit(board: Board, body: bytes, commits: GroupWriter) -> Response:
-    """Submit a post's body and wait (off the event loop) until its group is committed."""
+async def wait_for_commit(
+    board: Board, body: bytes, commits: GroupWriter, votes: bool = False
+) -> Response:
+    """Submit a post's body (scores, or ``votes``) and wait (off the event loop) until its
+    group is committed."""
     loop = asyncio.get_running_loop()
     answered = loop.create_future()
+    parse = submit_votes if votes else submit
     if len(body) <= INLINE_BODY:
-        pending = submit(board, body, loop, answered)
+        pending = parse(board, body, loop, answered)
     else:
-        pending = await run_in_threadpool(submit, board, body, loop, answered)
+        pending = await run_in_threadpool(parse, board, body, loop, answered)
     commits.wake(board)
     await answered
     return answer(pending)
