@@ -216,3 +216,31 @@ def test_votes_board_on_postgresql_survives_restart(tmp_path):
             server.stop()
     _check_equal(live, _offline(a, b, outcome, every, MonitorSpec(sampling="iid")))
     assert restarted == live
+
+
+def test_votes_board_page_shows_the_arena_leaderboard(tmp_path):
+    import time
+
+    a, b, outcome = _votes(60, seed=5)
+    with database("sqlite", tmp_path) as db:
+        server = Server(db, tmp_path / "server.log")
+        api = server.client()
+        try:
+            board, token = _create(api, "page", look_every=30, title="Arena <b>x</b>")
+            _post_all(api, board, token, _bodies(a, b, outcome), 60)
+            status, page = api.get(f"/boards/{board}")
+            assert status == 200 and b"votes board" in page and b"new vote like these" in page
+            assert b"<b>x</b>" not in page  # the title is escaped
+            deadline = time.monotonic() + 60
+            while True:  # rendered in the background: poll with a generous timeout
+                status, frag = api.get(f"/boards/{board}/fragment")
+                assert status == 200, frag
+                if frag["version"] != "rendering" or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            assert frag["version"] == "2-open"
+            assert "60 votes received" in frag["status"]
+            assert 'id="leaderboard-table"' in frag["html"] and "alpha" in frag["html"]
+            assert "win share" in frag["html"]
+        finally:
+            server.stop()
