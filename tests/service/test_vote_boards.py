@@ -83,9 +83,7 @@ def _check_equal(board_json, mon):
 
 
 @pytest.mark.parametrize("bet", ["mixture", "agrapa"])
-def test_votes_board_equals_the_offline_arena_monitor_and_survives_restart_and_kill(
-    bet, tmp_path
-):
+def test_votes_board_equals_the_offline_arena_monitor_and_survives_restart_and_kill(bet, tmp_path):
     every, n = 50, 620
     a, b, outcome = _votes(n, seed=3)
     votes = _bodies(a, b, outcome)
@@ -156,7 +154,9 @@ def test_bad_votes_and_kind_mismatch_get_clear_errors(tmp_path):
             assert status in (400, 422)
             status, body = api.post(path, {**vote, "prompt": "p" * 201}, token=token)
             assert status == 422 and "prompt" in body["detail"]["message"]
-            status, body = api.post(path, {"votes": [vote, {**vote, "model_a": "beta"}]}, token=token)
+            status, body = api.post(
+                path, {"votes": [vote, {**vote, "model_a": "beta"}]}, token=token
+            )
             assert status == 422 and body["detail"]["problems"][0]["vote"] == 1  # all or nothing
             status, body = api.post(path, vote)  # no token
             assert status in (401, 403)
@@ -180,8 +180,13 @@ def test_bad_votes_and_kind_mismatch_get_clear_errors(tmp_path):
             assert "kind" not in created["board"] or created["board"]["kind"] == "scores"
 
             # creation: what a votes board allows is said
-            for bad in ({"bet": "ons"}, {"certifier": "exact"}, {"retire": "topk", "k": 1},
-                        {"look_every": "1%"}, {"sampling": "finite"}):
+            for bad in (
+                {"bet": "ons"},
+                {"certifier": "exact"},
+                {"retire": "topk", "k": 1},
+                {"look_every": "1%"},
+                {"sampling": "finite"},
+            ):
                 status, body = api.post(
                     "/api/boards",
                     {"benchmark": "arena", "run": "bad", "models": MODELS, "kind": "votes", **bad},
@@ -190,8 +195,13 @@ def test_bad_votes_and_kind_mismatch_get_clear_errors(tmp_path):
                 assert "votes board allows" in str(body) or "vote count" in str(body), body
             status, body = api.post(
                 "/api/boards",
-                {"benchmark": "arena", "run": "bad", "models": MODELS, "kind": "votes",
-                 "items": ["q1"]},
+                {
+                    "benchmark": "arena",
+                    "run": "bad",
+                    "models": MODELS,
+                    "kind": "votes",
+                    "items": ["q1"],
+                },
             )
             assert status == 422 and "no items" in str(body)
         finally:
@@ -244,3 +254,16 @@ def test_votes_board_page_shows_the_arena_leaderboard(tmp_path):
             assert "win share" in frag["html"]
         finally:
             server.stop()
+
+
+def test_scores_boards_store_and_load_as_before_kinds_existed():
+    import json
+
+    from rankci.service.spec import BoardSpec, make_spec
+
+    spec = make_spec(benchmark="b", run="r", models=["x", "y"], items=["q1"], order_seed=1)
+    stored = spec.to_json()
+    assert "kind" not in json.loads(stored)  # the stored JSON of a scores board is unchanged
+    assert BoardSpec.from_json(stored).kind == "scores"
+    with pytest.raises(ValueError, match="unknown kind"):
+        BoardSpec.from_json(json.dumps({**json.loads(stored), "kind": "ballots"}))

@@ -20,8 +20,8 @@ from rankci.service.auth import REVOKED, Busy, FailureLimit, TokenCheck, new_tok
 from rankci.service.board import Board
 from rankci.service.schemas import BoardCreate
 from rankci.service.spec import BoardSpec, make_spec, make_vote_spec
-from rankci.service.voteboard import VoteBoard
 from rankci.service.storage import BoardRow, Storage, StorageUnavailable
+from rankci.service.voteboard import VoteBoard
 
 __all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service", "Unservable"]
 

@@ -135,7 +135,7 @@ def needs(
 )
 def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl)$")):
     if board.spec.kind != "scores":
-        raise rejected(KindMismatch("a votes board exports its votes, not scores (not offered yet)"))
+        raise rejected(KindMismatch("a votes board has no scores to export (votes: not yet)"))
     lines = _csv_lines(board) if format == "csv" else _jsonl_lines(board)
     return StreamingResponse(
         lines,

@@ -420,7 +420,7 @@ def make_vote_spec(
     >>> make_vote_spec(benchmark="arena", run="r1", models=["x", "y"], bet="ons")
     Traceback (most recent call last):
     ...
-    ValueError: bet='ons' is not offered for votes; choose one of mixture, agrapa, fixed (a votes board allows sampling='iid', bet in (mixture, agrapa, fixed), certifier in (auto, bonferroni), retire='none', look_every a vote count)
+    ValueError: bet='ons' is not offered for votes; ... (a votes board allows sampling='iid', ...)
     """
     from rankci.votes.sequential import ArenaMonitor
 
