@@ -142,6 +142,8 @@ def test_bad_votes_and_kind_mismatch_get_clear_errors(tmp_path):
         try:
             board, token = _create(api, "errors", look_every=5)
             path = f"/api/boards/{board}/votes"
+            status, described = api.get(f"/api/boards/{board}")
+            assert status == 200 and described["kind"] == "votes" and described["n_items"] == 0
             vote = {"model_a": "alpha", "model_b": "beta", "winner": "model_a"}
 
             status, body = api.post(path, {**vote, "model_b": "omega"}, token=token)

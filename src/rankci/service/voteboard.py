@@ -63,23 +63,29 @@ def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, 
     if not entries:
         raise Rejected("no votes in the post")
     n = len(entries)
-    a = np.empty(n, dtype=np.int64)
-    b = np.empty(n, dtype=np.int64)
-    out = np.empty(n, dtype=np.int64)
+    a = np.fromiter((model_index.get(v["model_a"], -1) for v in entries), np.int64, n)
+    b = np.fromiter((model_index.get(v["model_b"], -1) for v in entries), np.int64, n)
+    out = np.fromiter((_OUTCOME.get(v["winner"], -1) for v in entries), np.int64, n)
+    texted = [
+        row
+        for row, v in enumerate(entries)
+        if v.get("prompt") is not None or v.get("voter") is not None or v.get("timestamp")
+    ]
+    bad = (a < 0) | (b < 0) | (a == b) | (out < 0)
+    if not bad.any() and not texted:
+        return a, b, out
     found: list[dict] = []
     self_vote = False
-    for row, vote in enumerate(entries):
+    for row in sorted(set(np.flatnonzero(bad).tolist()) | set(texted)):  # the problems only
+        vote = entries[row]
         problem = None
-        ja = model_index.get(vote["model_a"], -1)
-        jb = model_index.get(vote["model_b"], -1)
-        code = _OUTCOME.get(vote["winner"], -1)
-        if ja < 0:
+        if a[row] < 0:
             problem = ("model_a", f"unknown model {vote['model_a']!r}")
-        elif jb < 0:
+        elif b[row] < 0:
             problem = ("model_b", f"unknown model {vote['model_b']!r}")
-        elif ja == jb:
+        elif a[row] == b[row]:
             problem, self_vote = ("model_b", "a model voted against itself"), True
-        elif code < 0:
+        elif out[row] < 0:
             problem = ("winner", "winner must be one of " + ", ".join(OUTCOMES))
         else:
             for field in ("prompt", "voter", "timestamp"):
@@ -95,8 +101,6 @@ def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, 
             found.append({"vote": row, "field": problem[0], "problem": problem[1]})
             if len(found) >= MAX_REPORTED:
                 break
-            continue
-        a[row], b[row], out[row] = ja, jb, code
     if found:
         first = found[0]
         message = f"vote {first['vote']}: {first['field']}: {first['problem']}"
