@@ -83,16 +83,16 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
-    """Parse and validate a post's body, and queue it for the board's next group commit (its
-    ``future`` is resolved on ``loop`` once the post is committed or refused)."""
+def _parse(body: bytes, batch, single, key: str) -> list:
+    """A post's entries: the body parsed as ``batch`` (``{key: [...]}``) or ``single``; a 422
+    (400 if nested too deeply) naming the problems otherwise."""
     try:
         data = json.loads(body, parse_constant=_no_constant)
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN / Infinity
         raise HTTPException(422, {"message": f"the body is not JSON: {error}"}) from None
     except RecursionError:
         raise HTTPException(400, {"message": "the body is nested too deeply"}) from None
-    kind = ScoreBatch if isinstance(data, dict) and "scores" in data else Score
+    kind = batch if isinstance(data, dict) and key in data else single
     try:
         parsed = kind.model_validate(data)
     except ValidationError as error:
@@ -100,7 +100,13 @@ def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
         raise HTTPException(
             422, {"message": f"not a valid {kind.__name__}", "problems": found}
         ) from None
-    scores = parsed.scores if isinstance(parsed, ScoreBatch) else [parsed]
+    return getattr(parsed, key) if isinstance(parsed, batch) else [parsed]
+
+
+def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
+    """Parse and validate a post's body, and queue it for the board's next group commit (its
+    ``future`` is resolved on ``loop`` once the post is committed or refused)."""
+    scores = _parse(body, ScoreBatch, Score, "scores")
     entries = [(s.model, str(s.item), s.score) for s in scores]
     try:
         return board.submit(entries, loop=loop, future=future)
@@ -122,21 +128,7 @@ def submit_votes(board: Board, body: bytes, loop=None, future=None) -> Pending:
                 "problems": [],
             },
         )
-    try:
-        data = json.loads(body, parse_constant=_no_constant)
-    except ValueError as error:
-        raise HTTPException(400, {"message": f"the body is not JSON: {error}"}) from None
-    except RecursionError:
-        raise HTTPException(400, {"message": "the body is nested too deeply"}) from None
-    kind = VoteBatch if isinstance(data, dict) and "votes" in data else Vote
-    try:
-        parsed = kind.model_validate(data)
-    except ValidationError as error:
-        found = problems(error.errors(include_url=False, include_input=False))
-        raise HTTPException(
-            422, {"message": f"not a valid {kind.__name__}", "problems": found}
-        ) from None
-    votes = parsed.votes if isinstance(parsed, VoteBatch) else [parsed]
+    votes = _parse(body, VoteBatch, Vote, "votes")
     try:
         return board.submit_votes([v.model_dump() for v in votes], loop=loop, future=future)
     except Rejected as error:

@@ -23,7 +23,7 @@ import numpy as np
 from rankci.ranking import Ranking
 from rankci.service.board import Board
 from rankci.service.commits import CommitGroup, Pending, Posted
-from rankci.service.published import LookSnapshot, PublishedState, dumps
+from rankci.service.published import Published, PublishedState
 from rankci.service.spec import BoardSpec, _name
 from rankci.service.storage import Storage, StorageUnavailable
 from rankci.service.validation import MAX_REPORTED, Conflict, Rejected
@@ -148,47 +148,20 @@ def vote_leaderboard(spec: BoardSpec, monitor: ArenaMonitor, ranking: Ranking, l
     }
 
 
-class _VotePublished:
-    """What readers of a votes board see (the interface of :class:`~rankci.service.published.
-    Published`): replaced at once after each change, read without a lock."""
+class _VotePublished(Published):
+    """What readers of a votes board see: :class:`~rankci.service.published.Published` with the
+    arena's leaderboard (:func:`vote_leaderboard`)."""
 
     def __init__(self, board: VoteBoard) -> None:
         self.board = board
         self.state: PublishedState | None = None
 
-    def publish(self) -> bool:
+    def _version(self) -> tuple:
+        return (len(self.board.monitor.looks()), self.board.error, 0)
+
+    def _body(self) -> dict:
         board = self.board
-        before = self.state
-        version = (len(board.monitor.looks()), board.error, 0)
-        live = board.progress()
-        new_look = before is None or before.version != version
-        if new_look:
-            body = vote_leaderboard(board.spec, board.monitor, board.ranking, board.ranking_look)
-            snapshot = LookSnapshot(body, dumps(body)[:-1] + b',"progress":', board.ranking)
-        else:
-            snapshot = before.snapshot
-        self.state = PublishedState(
-            version, board.ranking, board.ranking_look, live, dumps(live), snapshot
-        )
-        return new_look
-
-    progress = property(lambda self: self.state.progress)
-    progress_json = property(lambda self: self.state.progress_json)
-
-    def current(self) -> bool:
-        return self.state is not None
-
-    def leaderboard(self) -> dict:
-        return {**self.state.snapshot.body, "progress": self.state.progress}
-
-    def leaderboard_json(self) -> bytes:
-        state = self.state
-        return b"".join((state.snapshot.head, state.progress_json, b"}"))
-
-    def look(self) -> tuple[dict, Ranking, int]:
-        state = self.state
-        body = state.snapshot.body
-        return {**body, "progress": state.progress}, state.snapshot.ranking, body["look"]["number"]
+        return vote_leaderboard(board.spec, board.monitor, board.ranking, board.ranking_look)
 
 
 class VoteBoard(Board):
