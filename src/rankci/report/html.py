@@ -255,7 +255,7 @@ def _method_section(ranking: Ranking, scores: Scores) -> Section:
 
 
 def plots_section(ranking: Ranking) -> Section:
-    """The report's plots of a ranking (rank intervals, and the dominance graph when there is one)."""
+    """The report's plots of a ranking: rank intervals, and the dominance graph if any."""
     parts = [figure_html(plots.plot_rank_intervals(ranking), "rank intervals")]
     if ranking.dominance is not None:
         parts.append(figure_html(plots.plot_tiers(ranking), "tiers"))

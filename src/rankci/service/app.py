@@ -35,7 +35,7 @@ from rankci.service.middleware import DEFAULT_BODY_TIMEOUT, SECURITY_HEADERS, Bo
 from rankci.service.page import Renderer
 from rankci.service.posting import FastPaths, problems, storage_unavailable
 from rankci.service.registry import DEFAULT_MAX_BOARDS, DEFAULT_MAX_CELLS, Service
-from rankci.service.schemas import Score, ScoreBatch
+from rankci.service.schemas import Score, ScoreBatch, Vote, VoteBatch
 from rankci.service.storage import Storage, StorageUnavailable, open_storage
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "SECURITY_HEADERS", "Service", "create_app"]
@@ -212,7 +212,7 @@ class _ServiceApp(FastAPI):
         await super().__call__(scope, receive, send)
 
 
-_SCORES = TypeAdapter(ScoreBatch | Score)  # routes_scores.POST_SCHEMA refers to these
+_SCORES = TypeAdapter(ScoreBatch | Score | VoteBatch | Vote)  # POST_SCHEMA, VOTE_SCHEMA use these
 
 
 def _openapi(app: FastAPI):

@@ -251,6 +251,12 @@ PAGE_JS = r"""
 def board_summary(spec: BoardSpec) -> dict:
     """The board's public description."""
     clusters = None if spec.clusters is None else sorted(set(spec.clusters))
+    if spec.kind != "scores":  # a scores board's description is as before kinds existed
+        return {**_summary(spec, clusters), "kind": spec.kind}
+    return _summary(spec, clusters)
+
+
+def _summary(spec: BoardSpec, clusters) -> dict:
     return {
         "id": spec.id,
         "benchmark": spec.benchmark,

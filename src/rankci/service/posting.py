@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rankci.service.board import Board, Conflict, Rejected
 from rankci.service.commits import GroupWriter, Pending
 from rankci.service.deps import ServiceContext, authorize, bearer_token, client_address
-from rankci.service.schemas import Score, ScoreBatch
+from rankci.service.schemas import Score, ScoreBatch, Vote, VoteBatch
 from rankci.service.storage import StorageUnavailable
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "rejected",
     "storage_unavailable",
     "submit",
+    "submit_votes",
     "wait_for_commit",
 ]
 
@@ -82,16 +83,16 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
-    """Parse and validate a post's body, and queue it for the board's next group commit (its
-    ``future`` is resolved on ``loop`` once the post is committed or refused)."""
+def _parse(body: bytes, batch, single, key: str) -> list:
+    """A post's entries: the body parsed as ``batch`` (``{key: [...]}``) or ``single``; a 422
+    (400 if nested too deeply) naming the problems otherwise."""
     try:
         data = json.loads(body, parse_constant=_no_constant)
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN / Infinity
         raise HTTPException(422, {"message": f"the body is not JSON: {error}"}) from None
     except RecursionError:
         raise HTTPException(400, {"message": "the body is nested too deeply"}) from None
-    kind = ScoreBatch if isinstance(data, dict) and "scores" in data else Score
+    kind = batch if isinstance(data, dict) and key in data else single
     try:
         parsed = kind.model_validate(data)
     except ValidationError as error:
@@ -99,10 +100,37 @@ def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
         raise HTTPException(
             422, {"message": f"not a valid {kind.__name__}", "problems": found}
         ) from None
-    scores = parsed.scores if isinstance(parsed, ScoreBatch) else [parsed]
+    return getattr(parsed, key) if isinstance(parsed, batch) else [parsed]
+
+
+def submit(board: Board, body: bytes, loop=None, future=None) -> Pending:
+    """Parse and validate a post's body, and queue it for the board's next group commit (its
+    ``future`` is resolved on ``loop`` once the post is committed or refused)."""
+    scores = _parse(body, ScoreBatch, Score, "scores")
     entries = [(s.model, str(s.item), s.score) for s in scores]
     try:
         return board.submit(entries, loop=loop, future=future)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
+def submit_votes(board: Board, body: bytes, loop=None, future=None) -> Pending:
+    """Parse and validate a vote post's body (:class:`~rankci.service.schemas.VoteBatch` or
+    :class:`~rankci.service.schemas.Vote`), and queue it for the board's next group commit."""
+    from rankci.service.voteboard import VoteBoard
+
+    if not isinstance(board, VoteBoard):
+        raise HTTPException(
+            409,
+            {
+                "message": f"board {board.spec.id!r} is a scores board: post scores "
+                f"{{model, item, score}} to /api/boards/{board.spec.id}/scores, not votes",
+                "problems": [],
+            },
+        )
+    votes = _parse(body, VoteBatch, Vote, "votes")
+    try:
+        return board.submit_votes([v.model_dump() for v in votes], loop=loop, future=future)
     except Rejected as error:
         raise rejected(error) from None
 
@@ -118,14 +146,18 @@ def answer(pending: Pending) -> Response:
     return Response(head + posted.progress_json + b"}", media_type="application/json")
 
 
-async def wait_for_commit(board: Board, body: bytes, commits: GroupWriter) -> Response:
-    """Submit a post's body and wait (off the event loop) until its group is committed."""
+async def wait_for_commit(
+    board: Board, body: bytes, commits: GroupWriter, votes: bool = False
+) -> Response:
+    """Submit a post's body (scores, or ``votes``) and wait (off the event loop) until its
+    group is committed."""
     loop = asyncio.get_running_loop()
     answered = loop.create_future()
+    parse = submit_votes if votes else submit
     if len(body) <= INLINE_BODY:
-        pending = submit(board, body, loop, answered)
+        pending = parse(board, body, loop, answered)
     else:
-        pending = await run_in_threadpool(submit, board, body, loop, answered)
+        pending = await run_in_threadpool(parse, board, body, loop, answered)
     commits.wake(board)
     await answered
     return answer(pending)

@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rankci.service.progress import progress
 from rankci.service.snapshot import ScoreTracker, leaderboard_snapshot
 
 if TYPE_CHECKING:
@@ -125,14 +124,11 @@ class Published:
         and only the writer, under the board's lock, calls this)."""
         board = self.board
         before = self.state
-        version = (len(board.monitor.looks), board.error, len(board.events))
-        live = progress(board)
+        version = self._version()
+        live = board.progress()
         new_look = before is None or before.version != version
         if new_look:
-            retired = {name: dict(info) for name, info in board.monitor.retired.items()}
-            body = leaderboard_snapshot(
-                board.spec, board.ranking, board.ranking_look, board.x, retired, self._tracker
-            )
+            body = self._body()
             snapshot = LookSnapshot(body, dumps(body)[:-1] + b',"progress":', board.ranking)
         else:
             snapshot = before.snapshot
@@ -141,6 +137,19 @@ class Published:
             version, board.ranking, board.ranking_look, live, dumps(live), snapshot
         )
         return new_look
+
+    def _version(self) -> tuple:
+        """(number of looks, error, number of events): a new version is a new leaderboard."""
+        board = self.board
+        return (len(board.monitor.looks), board.error, len(board.events))
+
+    def _body(self) -> dict:
+        """The leaderboard of the board's last look (without the live progress)."""
+        board = self.board
+        retired = {name: dict(info) for name, info in board.monitor.retired.items()}
+        return leaderboard_snapshot(
+            board.spec, board.ranking, board.ranking_look, board.x, retired, self._tracker
+        )
 
     @property
     def progress(self) -> dict:

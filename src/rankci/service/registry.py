@@ -19,8 +19,9 @@ from fastapi import HTTPException
 from rankci.service.auth import REVOKED, Busy, FailureLimit, TokenCheck, new_token
 from rankci.service.board import Board
 from rankci.service.schemas import BoardCreate
-from rankci.service.spec import BoardSpec, make_spec
+from rankci.service.spec import BoardSpec, make_spec, make_vote_spec
 from rankci.service.storage import BoardRow, Storage, StorageUnavailable
+from rankci.service.voteboard import VoteBoard
 
 __all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service", "Unservable"]
 
@@ -146,7 +147,9 @@ class Service:
             if board is None or board.stale:
                 row = self.row(board_id)
                 try:
-                    board = Board.load(self.spec(board_id), row.num, self.storage)
+                    spec = self.spec(board_id)
+                    kind = VoteBoard if spec.kind == "votes" else Board
+                    board = kind.load(spec, row.num, self.storage)
                     board.on_look = self.on_look
                 except (StorageUnavailable, HTTPException):
                     raise
@@ -209,7 +212,7 @@ class Service:
 
     # ------------------------------------------------------------------ creating, deleting
     def create(self, request: BoardCreate) -> tuple[BoardSpec, str, str | None]:
-        cells = len(request.models) * len(request.items)
+        cells = len(request.models) * len(request.items or ())
         if cells > self.max_cells:
             raise HTTPException(
                 413,
@@ -221,8 +224,15 @@ class Service:
             raise HTTPException(
                 403, f"this server holds its quota of {self.max_boards:,} boards (--max-boards)"
             )
-        options = request.model_dump(exclude={"id"})
-        spec = make_spec(board_id=request.id, **options)
+        options = request.model_dump(exclude={"id", "kind"})
+        if request.kind == "votes":
+            for key in ("items", "clusters", "order_seed"):
+                options.pop(key)
+            spec = make_vote_spec(
+                board_id=request.id, given=frozenset(request.model_fields_set), **options
+            )
+        else:
+            spec = make_spec(board_id=request.id, **options)
         write = new_token()
         read = None if spec.public else new_token()
         num = self.storage.create_board(
@@ -232,7 +242,7 @@ class Service:
             None if read is None else self.tokens.hash(read),
             spec.created_at,
         )
-        board = Board(spec, num, self.storage)
+        board = (VoteBoard if spec.kind == "votes" else Board)(spec, num, self.storage)
         board.on_look = self.on_look
         row = BoardRow(
             spec.id,

@@ -107,6 +107,12 @@ def history(board: ReadableBoard):
     response_class=Response,
 )
 def monitor_state(board: ReadableBoard):
+    if board.spec.kind == "votes":
+        raise HTTPException(
+            409,
+            "an arena monitor has no saved state: a votes board is rebuilt by replaying its "
+            "stored votes",
+        )
     if board.spec.monitor.entry == "open":
         raise HTTPException(
             409,

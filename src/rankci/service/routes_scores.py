@@ -23,8 +23,9 @@ from rankci.service.board import Board, Rejected
 from rankci.service.deps import Context, ReadableBoard, WritableBoard
 from rankci.service.posting import rejected, wait_for_commit
 from rankci.service.schemas import Needed, Posted, RetireRequest
+from rankci.service.voteboard import KindMismatch
 
-__all__ = ["POST_SCHEMA", "router"]
+__all__ = ["POST_SCHEMA", "VOTE_SCHEMA", "router"]
 
 router = APIRouter()
 
@@ -60,6 +61,36 @@ async def post_scores(request: Request, board: WritableBoard, context: Context):
     # never holds up the event loop, and with it every other request); the post then waits
     # for the writer thread's next group commit (commits.py), off the event loop.
     return await wait_for_commit(board, await request.body(), context.commits)
+
+
+VOTE_SCHEMA = {
+    "anyOf": [
+        {"$ref": "#/components/schemas/VoteBatch"},
+        {"$ref": "#/components/schemas/Vote"},
+    ]
+}
+
+
+@router.post(
+    "/api/boards/{board}/votes",
+    tags=["scores"],
+    response_model=Posted,
+    summary="Post one vote or a batch to a votes board (each vote is stored once per post)",
+    responses={
+        409: {"description": "The board holds scores, not votes"},
+        422: {"description": "Unknown model, a self-vote, an unknown winner, a bad text field"},
+        413: {"description": "The body is too large"},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": VOTE_SCHEMA}},
+        }
+    },
+)
+async def post_votes(request: Request, board: WritableBoard, context: Context):
+    # the same parsing split and group-commit wait as scores (posting.wait_for_commit)
+    return await wait_for_commit(board, await request.body(), context.commits, votes=True)
 
 
 @router.post(
@@ -115,6 +146,8 @@ def needs(
     response_class=StreamingResponse,
 )
 def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl)$")):
+    if board.spec.kind != "scores":
+        raise rejected(KindMismatch("a votes board has no scores to export (votes: not yet)"))
     lines = _csv_lines(board) if format == "csv" else _jsonl_lines(board)
     return StreamingResponse(
         lines,

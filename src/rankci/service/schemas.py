@@ -64,8 +64,17 @@ class BoardFields(BaseModel):
     )
     title: str = Field("", description="Shown on the web page.")
     models: list[str] = Field(description="The models, fixed in advance (at least two).")
-    items: list[ItemId | Item] = Field(
-        description="Item ids, or objects {id, cluster}; the benchmark's N items."
+    kind: Literal["scores", "votes"] = Field(
+        "scores",
+        description="What the board holds: scores (model, item, score) or pairwise votes "
+        "(model_a, model_b, winner; the anytime-valid arena, docs/arena-monitor.md). A votes "
+        "board has no items and allows sampling='iid', bet mixture/agrapa/fixed, certifier "
+        "auto/bonferroni, retire='none', look_every a vote count (default 100).",
+    )
+    items: list[ItemId | Item] | None = Field(
+        None,
+        description="Item ids, or objects {id, cluster}; the benchmark's N items (a scores "
+        "board needs them; a votes board has none).",
     )
     clusters: list[str] | None = Field(None, description="One cluster per item (alternative).")
     order_seed: int | None = Field(
@@ -80,6 +89,12 @@ class BoardFields(BaseModel):
 
     @model_validator(mode="after")
     def _settings_are_valid(self) -> BoardFields:
+        if self.kind == "votes":
+            if self.items is not None or self.clusters is not None:
+                raise ValueError("a votes board has no items or clusters: leave them out")
+            return self  # checked by rankci.service.spec.make_vote_spec (with its defaults)
+        if self.items is None:
+            raise ValueError("items are required for a scores board")
         # the spec's own checks (the value itself is left out of the message: never echoed)
         try:
             MonitorSpec(**{name: getattr(self, name) for name in BOARD_SETTINGS})
@@ -150,6 +165,35 @@ class ScoreBatch(BaseModel):
         },
     )
     scores: list[Score] = Field(max_length=MAX_BATCH)
+
+
+class Vote(BaseModel):
+    """One pairwise vote: the two models and the outcome (``winner``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    model_a: str
+    model_b: str
+    winner: Literal["model_a", "model_b", "tie", "tie (bothbad)"]
+    prompt: str | StrictInt | None = Field(None, description="The prompt or question id.")
+    voter: str | None = Field(None, description="The voter or judge.")
+    timestamp: StrictFloat | StrictInt | str | None = Field(
+        None, description="Checked, not used: the order of a board's votes is their commit order."
+    )
+
+
+class VoteBatch(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "example": {
+                "votes": [
+                    {"model_a": "model-a", "model_b": "model-b", "winner": "model_a"},
+                    {"model_a": "model-b", "model_b": "model-c", "winner": "tie"},
+                ]
+            }
+        },
+    )
+    votes: list[Vote] = Field(max_length=MAX_BATCH)
 
 
 class Posted(BaseModel):

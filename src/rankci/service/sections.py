@@ -75,6 +75,16 @@ def plain_guarantee(spec: BoardSpec) -> str:
     (True, True)
     """
     level = f"{1 - spec.alpha:.0%}"
+    if spec.kind == "votes":
+        return (
+            "This arena leaderboard changes as votes arrive, and you may look at it as often as "
+            f"you like. With probability at least {level}, every “A beats B” it ever shows is "
+            "true, at every moment at once, however often anyone looks and however the pairs "
+            "were chosen: in a new vote like these between A and B, A is more likely to win "
+            "than B (ties counted half). The rank intervals read those statements as an order; "
+            "they hold when head-to-head preference is transitive (as under Bradley-Terry). "
+            "The score is each model's observed share of its votes (wins + ties / 2)."
+        )
     if spec.sampling == "finite":
         truth = (
             f"the ranking by mean score over all {spec.n_items:,} items of the benchmark (the "
@@ -97,9 +107,10 @@ def plain_guarantee(spec: BoardSpec) -> str:
 
 def header_html(spec: BoardSpec) -> str:
     """Title, facts and the guarantee in plain words."""
+    size = "votes board" if spec.kind == "votes" else f"{spec.n_items:,} items"
     meta = (
         f"{html.escape(spec.benchmark)} · run {html.escape(spec.run)} · {spec.n_models} models · "
-        f"{spec.n_items:,} items · α = {spec.alpha:g} · made by rankci {__version__}"
+        f"{size} · α = {spec.alpha:g} · made by rankci {__version__}"
     )
     return (
         f"<h1>{html.escape(spec.title)}</h1>"
@@ -122,6 +133,12 @@ class _Intervals:
 
 def status_line(progress: dict) -> str:
     words = {"open": "running", "finished": "finished", "error": "stopped by an error"}
+    if progress.get("kind") == "votes":
+        return (
+            f"Arena {words[progress['state']]}: {progress['votes_received']:,} votes received, "
+            f"{progress['t']:,} in the last look, {progress['looks']} looks. "
+            f"Updated {time.strftime('%H:%M:%S')}."
+        )
     saved = progress["evaluations_saved"] / max(progress["evaluations_total"], 1)
     return (
         f"Evaluation {words[progress['state']]}: {progress['t']:,} of {progress['n_items']:,} "
@@ -285,8 +302,62 @@ class Renderer:
                     log.exception("rendering board %s failed", board.spec.id)
 
 
+def _vote_sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
+    """The page of a votes board: progress, the leaderboard (win share, votes, rank interval),
+    the rank-interval, tier and dominance figures, and the method."""
+    spec, p = board.spec, data["progress"]
+    facts = [
+        ("state", p["state"]),
+        ("votes received", f"{p['votes_received']:,} (next look at {p['next_look_at']:,})"),
+        ("this page shows", f"look {data['look']['number']} (after {data['look']['t']:,} votes)"),
+        ("target", data["target"]),
+    ]
+    rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
+    parts = [f'<section id="progress"><h2>Progress</h2><dl class="facts">{rows}</dl></section>']
+    if not looks:
+        parts.append(
+            '<p class="notice">No look yet: the first look is taken after the first '
+            f"{spec.look_every} votes.</p>"
+        )
+        return "".join(parts)
+    header = ["model", "win share", "votes", "rank interval", "tier"]
+    cells, keys = [], []
+    for r in data["models"]:
+        cells.append(
+            [
+                html.escape(r["model"]),
+                f"{r['score']:.3f}",
+                f"{r['n_votes']:,}",
+                f"{r['rank_lower']}–{r['rank_upper']}",
+                str(r["tier"]),
+            ]
+        )
+        keys.append([r["model"], r["score"], r["n_votes"], r["rank_lower"], r["tier"]])
+    table = table_html(header, cells, keys, "leaderboard-table", [False, True, True, True, True])
+    parts.append(f'<section id="leaderboard"><h2>Leaderboard</h2>{table}</section>')
+    if board.error:
+        parts.append(f'<p class="notice">{html.escape(board.error)}</p>')
+    figures = [
+        figure_html(plots.plot_rank_intervals(ranking), "rank intervals"),
+        figure_html(plots.plot_tiers(ranking), "tiers"),
+        figure_html(plots.plot_dominance(ranking), "certified dominance matrix"),
+    ]
+    parts.append(f'<section id="plots"><h2>Intervals and tiers</h2>{"".join(figures)}</section>')
+    s = spec.settings()
+    items = [
+        "<li><b>Evidence</b>: a betting e-process on the head-to-head votes of every ordered "
+        f"pair ({html.escape(s['bet'])} bet), e-Bonferroni over the pairs, a look every "
+        f"{s['look_every']} votes (docs/arena-monitor.md).</li>",
+        f"<li><b>Guarantee</b>: {html.escape(data['guarantee'])}</li>",
+    ]
+    parts.append(f'<section id="method"><h2>Method</h2><ul>{"".join(items)}</ul></section>')
+    return "".join(parts)
+
+
 def _sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
     spec = board.spec
+    if spec.kind == "votes":
+        return _vote_sections(board, data, ranking, looks)
     parts = [_progress_section(data)]
     if not looks:
         parts.append(

@@ -29,13 +29,29 @@ from rankci.sequential.monitor import Monitor
 from rankci.sequential.replay import evaluation_order
 from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
 
-__all__ = ["BOARD_ID", "MAX_CELLS", "MAX_MODELS", "OLD_SETTINGS", "BoardSpec", "make_spec"]
+__all__ = [
+    "BOARD_ID",
+    "KINDS",
+    "MAX_CELLS",
+    "MAX_MODELS",
+    "OLD_SETTINGS",
+    "VOTE_SETTINGS",
+    "BoardSpec",
+    "make_spec",
+    "make_vote_spec",
+]
 
 BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_MODELS = 1000
 MAX_CELLS = 20_000_000  # models x items held in memory per board (160 MB of float64)
 MAX_NAME = 200
 MAX_TITLE = 500  # characters of a board's title
+KINDS = ("scores", "votes")  # what a board holds
+#: The monitor settings a votes board allows (those of rankci.votes.sequential.ArenaMonitor).
+VOTE_SETTINGS = (
+    "sampling='iid', bet in (mixture, agrapa, fixed), certifier in (auto, bonferroni), "
+    "retire='none', look_every a vote count"
+)
 #: The monitor settings a board's JSON held at its top level before ``"monitor"`` existed.
 OLD_SETTINGS = ("alpha", "sampling", "bet", "certifier", "retire", "k", "width", "look_every")
 
@@ -64,6 +80,10 @@ class BoardSpec:
         Whether reads need no token.
     created_at : str
         ISO 8601, UTC.
+    kind : {"scores", "votes"}
+        What the board holds (boards stored before kinds existed hold scores). A votes board
+        has no items (``items == ()``); its ``look_every`` is a vote count
+        (:mod:`rankci.service.voteboard`).
     """
 
     id: str
@@ -78,6 +98,7 @@ class BoardSpec:
     public: bool = True
     title: str = ""
     created_at: str = ""
+    kind: str = "scores"
     _order: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
@@ -121,6 +142,8 @@ class BoardSpec:
             f.name: getattr(self, f.name) for f in fields(self) if f.name != "_order"
         }
         data["monitor"] = self.monitor.to_dict()
+        if self.kind == "scores":  # stored as before kinds existed
+            del data["kind"]
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -144,6 +167,9 @@ class BoardSpec:
             if old.get("sampling", "finite") == "finite":
                 old["n_items"] = len(data["items"])
             data["monitor"] = MonitorSpec.from_dict(old)
+        data.setdefault("kind", "scores")  # stored before kinds existed
+        if data["kind"] not in KINDS:
+            raise ValueError(f"the stored board has an unknown kind {data['kind']!r}")
         return cls(**data)
 
 
@@ -372,3 +398,73 @@ def _order_seed(order_seed: int | None) -> int:
     if isinstance(order_seed, bool) or not isinstance(order_seed, Integral) or order_seed < 0:
         raise ValueError(f"order_seed must be an integer >= 0, got {order_seed!r}")
     return int(order_seed)
+
+
+def make_vote_spec(
+    *,
+    benchmark: str,
+    run: str,
+    models: Sequence[str],
+    board_id: str | None = None,
+    public: bool = True,
+    title: str = "",
+    given: frozenset | None = None,
+    **settings: Any,
+) -> BoardSpec:
+    """Validate a votes board's description (``kind="votes"``); a ValueError names the field.
+
+    The monitor is :class:`rankci.votes.sequential.ArenaMonitor`: the settings it allows are
+    :data:`VOTE_SETTINGS`. Settings not in ``given`` (default: those passed; the API passes
+    the fields its request set, the others being the scores board's defaults) take
+    the arena's (``sampling="iid"``, ``certifier="bonferroni"``, ``retire="none"``,
+    ``look_every=100`` votes).
+
+    Examples
+    --------
+    >>> spec = make_vote_spec(benchmark="arena", run="r1", models=["x", "y"], look_every=50)
+    >>> spec.kind, spec.monitor.sampling, spec.monitor.look_every, spec.items
+    ('votes', 'iid', 50, ())
+    >>> make_vote_spec(benchmark="arena", run="r1", models=["x", "y"], bet="ons")
+    Traceback (most recent call last):
+    ...
+    ValueError: bet='ons' is not offered for votes; ... (a votes board allows sampling='iid', ...)
+    """
+    from rankci.votes.sequential import ArenaMonitor
+
+    given = frozenset(settings) if given is None else given
+    arena = {"sampling": "iid", "certifier": "bonferroni", "retire": "none", "look_every": 100}
+    for key, value in arena.items():
+        if key not in given:
+            settings[key] = value
+    settings.pop("n_items", None)
+    look_every = settings.get("look_every")
+    if isinstance(look_every, bool) or not isinstance(look_every, Integral) or look_every < 1:
+        raise ValueError(
+            f"look_every must be a vote count >= 1 on a votes board (a percentage needs a fixed "
+            f"number of items), got {look_every!r}"
+        )
+    if settings.get("certifier") == "auto":
+        settings["certifier"] = "bonferroni"
+    try:
+        monitor = MonitorSpec(**settings)
+        models = _model_names(models)
+        ArenaMonitor(models, monitor)
+    except ValueError as error:
+        raise ValueError(f"{error} (a votes board allows {VOTE_SETTINGS})") from None
+    benchmark = _name(benchmark, "benchmark")
+    run = _name(run, "run")
+    return BoardSpec(
+        id=_board_id(board_id, benchmark, run),
+        benchmark=benchmark,
+        run=run,
+        models=models,
+        items=(),
+        clusters=None,
+        order_seed=0,
+        monitor=monitor,
+        look_every_option=int(look_every),
+        public=bool(public),
+        title=_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        kind="votes",
+    )

@@ -1,0 +1,328 @@
+"""A board of votes: pairwise votes in, the anytime-valid arena's leaderboard out.
+
+A votes board (``kind: "votes"``) holds an :class:`~rankci.votes.sequential.ArenaMonitor` instead
+of the score monitor. Votes are posted one at a time or in batches through the same group commit
+as scores (:mod:`rankci.service.commits`): a post is answered once the transaction holding its
+votes is committed. A vote is stored in the board's rows of the ``scores`` table, as
+``model = a * M + b`` (the ordered pair), ``item`` = its sequence number on the board (the order
+of commit, from 0) and ``score`` = its outcome code (:data:`rankci.votes.table.OUTCOMES`), so
+the durability path, the databases and their schemas are those of scores.
+
+Determinism. The monitor is fed in chunks of exactly ``look_every`` votes, in sequence order, a
+look after each chunk; votes after the last look wait in memory. So the state at every look is a
+function of the stored votes alone - not of how the posts were batched or when anyone read -
+and :meth:`VoteBoard.load` rebuilds it bit for bit by replaying the stored votes, which is what
+``ArenaMonitor`` fed the same votes offline in chunks of ``look_every`` gives. The time order is
+the order of commit: a client's ``timestamp`` is checked but not used for the order (nor stored).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankci.ranking import Ranking
+from rankci.service.board import Board
+from rankci.service.commits import CommitGroup, Pending, Posted
+from rankci.service.published import Published, PublishedState
+from rankci.service.spec import BoardSpec, _name
+from rankci.service.storage import Storage, StorageUnavailable
+from rankci.service.validation import MAX_REPORTED, Conflict, Rejected
+from rankci.votes.sequential import ArenaMonitor
+from rankci.votes.table import OUTCOMES, Votes
+
+__all__ = ["KindMismatch", "VoteBoard", "validate_votes", "vote_leaderboard"]
+
+_OUTCOME = {name: code for code, name in enumerate(OUTCOMES)}
+TARGET = (
+    "new votes like these: in a vote between j and l drawn as the board's votes were, "
+    "P(j wins) > P(l wins), ties counted half (the head-to-head preference, not a "
+    "Bradley-Terry strength)"
+)
+
+
+class KindMismatch(Conflict):
+    """Scores posted to a votes board, or votes to a scores board (409)."""
+
+
+def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Index arrays (a, b, outcome) of a post's votes, or :class:`Rejected` naming the problems.
+
+    ``entries`` are dicts ``{"model_a", "model_b", "winner"}`` with optional ``prompt``,
+    ``voter`` (names: valid Unicode, 1-200 characters) and ``timestamp`` (a number or a name).
+
+    Examples
+    --------
+    >>> validate_votes([{"model_a": "x", "model_b": "y", "winner": "tie"}], {"x": 0, "y": 1})
+    (array([0]), array([1]), array([2]))
+    >>> try:
+    ...     validate_votes([{"model_a": "x", "model_b": "x", "winner": "tie"}], {"x": 0})
+    ... except Rejected as error:
+    ...     error.problems[0]["problem"]
+    'a model voted against itself'
+    """
+    if not entries:
+        raise Rejected("no votes in the post")
+    n = len(entries)
+    a = np.fromiter((model_index.get(v["model_a"], -1) for v in entries), np.int64, n)
+    b = np.fromiter((model_index.get(v["model_b"], -1) for v in entries), np.int64, n)
+    out = np.fromiter((_OUTCOME.get(v["winner"], -1) for v in entries), np.int64, n)
+    texted = [
+        row
+        for row, v in enumerate(entries)
+        if v.get("prompt") is not None or v.get("voter") is not None or v.get("timestamp")
+    ]
+    bad = (a < 0) | (b < 0) | (a == b) | (out < 0)
+    if not bad.any() and not texted:
+        return a, b, out
+    found: list[dict] = []
+    self_vote = False
+    for row in sorted(set(np.flatnonzero(bad).tolist()) | set(texted)):  # the problems only
+        vote = entries[row]
+        problem = None
+        if a[row] < 0:
+            problem = ("model_a", f"unknown model {vote['model_a']!r}")
+        elif b[row] < 0:
+            problem = ("model_b", f"unknown model {vote['model_b']!r}")
+        elif a[row] == b[row]:
+            problem, self_vote = ("model_b", "a model voted against itself"), True
+        elif out[row] < 0:
+            problem = ("winner", "winner must be one of " + ", ".join(OUTCOMES))
+        else:
+            for field in ("prompt", "voter", "timestamp"):
+                value = vote.get(field)
+                if value is None or (field == "timestamp" and type(value) in (int, float)):
+                    continue
+                try:
+                    _name(value, field)
+                except ValueError as error:
+                    problem = (field, str(error))
+                    break
+        if problem is not None:
+            found.append({"vote": row, "field": problem[0], "problem": problem[1]})
+            if len(found) >= MAX_REPORTED:
+                break
+    if found:
+        first = found[0]
+        message = f"vote {first['vote']}: {first['field']}: {first['problem']}"
+        if self_vote and len(found) == 1:
+            message += " (a self-vote carries no evidence and is refused)"
+        raise Rejected(message, found)
+    return a, b, out
+
+
+def vote_leaderboard(spec: BoardSpec, monitor: ArenaMonitor, ranking: Ranking, look: int) -> dict:
+    """The leaderboard JSON of a votes board at look number ``look`` (the scores board's shape:
+    ``models[]`` with ``score`` = win share, ``rank_lower``/``rank_upper``, certified pairs)."""
+    n_votes = monitor.wins.sum(1) + monitor.wins.sum(0) + monitor.ties.sum(1)
+    rows = []
+    for j in ranking.order():
+        rows.append(
+            {
+                "model": spec.models[j],
+                "score": float(ranking.score[j]),
+                "n_votes": int(n_votes[j]),
+                "rank": int(ranking.rank[j]),
+                "rank_lower": int(ranking.lower[j]),
+                "rank_upper": int(ranking.upper[j]),
+                "tier": int(ranking.tier[j]),
+                "status": "active",
+            }
+        )
+    tiers: dict[int, list[str]] = {}
+    for j in ranking.order():
+        tiers.setdefault(int(ranking.tier[j]), []).append(spec.models[j])
+    return {
+        "board": spec.id,
+        "benchmark": spec.benchmark,
+        "run": spec.run,
+        "kind": "votes",
+        "look": {"number": int(look), "t": int(ranking.n_units)},
+        "alpha": spec.alpha,
+        "settings": spec.settings(),
+        "models": rows,
+        "certified_pairs": [list(pair) for pair in ranking.dominance_pairs()],
+        "tiers": [tiers[t] for t in sorted(tiers)],
+        "target": TARGET,
+        "score_is": "the observed win share (wins + ties / 2) / votes at the look",
+        "guarantee": ranking.guarantee,
+    }
+
+
+class _VotePublished(Published):
+    """What readers of a votes board see: :class:`~rankci.service.published.Published` with the
+    arena's leaderboard (:func:`vote_leaderboard`)."""
+
+    def __init__(self, board: VoteBoard) -> None:
+        self.board = board
+        self.state: PublishedState | None = None
+
+    def _version(self) -> tuple:
+        return (len(self.board.monitor.looks()), self.board.error, 0)
+
+    def _body(self) -> dict:
+        board = self.board
+        return vote_leaderboard(board.spec, board.monitor, board.ranking, board.ranking_look)
+
+
+class VoteBoard(Board):
+    """A board of votes (``spec.kind == "votes"``): see the module's text."""
+
+    def __init__(self, spec: BoardSpec, num: int, storage: Storage) -> None:
+        import threading
+
+        self.spec = spec
+        self.num = num
+        self.storage = storage
+        self.lock = threading.RLock()
+        self._waiting: list[Pending] = []
+        self._waiting_lock = threading.Lock()
+        self.model_index = {name: j for j, name in enumerate(spec.models)}
+        self.received = 0
+        self._unfed: list[tuple] = []  # (a, b, outcome) chunks committed, not yet fed
+        self._n_unfed = 0
+        self.monitor = ArenaMonitor(spec.models, spec.monitor)
+        self.ranking = self.monitor.ranking()
+        self.ranking_look = 0
+        self.error: str | None = None
+        self.events: list[dict] = []
+        self.render_lock = threading.Lock()
+        self.page_cache: dict = {}
+        self.stale = False
+        self.page_viewed_at = -1e9
+        self.on_look = None
+        self.published = _VotePublished(self)
+        self._publish()
+
+    @classmethod
+    def load(cls, spec: BoardSpec, num: int, storage: Storage) -> VoteBoard:
+        """Rebuild the board by replaying its stored votes in sequence order (bit for bit)."""
+        board = cls(spec, num, storage)
+        pair, seq, outcome = storage.load_scores(num)
+        order = np.argsort(seq, kind="stable")
+        if seq.size and not np.array_equal(seq[order], np.arange(seq.size)):
+            raise RuntimeError(f"board {spec.id}: the stored votes are not numbered 0..n-1")
+        m = spec.n_models
+        pair = pair[order]
+        board.received = int(seq.size)
+        board._feed(pair // m, pair % m, outcome[order].astype(np.int64))
+        board._publish()
+        return board
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def done(self) -> bool:
+        return self.error is not None
+
+    @property
+    def state(self) -> str:
+        return "error" if self.error is not None else "open"
+
+    def progress(self) -> dict:
+        every = self.spec.look_every
+        fed = self.monitor.n_votes
+        return {
+            "state": self.state,
+            "error": self.error,
+            "kind": "votes",
+            "t": int(fed),
+            "votes_received": int(self.received),
+            "votes_waiting_for_look": int(self._n_unfed),
+            "looks": len(self.monitor.looks()),
+            "next_look_at": int(fed + every),
+        }
+
+    # ------------------------------------------------------------------ writing
+    def submit(self, entries, notify=None, loop=None, future=None) -> Pending:
+        raise KindMismatch(
+            f"board {self.spec.id!r} is a votes board: post votes "
+            f"{{model_a, model_b, winner}} to /api/boards/{self.spec.id}/votes, not scores"
+        )
+
+    def submit_votes(self, entries, notify=None, loop=None, future=None) -> Pending:
+        """Validate a vote post and queue it for the next group commit."""
+        a, b, outcome = validate_votes(entries, self.model_index)
+        pending = Pending(a, b, outcome, notify, loop, future)
+        with self._waiting_lock:
+            self._waiting.append(pending)
+        return pending
+
+    def commit(self, group: CommitGroup) -> list[Pending]:
+        with self._waiting_lock:
+            posts, self._waiting = self._waiting, []
+        if not posts:
+            return posts
+        if self.stale:
+            error = StorageUnavailable("the board is being reloaded after a database fault")
+            for pending in posts:
+                pending.error = error
+            return posts
+        a = np.concatenate([p.model for p in posts])
+        b = np.concatenate([p.item for p in posts])
+        outcome = np.concatenate([p.score for p in posts])
+        seq = np.arange(self.received, self.received + a.size, dtype=np.int64)
+        rows = (a * self.spec.n_models + b, seq, outcome.astype(float))
+
+        def then(error):
+            if error is None:
+                self.received += int(a.size)
+                self._feed(a, b, outcome)
+                self._publish()
+                live, text = self.published.progress, self.published.progress_json
+                for pending in posts:
+                    pending.result = Posted(int(pending.model.size), 0, live, text)
+                return
+            if isinstance(error, StorageUnavailable) and error.ambiguous:
+                self.stale = True
+            for pending in posts:
+                pending.error = error
+
+        group.add(self.num, rows, then)
+        return posts
+
+    def _feed(self, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> None:
+        """Queue committed votes; feed the monitor every full chunk of ``look_every``, then look."""
+        if a.size:
+            self._unfed.append((a, b, outcome))
+            self._n_unfed += int(a.size)
+        every = self.spec.look_every
+        if self._n_unfed < every or self.error is not None:
+            return
+        a, b, outcome = (np.concatenate([c[i] for c in self._unfed]) for i in range(3))
+        full = (a.size // every) * every
+        models = self.spec.models
+        for start in range(0, full, every):  # one iteration per look, not per vote
+            part = slice(start, start + every)
+            self.monitor.update(Votes.from_arrays(a[part], b[part], outcome[part], models=models))
+            self.monitor.look()
+            try:
+                self.ranking = self.monitor.ranking()
+                self.ranking_look = len(self.monitor.looks())
+            except ValueError as error:  # a certified cycle (probability <= alpha)
+                self.error = f"{type(error).__name__}: {error}"
+                break
+        self._unfed = [(a[full:], b[full:], outcome[full:])] if full < a.size else []
+        self._n_unfed = int(a.size - full)
+
+    # ------------------------------------------------------------------ not for votes
+    def retire(self, model: str) -> dict:
+        raise KindMismatch("a votes board has no retirements (retire rules are for scores)")
+
+    def needs(self, limit: int = 1000, model: str | None = None, horizon: str = "all") -> dict:
+        raise KindMismatch("a votes board has no shared item order: nothing is 'needed next'")
+
+    def history(self) -> dict:
+        with self.lock:
+            looks = self.monitor.looks()
+        return {"models": list(self.spec.models), "looks": looks, "events": []}
+
+    def look_state(self):
+        body, ranking, number = self.published.look()
+        return body, ranking, self.monitor.looks()[:number]
+
+    def export(self):
+        raise KindMismatch("a votes board exports its votes, not scores (not offered yet)")
+
+    def monitor_state(self) -> bytes:
+        raise KindMismatch(
+            "an arena monitor has no saved state: it is rebuilt by replaying the stored votes"
+        )
