@@ -269,3 +269,12 @@ def test_scores_boards_store_and_load_as_before_kinds_existed():
     assert BoardSpec.from_json(stored).kind == "scores"
     with pytest.raises(ValueError, match="unknown kind"):
         BoardSpec.from_json(json.dumps({**json.loads(stored), "kind": "ballots"}))
+
+
+def test_a_votes_board_refuses_open_entry_naming_why():
+    """Models joining later (entry='open') are proved for score boards; the arena monitor's
+    models are fixed, so a votes board asking for open entry is refused before it is made."""
+    from rankci.service.spec import make_vote_spec
+
+    with pytest.raises(ValueError, match="entry='open' is not offered for votes boards yet"):
+        make_vote_spec(benchmark="arena", run="r", models=["alpha", "beta"], entry="open")

@@ -445,6 +445,11 @@ def make_vote_spec(
         )
     if settings.get("certifier") == "auto":
         settings["certifier"] = "bonferroni"
+    if settings.get("entry", "closed") != "closed":
+        raise ValueError(
+            "entry='open' is not offered for votes boards yet: the arena monitor's models are "
+            f"fixed when the board is created (a votes board allows {VOTE_SETTINGS})"
+        )
     try:
         monitor = MonitorSpec(**settings)
         models = _model_names(models)
