@@ -23,7 +23,9 @@ def clustered():
 
 @pytest.mark.parametrize("unit", ["observation", "item", "cluster", "prompt"])
 # the two-prompt unit cannot certify: the subject is the equality of the two pipelines
-@pytest.mark.filterwarnings("ignore:with 2 prompt units the smallest attainable:rankci.RankciWarning")
+@pytest.mark.filterwarnings(
+    "ignore:with 2 prompt units the smallest attainable:rankci.RankciWarning"
+)
 def test_rank_equals_the_explicit_pipeline(clustered, unit):
     r = rankci.rank(clustered, unit=unit)
     pw = rankci.pairwise_tests(clustered.units(unit), "t")

@@ -377,6 +377,8 @@ def test_boundary_fit_satisfies_the_kkt_conditions():
 
 
 # ---------------------------------------------------------------------- ranking, contracts
+# the subject is that pairwise and ranking use the contrasts, not what they certify
+@pytest.mark.filterwarnings("ignore:nothing is certified:rankci.RankciWarning")
 def test_mixed_pairwise_and_ranking_use_the_contrasts():
     scores = load("small")
     model = mixed_model(scores, theta=lme4_theta("small"))
