@@ -130,6 +130,9 @@ def test_items_and_chained_subsets_are_recorded(scores):
     assert scores.notes == {}  # the original is unchanged
 
 
+# a 6-item subset: the subject is the report of the subset, not what it certifies
+@pytest.mark.filterwarnings("ignore:.* item units of continuous:rankci.RankciWarning")
+@pytest.mark.filterwarnings("ignore:nothing is certified:rankci.RankciWarning")
 def test_a_ranking_of_the_subset_reports_it(scores):
     ranking = rankci.rank(scores.subset(items_per_cluster=2, rng=1), unit="item")
     assert ranking.to_dict()["excluded"]["subsample"][0]["seed"] == 1

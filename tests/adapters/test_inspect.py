@@ -141,6 +141,8 @@ def test_item_means_equal_the_planned_answers(run):
                 assert mine[item] == pytest.approx(plan[i].mean())
 
 
+# 23 items of continuous scores: the subject is the report of errored and missing samples
+@pytest.mark.filterwarnings("ignore:.* item units of continuous:rankci.RankciWarning")
 def test_errored_and_missing_samples_are_reported(run):
     with pytest.warns(rankci.RankciWarning, match="not scored by every model"):
         scores = read_inspect(run["dir"])
@@ -172,6 +174,8 @@ def test_scorer_with_dict_values_needs_a_key(run):
         read(run["dir"], scorer="f1")
 
 
+# 7-8 items per cluster: the subject is the overriding of columns
+@pytest.mark.filterwarnings("ignore:cluster '.*'. .* item units of continuous:rankci.RankciWarning")
 def test_clusters_items_and_models_are_overridable(run):
     scores = read(run["dir"], cluster="metadata.subject", item="metadata.qid", model=str.upper)
     assert scores.clusters == SUBJECTS

@@ -386,6 +386,8 @@ def test_weights_of_the_weighted_aggregate_are_rank_benchmarks_weights():
     assert np.allclose(r.score, 0.8 * means[0] + 0.2 * means[1])
 
 
+# 3-14 benchmark win rates per model: the subject is the target, not the t's small-sample level
+@pytest.mark.filterwarnings("ignore:.* item units of continuous:rankci.RankciWarning")
 def test_benchmarks_target_is_rankci_rank_on_the_per_benchmark_win_rates():
     """Benchmarks as units: the win rates of each benchmark (HELM's loop) ranked by rankci.rank."""
     rng = np.random.default_rng(8)

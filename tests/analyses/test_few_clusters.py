@@ -102,7 +102,8 @@ def test_five_clusters_or_fewer_give_no_finite_interval_and_say_why(method, n_cl
 
 @pytest.mark.parametrize("method", ["cluster", "cluster-wild"])
 def test_six_clusters_give_finite_intervals(method):
-    result = score_intervals(_scores([20] * 6), method)
+    with pytest.warns(RankciWarning, match="6 clusters, the largest 17 %"):  # and says why
+        result = score_intervals(_scores([20] * 6), method)
     assert np.isfinite(result.lower).all() and np.isfinite(result.upper).all()
 
 

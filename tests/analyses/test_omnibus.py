@@ -179,6 +179,8 @@ def test_tukey_pvalues_against_direct_integration():
     assert tukey_pvalues(np.array([t]), k, df)[0] == pytest.approx(exact, rel=1e-6)
 
 
+# random 0/1 data: the subject is the critical value, not Friedman's verdict on the data
+@pytest.mark.filterwarnings("ignore:Nemenyi. Friedman's test did not reject:rankci.RankciWarning")
 def test_nemenyi_critical_values_match_demsar_table():
     """Demsar (2006), Table 5(a): q_0.05 = 1.960, 2.343, 2.569, 2.728, 2.850 for k = 2..6."""
     rng = np.random.default_rng(3)
@@ -195,6 +197,10 @@ def test_nemenyi_critical_values_match_demsar_table():
         )
 
 
+# a null Monte-Carlo study: Friedman rarely rejects and rankci rightly says so each time
+@pytest.mark.filterwarnings("ignore:Nemenyi. Friedman's test did not reject:rankci.RankciWarning")
+# sphericity holds by construction, so Mauchly's test rejects in about alpha of the replications
+@pytest.mark.filterwarnings("ignore:Tukey HSD. Mauchly's test rejects:rankci.RankciWarning")
 def test_posthoc_familywise_error_under_the_null():
     """Fast version of validation/omnibus_study.py: with i.i.d. normal errors and equal means,
     Tukey and Nemenyi make any false claim in at most about alpha of the replications (many

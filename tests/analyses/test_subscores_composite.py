@@ -16,6 +16,9 @@ ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 
 
 # ---------------------------------------------------------------------- subscores
+# m07 scores 1 on all 12 items of cluster c028: rankci names that zero-width interval; the
+# subject here is the per-cluster means and standard errors
+@pytest.mark.filterwarnings("ignore:1 zero-width normal interval:rankci.RankciWarning")
 def test_subscores_are_each_clusters_mean_and_normal_interval():
     scores = rankci.read_scores(ORACLES / "unbalanced.csv.gz")
     result = subscores(scores, "normal", verdict=False, missing="pairwise")

@@ -102,6 +102,8 @@ def test_the_cli_names_the_floor_as_a_flag(tmp_path):
 
 
 @pytest.mark.parametrize("coverage", ["simultaneous", "marginal"])
+# the subject is the nothing-certified explanation; max-t's small-sample caution is a second note
+@pytest.mark.filterwarnings("ignore:max-t with only:rankci.RankciWarning")
 def test_maxt_explains_with_the_largest_t_against_the_critical_value(coverage):
     with pytest.warns(RankciWarning, match=NOTHING) as record:
         c = certify_maxt(_tied().units(), coverage=coverage, rng=1)

@@ -21,6 +21,9 @@ def _json(capsys, argv):
 @pytest.mark.parametrize(
     "method", ["normal", "cluster", "bootstrap", "bca", "cluster-bootstrap", "cluster-wild"]
 )
+# the 20-cluster oracle draws the few-clusters cautions; the subject is the JSON
+@pytest.mark.filterwarnings("ignore:.* clusters, the largest:rankci.RankciWarning")
+@pytest.mark.filterwarnings("ignore:the cluster bootstrap with only:rankci.RankciWarning")
 def test_scores_json_schema_and_values(capsys, method):
     payload = _json(
         capsys,
@@ -37,6 +40,8 @@ def test_scores_json_schema_and_values(capsys, method):
     assert payload["paired"]["multiplicity"] == "holm"
 
 
+# the 20-cluster oracle draws the few-clusters caution; the subject is the flag and its fields
+@pytest.mark.filterwarnings("ignore:.* clusters, the largest:rankci.RankciWarning")
 def test_scores_method_cluster_wild_flag_and_json_fields(capsys):
     """`--method cluster-wild` (20 clusters: 2^20 > --reps, so --reps random sign vectors from
     --seed) gives the library's answer and records weights, draws, enumeration and seed."""

@@ -56,6 +56,8 @@ def _direct(x: np.ndarray, delta: float, trim: float, reps: int, seed: int):
 
 
 @pytest.mark.parametrize(("trim", "delta", "seed"), [(0.2, 0.0, 3), (0.1, 0.1, 4), (0.0, 0.05, 5)])
+# few reps keep the direct reference fast: the subject is equality, not Holm's resolution
+@pytest.mark.filterwarnings("ignore:with reps=99 the smallest attainable:rankci.RankciWarning")
 def test_equals_a_direct_implementation_with_the_same_draws(trim, delta, seed):
     gen = np.random.default_rng(seed)
     x = gen.standard_t(3, size=(17, 3)) * 0.3 + [0.25, 0.1, 0.0] + gen.normal(size=(17, 1))
@@ -70,6 +72,8 @@ def test_equals_a_direct_implementation_with_the_same_draws(trim, delta, seed):
     assert result.smallest_pvalue == pytest.approx(1 / 100)
 
 
+# few reps keep the direct reference fast: the subject is which units each pair draws
+@pytest.mark.filterwarnings("ignore:with reps=59 the smallest attainable:rankci.RankciWarning")
 def test_missing_cells_use_the_drawn_units_each_pair_shares():
     gen = np.random.default_rng(11)
     x = gen.normal(size=(20, 3)) + [0.6, 0.2, 0.0]
@@ -84,6 +88,8 @@ def test_missing_cells_use_the_drawn_units_each_pair_shares():
     assert result.n[0, 2] == 17 and result.n[0, 1] == 18
 
 
+# 30 items: the subject is the dispatch and its options, not what the ranking certifies
+@pytest.mark.filterwarnings("ignore:nothing is certified:rankci.RankciWarning")
 def test_registered_and_dispatched_with_its_options():
     x = np.random.default_rng(0).normal(size=(30, 3)) + [0.5, 0.0, 0.0]
     units = Scores.from_matrix(x, bounds=None).units()

@@ -345,7 +345,11 @@ def multiply_in_order(factors: np.ndarray, product: np.ndarray) -> None:
     [3.0]
     """
     factors[0] *= product
-    np.multiply.reduce(factors, axis=0, out=product)
+    # a wealth beyond the float range is +inf, as the item-by-item product gives it: every factor
+    # is positive, so it stays +inf (log-wealth +inf, a rejection); numpy's overflow warning
+    # would only alarm the user (certifier.py treats the log-wealth the same way)
+    with np.errstate(over="ignore"):
+        np.multiply.reduce(factors, axis=0, out=product)
 
 
 def agrapa_factors(y, f, work, product, s1, s2) -> None:
