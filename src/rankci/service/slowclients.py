@@ -227,8 +227,46 @@ class _HeaderDeadline:
         super().connection_lost(exc)
 
 
+class _HeadLimit:
+    """The 64 KiB limit of a request's line and headers for httptools (counted as they arrive
+    and as they are parsed), and TCP_CORK for coalescing a response's head with its body."""
+
+    def data_received(self, data: bytes) -> None:
+        completed, inside = self._completed, self._in_headers
+        super().data_received(data)
+        if inside and self._in_headers and completed == self._completed:
+            # these bytes are all part of one request line and headers, still incomplete
+            self._header_bytes += len(data)
+            if self._header_bytes > self._max_headers and not self.transport.is_closing():
+                self._cancel_header_timer()
+                self.send_400_response("Invalid HTTP request received.")
+
+    def _parsed(self, size: int) -> None:
+        # the request line and headers as parsed: a complete head over the limit, even
+        # one that arrived in a single read, is refused (an exception in a parser callback
+        # makes httptools raise its parser error: uvicorn answers 400 and closes)
+        self._parsed_bytes = getattr(self, "_parsed_bytes", 0) + size
+        if self._parsed_bytes > self._max_headers:
+            raise ValueError("request line and headers over the limit")
+
+    def on_url(self, url: bytes) -> None:
+        self._parsed(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._parsed(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _cork(self, on: int) -> None:
+        if self._socket is not None and not self.transport.is_closing():
+            try:
+                self._socket.setsockopt(socket.IPPROTO_TCP, _TCP_CORK, on)
+            except OSError:  # pragma: no cover - not a TCP socket
+                pass
+
+
 def _httptools_protocol(seconds: float, coalesce: bool, caps=None) -> type:
-    class GuardedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
+    class GuardedHttpToolsProtocol(_HeaderDeadline, _HeadLimit, HttpToolsProtocol):
         header_timeout = seconds
         coalesces = coalesce
 
@@ -244,37 +282,11 @@ def _httptools_protocol(seconds: float, coalesce: bool, caps=None) -> type:
             self._start_header_timer()
             self._admit(transport)
 
-        def data_received(self, data: bytes) -> None:
-            completed, inside = self._completed, self._in_headers
-            super().data_received(data)
-            if inside and self._in_headers and completed == self._completed:
-                # these bytes are all part of one request line and headers, still incomplete
-                self._header_bytes += len(data)
-                if self._header_bytes > self._max_headers and not self.transport.is_closing():
-                    self._cancel_header_timer()
-                    self.send_400_response("Invalid HTTP request received.")
-
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._in_headers = True
             self._parsed_bytes = 0
             self._start_header_timer()
-
-        def _parsed(self, size: int) -> None:
-            # the request line and headers as parsed: a complete head over the limit, even
-            # one that arrived in a single read, is refused (an exception in a parser callback
-            # makes httptools raise its parser error: uvicorn answers 400 and closes)
-            self._parsed_bytes = getattr(self, "_parsed_bytes", 0) + size
-            if self._parsed_bytes > self._max_headers:
-                raise ValueError("request line and headers over the limit")
-
-        def on_url(self, url: bytes) -> None:
-            self._parsed(len(url))
-            super().on_url(url)
-
-        def on_header(self, name: bytes, value: bytes) -> None:
-            self._parsed(len(name) + len(value) + 4)
-            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
             self._in_headers = False
@@ -290,13 +302,6 @@ def _httptools_protocol(seconds: float, coalesce: bool, caps=None) -> type:
             if self.coalesces:
                 self._cork(0)  # out it goes
             super().on_response_complete()
-
-        def _cork(self, on: int) -> None:
-            if self._socket is not None and not self.transport.is_closing():
-                try:
-                    self._socket.setsockopt(socket.IPPROTO_TCP, _TCP_CORK, on)
-                except OSError:  # pragma: no cover - not a TCP socket
-                    pass
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
