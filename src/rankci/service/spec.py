@@ -176,7 +176,7 @@ class BoardSpec:
 _SETTING_NAMES = frozenset(f.name for f in fields(MonitorSpec)) - {"n_items"}
 
 
-def _name(value: object, what: str, limit: int = MAX_NAME, empty: bool = False) -> str:
+def checked_name(value: object, what: str, limit: int = MAX_NAME, empty: bool = False) -> str:
     """A name that can be stored and served: valid Unicode (no lone surrogate, which UTF-8
     cannot encode), no control characters, 1-``limit`` characters (0 with ``empty``)."""
     if isinstance(value, bool) or not isinstance(value, (str, Integral)):
@@ -278,8 +278,8 @@ def make_spec(
     ValueError: ...
     """
     settings = MonitorSpec.given(monitor, settings, "make_spec", defaults=REPLAY_DEFAULTS)
-    benchmark = _name(benchmark, "benchmark")
-    run = _name(run, "run")
+    benchmark = checked_name(benchmark, "benchmark")
+    run = checked_name(run, "run")
     models = _model_names(models)
     items, clusters = _item_ids(items, clusters)
     _check_items(models, items)
@@ -313,7 +313,7 @@ def make_spec(
         monitor=resolved,
         look_every_option=settings.look_every,
         public=bool(public),
-        title=_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
+        title=checked_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 
@@ -322,7 +322,7 @@ def _model_names(models: Sequence[str]) -> tuple[str, ...]:
     """The board's models: a list of at least two distinct names, at most MAX_MODELS."""
     if isinstance(models, (str, Mapping)) or not isinstance(models, Sequence):
         raise ValueError("models must be a list of model names")
-    models = tuple(_name(m, "model name") for m in models)
+    models = tuple(checked_name(m, "model name") for m in models)
     if len(models) < 2:
         raise ValueError("a board needs at least two models")
     if len(models) > MAX_MODELS:
@@ -353,7 +353,7 @@ def _item_ids(items: Sequence, clusters: Sequence[str] | None) -> tuple[tuple[st
         if any(has) and not all(has):
             raise ValueError(f"item {has.index(False)} has no cluster while others do")
         clusters = found if all(has) else None
-    return tuple(_name(i, "item id") for i in items), clusters
+    return tuple(checked_name(i, "item id") for i in items), clusters
 
 
 def _check_items(models: tuple[str, ...], items: tuple[str, ...]) -> None:
@@ -376,7 +376,7 @@ def _cluster_names(clusters: Sequence[str] | None, items: tuple[str, ...]):
         return None
     if isinstance(clusters, str) or len(clusters) != len(items):
         raise ValueError(f"clusters must give one cluster per item ({len(items)})")
-    return tuple(_name(c, "cluster") for c in clusters)
+    return tuple(checked_name(c, "cluster") for c in clusters)
 
 
 def _board_id(board_id: str | None, benchmark: str, run: str) -> str:
@@ -456,8 +456,8 @@ def make_vote_spec(
         ArenaMonitor(models, monitor)
     except ValueError as error:
         raise ValueError(f"{error} (a votes board allows {VOTE_SETTINGS})") from None
-    benchmark = _name(benchmark, "benchmark")
-    run = _name(run, "run")
+    benchmark = checked_name(benchmark, "benchmark")
+    run = checked_name(run, "run")
     return BoardSpec(
         id=_board_id(board_id, benchmark, run),
         benchmark=benchmark,
@@ -469,7 +469,7 @@ def make_vote_spec(
         monitor=monitor,
         look_every_option=int(look_every),
         public=bool(public),
-        title=_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
+        title=checked_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         kind="votes",
     )

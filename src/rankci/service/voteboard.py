@@ -24,7 +24,7 @@ from rankci.ranking import Ranking
 from rankci.service.board import Board
 from rankci.service.commits import CommitGroup, Pending, Posted
 from rankci.service.published import Published, PublishedState
-from rankci.service.spec import BoardSpec, _name
+from rankci.service.spec import BoardSpec, checked_name
 from rankci.service.storage import Storage, StorageUnavailable
 from rankci.service.validation import MAX_REPORTED, Conflict, Rejected
 from rankci.votes.sequential import ArenaMonitor
@@ -93,7 +93,7 @@ def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, 
                 if value is None or (field == "timestamp" and type(value) in (int, float)):
                     continue
                 try:
-                    _name(value, field)
+                    checked_name(value, field)
                 except ValueError as error:
                     problem = (field, str(error))
                     break
