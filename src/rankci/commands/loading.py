@@ -24,6 +24,7 @@ __all__ = [
     "vote_layout_of",
     "vote_table_refusal",
     "VoteTableError",
+    "score_bounds",
 ]
 
 
@@ -153,14 +154,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         raise VoteTableError(vote_table_refusal(args, source, args.layout, True), args.layout)
     from rankci.io import read_scores
 
-    bounds = getattr(args, "bounds", None)
-    if bounds is not None:
-        low, high = bounds
-        if not low < high:
-            raise ValueError(f"--bounds {low:g} {high:g}: LOW must be below HIGH")
-        bounds = None if (low, high) == (float("-inf"), float("inf")) else (low, high)
-    else:
-        bounds = (0.0, 1.0)
+    bounds = score_bounds(args)
     try:
         return read_scores(
             source,
@@ -199,6 +193,17 @@ def vote_layout_of(source, args: argparse.Namespace) -> str | None:
     except (ValueError, OSError):
         return None
     return vote_layout(frame.columns)
+
+
+def score_bounds(args: argparse.Namespace) -> tuple[float, float] | None:
+    """The score range of ``--bounds LOW HIGH`` (default [0, 1]; ``-inf inf``: any finite score)."""
+    bounds = getattr(args, "bounds", None)
+    if bounds is None:
+        return (0.0, 1.0)
+    low, high = bounds
+    if not low < high:
+        raise ValueError(f"--bounds {low:g} {high:g}: LOW must be below HIGH")
+    return None if (low, high) == (float("-inf"), float("inf")) else (low, high)
 
 
 class VoteTableError(ValueError):

@@ -120,6 +120,7 @@ def load_ppi(args: argparse.Namespace, lam: str | float) -> PPIScores:
 
     from rankci._base import RankciWarning
     from rankci.analyses.ppi import ppi_scores
+    from rankci.commands.loading import score_bounds
     from rankci.io import read_table
 
     source = args.data
@@ -130,14 +131,7 @@ def load_ppi(args: argparse.Namespace, lam: str | float) -> PPIScores:
         )
     fmt = args.input_format if args.input_format in ("csv", "tsv", "parquet", "jsonl") else "auto"
     frame = read_table(Path(source), fmt)
-    bounds = getattr(args, "bounds", None)
-    if bounds is not None:
-        low, high = bounds
-        if not low < high:
-            raise ValueError(f"--bounds {low:g} {high:g}: LOW must be below HIGH")
-        bounds = None if (low, high) == (float("-inf"), float("inf")) else (low, high)
-    else:
-        bounds = (0.0, 1.0)
+    bounds = score_bounds(args)
     cluster = args.cluster_col or None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RankciWarning)
