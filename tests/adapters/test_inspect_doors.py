@@ -9,6 +9,7 @@ UTC), or, for the file that is not an Inspect log at all, written by hand.
 
 import json
 import warnings
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -155,7 +156,14 @@ def test_a_newer_log_without_scores_never_replaces_a_scored_one(tmp_path, capsys
     assert model_mean(scores, "mockllm/a") == pytest.approx(accuracy(scored))
     (aside,) = scores.notes["set_aside"]
     assert aside["path"] == unscored.location and aside["scored"] is False
-    assert "a log whose samples carry scores is preferred over a newer one" in aside["reason"]
+    # the unscored run came second; "newer" when its eval.created is a later instant (two runs
+    # within the clock's resolution have the same one)
+    created = [
+        datetime.fromisoformat(read_eval_log(log.location).eval.created)
+        for log in (scored, unscored)
+    ]
+    newer = "a newer one" if created[1] > created[0] else "one"
+    assert f"a log whose samples carry scores is preferred over {newer} whose" in aside["reason"]
     assert main(["rank", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     name = unscored.location.rsplit("/", 1)[-1]
