@@ -3,21 +3,14 @@ error count catches a false dominance (the full study's numbers are in validatio
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from validation_study import load_study  # tests/validation_study.py
 
 import rankci
 
-SCRIPT = Path(__file__).resolve().parents[2] / "validation" / "aggregate_coverage.py"
-
 
 def _study():
-    spec = importlib.util.spec_from_file_location("aggregate_coverage", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("aggregate_coverage")
 
 
 def test_pools_are_the_categories_complete_items():

@@ -3,7 +3,6 @@ quick mode (every design, every method in the table)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -12,19 +11,13 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from validation_study import load_study  # tests/validation_study.py
 
 SCRIPT = Path(__file__).resolve().parents[2] / "validation" / "arena_anytime.py"
 
 
 def _module():
-    sys.path.insert(0, str(SCRIPT.parent))  # the script imports validation/_results.py
-    try:
-        spec = importlib.util.spec_from_file_location("arena_anytime", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return module
+    return load_study("arena_anytime")
 
 
 def test_sign_test_and_holm_match_scipy_and_statsmodels():

@@ -4,21 +4,13 @@
 the study's own pieces against independent computations.)
 """
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
-
-PATH = Path(__file__).resolve().parents[2] / "validation" / "arena_coverage.py"
+from validation_study import load_study  # tests/validation_study.py
 
 
 def _module():
-    sys.path.insert(0, str(PATH.parent))
-    spec = importlib.util.spec_from_file_location("arena_coverage", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("arena_coverage")
 
 
 def test_quick_run_prints_every_design(capsys):

@@ -4,28 +4,17 @@ data reused without spending α) does not."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
+from validation_study import load_study  # tests/validation_study.py
 
 from rankci._base import RankciWarning
 
-VALIDATION = Path(__file__).resolve().parents[2] / "validation"
-
 
 def _study():
-    sys.path.insert(0, str(VALIDATION))  # the script imports validation/_results.py
-    try:
-        spec = importlib.util.spec_from_file_location("delta_split", VALIDATION / "delta_split.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(VALIDATION))
-    return module
+    return load_study("delta_split")
 
 
 def test_quick_mode_prints_its_table(capsys):

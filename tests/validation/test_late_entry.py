@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,19 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from validation_study import load_study  # tests/validation_study.py
 
 SCRIPT = Path(__file__).resolve().parents[2] / "validation" / "late_entry.py"
 
 
 def _module():
-    sys.path.insert(0, str(SCRIPT.parent))  # the script imports validation/_results.py
-    try:
-        spec = importlib.util.spec_from_file_location("late_entry", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return module
+    return load_study("late_entry")
 
 
 def test_wide_keeps_only_items_every_model_answered_and_false_pairs():

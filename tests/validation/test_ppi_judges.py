@@ -4,25 +4,14 @@ least as tightly as the human labels alone."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
-
-VALIDATION = Path(__file__).resolve().parents[2] / "validation"
+from validation_study import load_study  # tests/validation_study.py
 
 
 def _study():
-    sys.path.insert(0, str(VALIDATION))  # the script imports validation/_results.py
-    try:
-        spec = importlib.util.spec_from_file_location("ppi_judges", VALIDATION / "ppi_judges.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(VALIDATION))
-    return module
+    return load_study("ppi_judges")
 
 
 def test_quick_mode_prints_its_table(capsys):

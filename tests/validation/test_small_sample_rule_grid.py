@@ -12,29 +12,17 @@ The one case the rule does not claim (continuous single items below 25 units) wa
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-VALIDATION = Path(__file__).resolve().parents[2] / "validation"
+from validation_study import load_study  # tests/validation_study.py
 
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    sys.path.insert(0, str(VALIDATION))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "small_sample_rule", VALIDATION / "small_sample_rule.py"
-        )
-        study = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(study)
-        out = tmp_path_factory.mktemp("grid") / "quick.json"
-        assert study.main(["--quick", "--out", str(out)]) == 0
-    finally:
-        sys.path.remove(str(VALIDATION))
+    study = load_study("small_sample_rule")
+    out = tmp_path_factory.mktemp("grid") / "quick.json"
+    assert study.main(["--quick", "--out", str(out)]) == 0
     return json.loads(out.read_text())["rows"]
 
 
