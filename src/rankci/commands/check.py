@@ -171,7 +171,7 @@ def _side_frame(args: argparse.Namespace, path: str, side: str):
     import glob as globbing
     from pathlib import Path
 
-    from rankci.commands.loading import data_format
+    from rankci.commands.loading import data_format, log_options
     from rankci.io import ALIASES, read_table_text
 
     text = os.fspath(path)
@@ -184,16 +184,10 @@ def _side_frame(args: argparse.Namespace, path: str, side: str):
         frame = read_log(
             fmt,
             path,
-            metric=args.metric,
-            scorer=args.scorer,
             item=args.item_col,
             cluster=args.cluster_col,
-            tasks=args.tasks,
-            exclude_tasks=args.exclude_tasks,
-            filter=args.log_filter,
-            split=args.split,
-            epochs=args.epochs,
             as_frame=True,
+            **log_options(args),
         )
         frame = frame.assign(model=[_tag(str(m), side) for m in frame["model"]])
         return "logs", frame

@@ -25,6 +25,7 @@ __all__ = [
     "vote_table_refusal",
     "VoteTableError",
     "score_bounds",
+    "log_options",
 ]
 
 
@@ -118,6 +119,22 @@ def _trial_flags(message: str) -> str:
     )
 
 
+def log_options(args: argparse.Namespace) -> dict:
+    """The log readers' own keywords of :func:`rankci.adapters.read_log` from their flags
+    (``--metric``, ``--scorer``, ``--tasks``, ``--exclude-tasks``, ``--filter``, ``--split``,
+    ``--trials``, ``--epochs``), for every command that reads logs."""
+    return {
+        "metric": getattr(args, "metric", None),
+        "scorer": getattr(args, "scorer", None),
+        "tasks": getattr(args, "tasks", None),
+        "exclude_tasks": getattr(args, "exclude_tasks", None),
+        "filter": getattr(args, "log_filter", None),
+        "split": getattr(args, "split", None),
+        "trials": getattr(args, "trials", None),
+        "epochs": getattr(args, "epochs", None),
+    }
+
+
 def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
     fmt = data_format(args, source)
     if fmt in LOG_FORMATS:
@@ -132,16 +149,9 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
         return read_log(
             fmt,
             source,
-            metric=getattr(args, "metric", None),
-            scorer=getattr(args, "scorer", None),
             item=args.item_col,
             cluster=args.cluster_col if args.cluster_col is not None else cluster,
-            tasks=getattr(args, "tasks", None),
-            exclude_tasks=getattr(args, "exclude_tasks", None),
-            filter=getattr(args, "log_filter", None),
-            split=getattr(args, "split", None),
-            trials=getattr(args, "trials", None),
-            epochs=getattr(args, "epochs", None),
+            **log_options(args),
         )
     given = [flag for dest, flag in _LOG_ONLY if getattr(args, dest, None)]
     if given:
