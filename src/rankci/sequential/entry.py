@@ -70,7 +70,7 @@ from rankci.ranking import (
 from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.monitor import Monitor
 from rankci.sequential.retirement import models_to_retire
-from rankci.sequential.spec import MonitorSpec, parse_look_every
+from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.statements import alpha_event_message
 from rankci.sequential.wealth import PairWealth
 
@@ -159,15 +159,7 @@ class OpenMonitor(Monitor):
         self.retire_rule = spec.retire
         self.k = spec.k
         self.width = spec.width
-        every = spec.look_every
-        if isinstance(every, str):  # "P%" of the items a board holds
-            if spec.n_items is None:
-                raise ValueError(
-                    f"look_every={every!r} is a percentage of n_items, which this monitor does "
-                    "not have (sampling='iid'): give an item count"
-                )
-            every = parse_look_every(every, spec.n_items)
-        self.look_every = every
+        self.look_every = spec.look_every_items()  # "P%" of the items, or a count
         self.freeze_requested = spec.freeze
         self.freeze = False
         self.n_initial = len(names)

@@ -46,7 +46,7 @@ from rankci.sequential.freezing import close_incremental, resolve_freeze
 from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.persistence import restore_monitor, save_monitor
 from rankci.sequential.retirement import RETIRE_RULES, models_to_retire
-from rankci.sequential.spec import MonitorSpec, parse_look_every
+from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.statements import alpha_event_message, guarantee_text
 from rankci.sequential.wealth import PairWealth
 
@@ -147,15 +147,7 @@ class Monitor:
         self.k = spec.k
         spec.check_models(m)
         self.width = spec.width
-        every = spec.look_every
-        if isinstance(every, str):  # "P%" of the benchmark
-            if spec.n_items is None:
-                raise ValueError(
-                    f"look_every={every!r} is a percentage of n_items, which this monitor does "
-                    "not have (sampling='iid'): give an item count"
-                )
-            every = parse_look_every(every, spec.n_items)
-        self.look_every = every
+        self.look_every = spec.look_every_items()  # "P%" of the items, or a count
         self.freeze_requested = spec.freeze
         self.freeze = resolve_freeze(spec.freeze, m)
         # single items not yet consumed (see update), at most one segment of the wealths

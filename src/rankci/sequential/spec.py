@@ -380,6 +380,24 @@ class MonitorSpec:
                 f"k must be smaller than the number of models ({n_models}), got {self.k}"
             )
 
+    def look_every_items(self) -> int:
+        """``look_every`` as a number of items: a count as given, ``"P%"`` of ``n_items``.
+
+        Examples
+        --------
+        >>> MonitorSpec(look_every="10%", n_items=51).look_every_items()
+        6
+        """
+        every = self.look_every
+        if not isinstance(every, str):
+            return every
+        if self.n_items is None:
+            raise ValueError(
+                f"look_every={every!r} is a percentage of n_items, which this monitor does "
+                "not have (sampling='iid'): give an item count"
+            )
+        return parse_look_every(every, self.n_items)
+
     # ------------------------------------------------------------------ conversions
     def replace(self, **changes: Any) -> MonitorSpec:
         """A copy with some settings changed, validated again.
