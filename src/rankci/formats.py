@@ -56,6 +56,15 @@ VOTE_FIELDS = {
 VOTE_DETECTION_ORDER = ("arena-hard", "mt-bench", "alpaca-eval", "lmarena", "battles")
 
 
+class VoteTableError(ValueError):
+    """The table holds pairwise votes, not per-item scores; ``layout`` names its vote layout
+    (:func:`rankci.formats.vote_layout`), so a caller that reads votes need not read it again."""
+
+    def __init__(self, message: str, layout: str):
+        super().__init__(message)
+        self.layout = layout
+
+
 def vote_layout(columns) -> str | None:
     """The vote layout whose fields ``columns`` hold (exact, case-sensitive names), or None."""
     names = {str(c) for c in columns}

@@ -63,6 +63,7 @@ __all__ = [
     "as_scores",
     "is_vote_table",
     "vote_table_message",
+    "VoteTableError",
     "ALIASES",
     "FORMATS",
     "LAYOUTS",
@@ -72,6 +73,7 @@ from rankci.formats import (  # noqa: E402
     FORMATS,
     LAYOUTS,
     VOTE_FIELDS,
+    VoteTableError,
     is_vote_table,
     vote_layout,
 )
@@ -641,7 +643,7 @@ def _layout(frame: pd.DataFrame, given: dict, decimal_comma: bool | None) -> str
         return "long"
     votes = vote_layout(frame.columns)
     if votes is not None:
-        raise ValueError(vote_table_message(votes))
+        raise VoteTableError(vote_table_message(votes), votes)
     text = decimal_comma is not None
     ids = _resolve(frame, given, ("item", "cluster", "prompt", "trial"))
     others = [c for c in frame.columns if c not in ids.values()]

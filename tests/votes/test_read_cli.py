@@ -126,3 +126,21 @@ def test_vote_choices_come_from_rankci_formats():
     from rankci import io
 
     assert io.is_vote_table is formats.is_vote_table
+
+
+# (a JSON array, as lmarena_battles.json, is not a table the score reader parses: the vote reader
+# then reads it once, to name its layout)
+@pytest.mark.parametrize(
+    "name", ["arena_hard_judgments.jsonl", "mt_bench_pair.jsonl", "battles.csv"]
+)
+def test_a_vote_table_is_recognised_from_the_one_read_as_scores(name, monkeypatch, capsys):
+    # the score reader's refusal carries the vote layout, so the file is not read a second time
+    import rankci.votes.read as votes_read
+
+    def second_read(*args, **kwargs):
+        raise AssertionError("the vote table was read a second time")
+
+    monkeypatch.setattr(votes_read, "read_vote_frame", second_read)
+    path = str(FIXTURES / name)
+    assert main(["scores", path]) == 2
+    assert f"{path} is a vote table (layout " in capsys.readouterr().err

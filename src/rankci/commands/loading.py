@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from rankci.formats import LOG_FORMATS
+from rankci.formats import LOG_FORMATS, VoteTableError
 
 if TYPE_CHECKING:
     from rankci.data import Scores
@@ -179,6 +179,8 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             trial=getattr(args, "trial_col", None),
             per_item=_table_rule(args),
         )
+    except VoteTableError as found:  # io recognised the votes: its layout, no second read
+        raise VoteTableError(vote_table_refusal(args, source, found.layout), found.layout) from None
     except ValueError:
         layout = vote_layout_of(source, args)
         if layout is None:
@@ -214,15 +216,6 @@ def score_bounds(args: argparse.Namespace) -> tuple[float, float] | None:
     if not low < high:
         raise ValueError(f"--bounds {low:g} {high:g}: LOW must be below HIGH")
     return None if (low, high) == (float("-inf"), float("inf")) else (low, high)
-
-
-class VoteTableError(ValueError):
-    """DATA holds pairwise votes, not per-item scores (``layout``: its vote layout). A command
-    that ranks votes (``rankci rank``) catches it and reads the votes; the others refuse."""
-
-    def __init__(self, message: str, layout: str):
-        super().__init__(message)
-        self.layout = layout
 
 
 def vote_table_refusal(args: argparse.Namespace, source, layout: str, forced: bool = False) -> str:
@@ -377,4 +370,3 @@ def _log_notes(notes: dict) -> list[str]:
             "data (anytime-valid: rankci monitor)"
         )
     return parts
-
