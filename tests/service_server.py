@@ -7,13 +7,16 @@ Debian's PostgreSQL, starts it and sets the variable). Each test gets a schema o
 
 from __future__ import annotations
 
+import glob
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import uuid
@@ -225,6 +228,57 @@ def postgres_schema():
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def _postgres_bin() -> str:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if os.geteuid() != 0 or not found or shutil.which("su") is None:
+        pytest.skip("needs root and PostgreSQL's server programs to run a private cluster")
+    return os.path.dirname(found[-1])
+
+
+def _su_postgres(command: str, timeout: float = 60) -> None:
+    done = subprocess.run(
+        ["su", "postgres", "-s", "/bin/sh", "-c", command], capture_output=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:] + done.stdout.decode()[-2000:]
+
+
+@contextmanager
+def private_postgres():
+    """A PostgreSQL cluster of the test's own on a free loopback port; yields ``(URL, control)``,
+    ``control(action)`` running ``pg_ctl start|stop|restart`` on it. Stopped and removed at the
+    end. A test that stops or restarts PostgreSQL uses this, never the shared cluster: under
+    ``pytest -n 2`` the other worker's PostgreSQL tests would meet the outage."""
+    bindir = _postgres_bin()
+    folder = tempfile.mkdtemp(prefix="rankci-pg-")  # tmp_path's parents are root's only
+    shutil.chown(folder, "postgres")
+    data, port = os.path.join(folder, "data"), free_port()
+    ctl = (
+        f'{bindir}/pg_ctl -D {data} -l {folder}/log -w -t 60 -o "-p {port} -k {folder} '
+        f'-c listen_addresses=127.0.0.1 -c max_connections=20 -c shared_buffers=16MB"'
+    )
+    started = False
+    try:
+        _su_postgres(f"{bindir}/initdb -D {data} -A trust -U postgres --no-sync >/dev/null")
+        _su_postgres(f"{ctl} start >/dev/null")
+        started = True
+        psql = f"{bindir}/psql -q -h {folder} -p {port} -U postgres -d postgres -c"
+        _su_postgres(f"{psql} \"CREATE ROLE rankci LOGIN PASSWORD 'rankci'\"")
+        _su_postgres(f'{psql} "CREATE DATABASE rankci_private OWNER rankci"')
+
+        def control(action: str) -> None:
+            _su_postgres(f"{ctl} -m fast {action} >/dev/null")
+
+        yield f"postgresql://rankci:rankci@127.0.0.1:{port}/rankci_private", control
+    finally:
+        if started:
+            subprocess.run(
+                ["su", "postgres", "-s", "/bin/sh", "-c", f"{ctl} -m immediate stop"],
+                capture_output=True,
+                timeout=60,
+            )
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from service_server import ADMIN, Server, postgres_schema, running
+from service_server import ADMIN, Server, postgres_schema, private_postgres, running
 
 
 def _body(**fields):
@@ -321,12 +321,8 @@ def test_health_reports_a_full_disk_before_any_write_fails(tmp_path):
         subprocess.run(["umount", "-l", str(folder)], timeout=30)
 
 
-def _pg(action: str) -> None:
-    subprocess.run(["pg_ctlcluster", "15", "main", action], check=True, timeout=120)
-
-
 def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_path):
-    with postgres_schema() as url:
+    with private_postgres() as (url, control):  # its own cluster: the outage is this test's only
         with running(url, tmp_path / "log") as server:
             api = server.client()
             board, token = _board(api, items=[str(i) for i in range(10)])
@@ -334,7 +330,7 @@ def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_
                 batch = [{"model": m, "item": str(i), "score": 1.0} for m in "ab"]
                 assert api.post(f"/api/boards/{board}/scores", {"scores": batch}, token)[0] == 200
             api.close()
-            _pg("stop")
+            control("stop")
             try:
                 api = server.client()
                 score = {"model": "a", "item": "5", "score": 1.0}
@@ -349,7 +345,7 @@ def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_
                     assert body["progress"]["scores_received"] == 8
                     assert "unavailable" in response.getheader("x-rankci-stale", "")
             finally:
-                _pg("start")
+                control("start")
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:  # back: writes resume, no stale marker
                 status, _ = server.client().post(

@@ -149,7 +149,14 @@ class PostgresStorage(Storage):
         """Take the advisory lock of earlier versions (:meth:`_advisory`) and the lease (a new
         fencing token), waiting up to ``wait`` seconds for a previous owner to go."""
         deadline = time.monotonic() + wait
-        if not self._advisory(wait):
+        while (holder := self._run(self._live_holder)) is not None:
+            # a live owner: wait without touching its advisory lock. Taking the lock to look
+            # would, were the owner's session down just then (a PostgreSQL restart), make the
+            # owner find it held on its way back and stop writing for good.
+            if time.monotonic() > deadline:
+                raise OwnerLockError(self._owned_by(holder))
+            time.sleep(0.2)
+        if not self._advisory(max(deadline - time.monotonic(), 0.0)):
             raise OwnerLockError(
                 f"another rankci server owns {self.describe()} (it holds the session advisory "
                 "lock that rankci releases before the lease took)"
@@ -163,12 +170,20 @@ class PostgresStorage(Storage):
                 return
             if time.monotonic() > deadline:
                 self._drop_owner()
-                raise OwnerLockError(
-                    f"another rankci server ({holder}) owns {self.describe()} (its lease is "
-                    f"renewed every {LEASE_TTL / 5:g} s and expires {LEASE_TTL:g} s after the "
-                    "last renewal)"
-                )
+                raise OwnerLockError(self._owned_by(holder))
             time.sleep(0.2)
+
+    def _live_holder(self, cur) -> str | None:
+        """The holder of a live lease that is not this server's, or None (read only)."""
+        cur.execute("SELECT holder, expires_at > now() FROM lease WHERE id = 1")
+        holder, live = cur.fetchone()
+        return holder if live and holder != self.holder else None
+
+    def _owned_by(self, holder: str) -> str:
+        return (
+            f"another rankci server ({holder}) owns {self.describe()} (its lease is renewed "
+            f"every {LEASE_TTL / 5:g} s and expires {LEASE_TTL:g} s after the last renewal)"
+        )
 
     def _fence(self, cur) -> None:
         if self.fence is None:
