@@ -105,16 +105,15 @@ class PostgresStorage(Storage):
                 copy.write_row(row)
 
     def _take(self, cur):
-        cur.execute("SELECT holder, fence, expires_at > now() FROM lease WHERE id = 1 FOR UPDATE")
-        holder, fence, live = cur.fetchone()
-        if live and holder != self.holder:
+        holder = self._live_holder(cur, lock=True)
+        if holder is not None:
             return None, holder
         cur.execute(
             "UPDATE lease SET holder = %s, fence = fence + 1, "
             "expires_at = now() + make_interval(secs => %s) WHERE id = 1 RETURNING fence",
             (self.holder, LEASE_TTL),
         )
-        return int(cur.fetchone()[0]), holder
+        return int(cur.fetchone()[0]), None
 
     def _advisory(self, wait: float) -> bool:
         """Take the session advisory lock that releases before the lease took (key: SHA-256 of
@@ -173,9 +172,13 @@ class PostgresStorage(Storage):
                 raise OwnerLockError(self._owned_by(holder))
             time.sleep(0.2)
 
-    def _live_holder(self, cur) -> str | None:
-        """The holder of a live lease that is not this server's, or None (read only)."""
-        cur.execute("SELECT holder, expires_at > now() FROM lease WHERE id = 1")
+    def _live_holder(self, cur, lock: bool = False) -> str | None:
+        """The holder of a live lease that is not this server's, or None (``lock``: the lease
+        row stays locked for the rest of the transaction, to take it)."""
+        cur.execute(
+            "SELECT holder, expires_at > now() FROM lease WHERE id = 1"
+            + (" FOR UPDATE" if lock else "")
+        )
         holder, live = cur.fetchone()
         return holder if live and holder != self.holder else None
 
