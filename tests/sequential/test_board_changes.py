@@ -1,4 +1,4 @@
-"""Board changes after creation (rankci.sequential.changes): items that arrive, withdrawals, voids."""
+"""Board changes after creation (rankci.sequential.changes): new items, withdrawals, voids."""
 
 import numpy as np
 import pytest
