@@ -39,7 +39,9 @@ _TOLERANCE = 1e-12  # rounding allowed in the sum of the weights
 def _weights(weights: ArrayLike, size: int | None = None) -> NDArray[np.float64]:
     w = np.asarray(weights, dtype=float)
     if w.ndim != 1 or (size is not None and w.size != size):
-        raise ValueError(f"weights must be one weight per e-value ({size}), got shape {w.shape}")
+        raise ValueError(
+            f"weights must be one weight per e-value ({size}), got shape {w.shape}"
+        )
     if not np.all(np.isfinite(w)) or (w < 0).any():
         raise ValueError("weights must be finite and >= 0")
     if w.sum() > 1.0 + _TOLERANCE:

@@ -23,6 +23,7 @@ from rankci.sequential.spec import RETIRE_RULES
 __all__ = ["RETIRE_RULES", "models_to_retire"]
 
 
+
 def models_to_retire(
     rule: str,
     ranking: Ranking,

@@ -570,7 +570,8 @@ def _validated(values: dict[str, Any], words: _Words) -> dict[str, Any]:
     out["width"] = check_positive_int(values["width"], name("width"), minimum=0)
     if values["retire"] in TOPK_RULES and values["k"] is None:
         raise ValueError(
-            f"{words.said('retire', values['retire'])} needs {name('k')}, the size of the top-k set"
+            f"{words.said('retire', values['retire'])} needs {name('k')}, "
+            "the size of the top-k set"
         )
     every = values["look_every"]
     if every is not None:
