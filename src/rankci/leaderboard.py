@@ -36,6 +36,7 @@ from rankci.registry import MULTIPLICITY_REGISTRY
 __all__ = [
     "DEFAULT_REPS",
     "ClusterRankings",
+    "apply_trials",
     "certify",
     "default_reps",
     "informative_clusters",
@@ -130,6 +131,39 @@ def resolve_spec(
         spec = MethodSpec.from_keywords(**keywords, caller=caller, accepted=accepted, **options)
         spec = _with_rng(spec, rng)
     return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
+
+
+def apply_trials(spec: MethodSpec, scores: Scores, caller: str) -> tuple[MethodSpec, Scores]:
+    """The spec and scores of a call, agreeing on the per-item rule over repeated trials.
+
+    * scores without a trial column and ``spec.trials`` None: both as given;
+    * scores with one and ``spec.trials`` None: the spec records the scores' rule;
+    * ``spec.trials`` a rule other than the scores': the trial rows are re-scored by it
+      (:meth:`rankci.Scores.per_item`), so ``spec=ranking.spec`` re-runs the same rule;
+    * ``spec.trials`` set on scores with no trial column: an error naming the caller.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "item": [0, 0, 1, 1] * 2,
+    ...                       "trial": [0, 1] * 4, "score": [1, 0, 1, 1, 0, 0, 1, 0]})
+    >>> spec, scores = apply_trials(MethodSpec(trials="pass@2"),
+    ...                             Scores.from_frame(frame, trial="trial"), "rank")
+    >>> spec.trials, scores.notes["repeated_trials"]["per_item"]
+    ('pass@2', 'pass@2')
+    """
+    table = getattr(scores, "trials", None)
+    if spec.trials is None:
+        return (spec, scores) if table is None else (spec.replace(trials=table.rule), scores)
+    if table is None:
+        raise ValueError(
+            f"{caller}(): the spec's trials={spec.trials!r} is a per-item rule over repeated "
+            "trials, but these scores have no trial column; read them with a trial column "
+            "(trial=, --trial-col) or use a spec with trials=None"
+        )
+    if spec.trials != table.rule:
+        scores = scores.per_item(spec.trials)
+    return spec, scores
 
 
 def _with_rng(spec: MethodSpec, rng: object) -> MethodSpec:
@@ -278,6 +312,7 @@ def rank(
         multiplicity=multiplicity,
     )
     spec, rng = resolve_spec(spec, rng, keywords, options, "rank")
+    spec, scores = apply_trials(spec, scores, "rank")
     if filter_uninformative:
         spec = spec.replace(cluster_filter={"alpha_split": alpha_split, "top": top})
     if spec.cluster_filter is None:
@@ -437,6 +472,7 @@ def rank_by_cluster(
         multiplicity=multiplicity,
     )
     spec, rng = resolve_spec(spec, rng, keywords, options, "rank_by_cluster")
+    spec, scores = apply_trials(spec, scores, "rank_by_cluster")
     if spec.unit not in CLUSTER_UNITS:
         listed = ", ".join(repr(u) for u in CLUSTER_UNITS)
         if spec.unit == "cluster":

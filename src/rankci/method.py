@@ -40,6 +40,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -62,6 +63,7 @@ __all__ = [
     "MULTIPLICITIES",
     "MULTIPLICITY_OPTIONS",
     "MethodSpec",
+    "PER_ITEM_HELP",
     "RANDOM_TESTS",
     "RESAMPLINGS",
     "TESTS",
@@ -69,6 +71,7 @@ __all__ = [
     "UNITS",
     "UNIT_SCOPE",
     "fresh_seed",
+    "parse_per_item",
 ]
 
 UNITS = ("observation", "item", "cluster", "prompt")
@@ -105,6 +108,30 @@ UNIT_SCOPE: Mapping[str, str] = MappingProxyType(
         "prompt": "new prompt variants like these",
     }
 )
+
+
+#: what a per-item rule over repeated trials may be, in messages and help (:mod:`rankci.trials`)
+PER_ITEM_HELP = "mean, pass@K or pass^K (K a positive integer, for example pass@5)"
+
+_RULE = re.compile(r"^(pass@|pass\^)([0-9]+)$")
+
+
+def parse_per_item(rule: object, name: str = "per_item") -> tuple[str, int | None]:
+    """``("mean", None)``, ``("pass@", K)`` or ``("pass^", K)`` from a per-item rule.
+
+    ``name`` is the argument (or flag) named in the error.
+
+    Examples
+    --------
+    >>> parse_per_item("pass@5"), parse_per_item("pass^2"), parse_per_item("mean")
+    (('pass@', 5), ('pass^', 2), ('mean', None))
+    """
+    if rule == "mean":
+        return "mean", None
+    match = _RULE.match(rule) if isinstance(rule, str) else None
+    if match is None or int(match.group(2)) < 1:
+        raise ValueError(f"{name} must be {PER_ITEM_HELP}; got {rule!r}")
+    return match.group(1), int(match.group(2))
 
 
 def _frozen(options: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
@@ -154,6 +181,13 @@ class MethodSpec:
         ``{"alpha_split": (a, b), "top": k}`` to first drop the non-informative clusters at level
         ``a * alpha`` and rank the rest at ``b * alpha`` (``rank(filter_uninformative=True)``);
         None (default) ranks on every cluster.
+    trials : str or None
+        The per-item rule that turned each (model, item) cell's repeated trials into its one
+        score (:mod:`rankci.trials`): ``"mean"``, ``"pass@K"`` or ``"pass^K"``; None (default)
+        when the scores have no trial column. Every entry point sets it from the scores
+        (``Scores.from_frame(trial=..., per_item=...)``), and a spec that names a rule re-scores
+        trial data by it (:meth:`rankci.Scores.per_item`), so ``spec=ranking.spec`` re-runs the
+        same rule.
 
     Raises
     ------
@@ -187,6 +221,7 @@ class MethodSpec:
     multiplicity_options: Mapping[str, Any] = field(default_factory=dict)
     seed: int | None = None
     cluster_filter: Mapping[str, Any] | None = None
+    trials: str | None = None
 
     def __post_init__(self) -> None:
         check_choice("unit", self.unit, UNITS)
@@ -211,6 +246,8 @@ class MethodSpec:
         object.__setattr__(self, "multiplicity_options", _frozen(options, "multiplicity_options"))
         if self.cluster_filter is not None:
             object.__setattr__(self, "cluster_filter", _cluster_filter(self.cluster_filter))
+        if self.trials is not None:
+            parse_per_item(self.trials, "trials")
         if procedure.tests is not None and self.test not in procedure.tests:
             raise ValueError(
                 f"multiplicity={self.multiplicity!r} uses studentized mean differences "
@@ -338,9 +375,10 @@ class MethodSpec:
         """
         margin = f", delta = {self.delta:g}" if self.delta > 0 else ""
         seed = f", seed {self.seed}" if self.seed is not None else ""
+        trials = f", per-item {self.trials} over trials" if self.trials is not None else ""
         return (
-            f"{self.multiplicity} over one-sided paired {self.test} tests on {self.unit} units, "
-            f"{self.coverage} coverage, alpha = {self.alpha:g}{margin}{seed}"
+            f"{self.multiplicity} over one-sided paired {self.test} tests on {self.unit} units"
+            f"{trials}, {self.coverage} coverage, alpha = {self.alpha:g}{margin}{seed}"
         )
 
 

@@ -30,7 +30,6 @@ numpy and pandas only; :mod:`rankci.data` calls :func:`collapse_trials` from
 
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass
 
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from rankci._base import RankciWarning
+from rankci.method import PER_ITEM_HELP, parse_per_item
 
 __all__ = [
     "PER_ITEM_HELP",
@@ -49,30 +49,6 @@ __all__ = [
     "per_item_scores",
     "per_item_sentence",
 ]
-
-#: what a per-item rule may be, in messages and help
-PER_ITEM_HELP = "mean, pass@K or pass^K (K a positive integer, for example pass@5)"
-
-_RULE = re.compile(r"^(pass@|pass\^)([0-9]+)$")
-
-
-def parse_per_item(rule: object, name: str = "per_item") -> tuple[str, int | None]:
-    """``("mean", None)``, ``("pass@", K)`` or ``("pass^", K)`` from a per-item rule.
-
-    ``name`` is the argument (or flag) named in the error.
-
-    Examples
-    --------
-    >>> parse_per_item("pass@5"), parse_per_item("pass^2"), parse_per_item("mean")
-    (('pass@', 5), ('pass^', 2), ('mean', None))
-    """
-    if rule == "mean":
-        return "mean", None
-    match = _RULE.match(rule) if isinstance(rule, str) else None
-    if match is None or int(match.group(2)) < 1:
-        raise ValueError(f"{name} must be {PER_ITEM_HELP}; got {rule!r}")
-    return match.group(1), int(match.group(2))
-
 
 def _ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """prod_{j<k} (top - j) / (n - j) = C(top, k) / C(n, k) for 0 <= top <= n, n >= k."""

@@ -53,7 +53,7 @@ READERS: Mapping[str, LogReader] = MappingProxyType(
 BENCHMARK_CLUSTER = {name: reader.benchmark_cluster for name, reader in READERS.items()}
 
 #: the keywords of :func:`read_log` that only some readers take (:attr:`LogReader.takes`)
-_SPECIFIC = ("metric", "scorer", "item", "filter", "split", "trials", "epochs")
+_SPECIFIC = ("metric", "scorer", "item", "filter", "split", "trials", "epochs", "repeats")
 
 
 def read_log(
@@ -71,6 +71,7 @@ def read_log(
     split: str | None = None,
     trials: str | None = None,
     epochs: str | None = None,
+    repeats: str | None = None,
     as_frame: bool = False,
 ) -> Scores:
     """Read evaluation logs of the given format (``"lm-eval"``, ``"inspect"``, ``"helm"``).
@@ -110,6 +111,9 @@ def read_log(
     epochs : {"prompt", "mean", "trial"}, optional
         Inspect epochs: prompt variants (default), averaged per item, or repeated trials of
         the item (:mod:`rankci.trials`; ``Scores.per_item`` then gives pass@K / pass^K).
+    repeats : {"metric", "trial"}, optional
+        lm-eval tasks run with ``repeats: N``: the harness's one value per document (default),
+        or each response a repeated trial of the item (see :func:`rankci.adapters.read_lm_eval`).
     as_frame : bool, default False
         Return the long table instead of Scores (one model's logs, or logs to combine later).
 
@@ -161,6 +165,7 @@ def read_log(
         "split": split,
         "trials": trials,
         "epochs": epochs,
+        "repeats": repeats,
     }
     for name in _SPECIFIC:
         if given[name] is not None and name not in reader.takes:

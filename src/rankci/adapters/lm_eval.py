@@ -68,6 +68,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankci._base import check_choice
 from rankci.adapters._common import (
     LogReader,
     ModelNames,
@@ -84,6 +85,7 @@ from rankci.adapters._common import (
     tasks_not_run,
     warn,
 )
+from rankci.adapters.lm_eval_repeats import REPEATS, response_scores
 from rankci.data import Scores
 
 __all__ = ["read_lm_eval", "PREFERRED_METRICS"]
@@ -145,6 +147,7 @@ def read_lm_eval(
     exclude_tasks: Sequence[str] | str | None = None,
     bounds: tuple[float, float] | None = (0.0, 1.0),
     as_frame: bool = False,
+    repeats: str = "metric",
 ) -> Scores | pd.DataFrame:
     """Read the per-sample logs of lm-evaluation-harness (``--log_samples``) for several models.
 
@@ -180,6 +183,16 @@ def read_lm_eval(
     as_frame : bool, default False
         Return the long table (model, item, [cluster], score; notes in ``.attrs["notes"]``)
         instead of Scores: one model's logs, or logs to combine with others later.
+    repeats : {"metric", "trial"}, default "metric"
+        Tasks run with ``repeats: N`` (N responses per document). ``"metric"``: the harness's
+        one metric value per document (after its filter reduced the N responses to one).
+        ``"trial"``: each response is a repeated trial of the item, scored against the target
+        as the harness scores the one it keeps (exact match of ``generate_until`` tasks,
+        ``acc`` / ``acc_norm`` of ``multiple_choice`` tasks;
+        :mod:`rankci.adapters.lm_eval_repeats`),
+        in a ``trial`` column (0 to N - 1; :mod:`rankci.trials`): the Scores' per-item score is
+        the mean over the trials, and ``Scores.per_item("pass@K")`` re-scores them. A task whose
+        per-response correctness cannot be determined is refused, naming it and its metric.
 
     Returns
     -------
@@ -260,6 +273,7 @@ def read_lm_eval(
     not_run = _tasks_not_run(every_file, wanted)
 
     cluster_mode = _cluster_mode(cluster)
+    check_choice("repeats", repeats, REPEATS)
     frames = []
     metric_used: dict[str, str] = {}
     filter_used: dict[str, str] = {}
@@ -271,7 +285,7 @@ def read_lm_eval(
         task = f["task"]
         if task in corpus:
             continue
-        outcome = _read_samples(f, metric, filter, item, cluster_mode)
+        outcome = _read_samples(f, metric, filter, item, cluster_mode, repeats)
         if isinstance(outcome, str):  # a corpus-level metric: the task is skipped
             corpus[task] = outcome
             continue
@@ -326,6 +340,11 @@ def read_lm_eval(
         "filter": filter_used,
         "cluster": cluster if cluster is not None else None,
     }
+    if repeats == "trial":
+        notes["repeats"] = {
+            f"{f['model']}/{f['task']}": int(fr["trial"].nunique())
+            for f, fr in zip(read_files, frames)
+        }
     if no_value:
         notes["samples_without_value"] = no_value
     if superseded:
@@ -357,6 +376,7 @@ def read_lm_eval(
         source="lm-evaluation-harness",
         models_found=models_found,
         as_frame=as_frame,
+        trial=repeats == "trial",
         reasons={
             **{
                 m: "its results files list " + ", ".join(repr(t) for t in names)
@@ -1072,7 +1092,9 @@ def _type_of(records: list[dict], name: str) -> str:
     return type(next(r[name] for r in records if r.get(name) is not None)).__name__
 
 
-def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str | None):
+def _read_samples(
+    f: dict, metric, filter, item: str | None, cluster_mode: str | None, repeats: str = "metric"
+):
     """The task's scores as a frame, or a string saying why the task is skipped."""
     path, task, base = f["path"], f["task"], f["base_task"]
     records = _load_lines(path)
@@ -1135,6 +1157,16 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
     )
     if cluster_mode is not None:
         frame["cluster"] = clusters
+    if repeats == "trial":
+        config = ((f.get("results") or {}).get("configs") or {}).get(base)
+        per_response = response_scores(
+            [r for r, k in zip(records, keep) if k],
+            config,
+            task=task,
+            metric=chosen_metric,
+            filter_name=chosen_filter,
+            path=str(path),
+        )
     frame = frame[keep].reset_index(drop=True)
     duplicated = frame["item"].duplicated()
     if duplicated.any():
@@ -1143,6 +1175,11 @@ def _read_samples(f: dict, metric, filter, item: str | None, cluster_mode: str |
             f"{str(path)!r}: item {first!r} appears twice for filter {chosen_filter!r}; "
             "choose a unique item field with item="
         )
+    if repeats == "trial":
+        counts = [len(scores) for scores in per_response]
+        frame = frame.loc[frame.index.repeat(counts)].reset_index(drop=True)
+        frame["trial"] = np.concatenate([np.arange(n) for n in counts]).astype(str)
+        frame["score"] = np.concatenate(per_response)
     return frame, chosen_metric, chosen_filter, int((~keep).sum()), len(records)
 
 
@@ -1251,7 +1288,7 @@ READER = LogReader(
     format="lm-eval",
     label="lm-eval",
     read=read_lm_eval,
-    takes=frozenset({"metric", "item", "filter"}),
+    takes=frozenset({"metric", "item", "filter", "repeats"}),
     score_option="metric",
     benchmark_cluster="benchmark",
     names_a_log=lambda path: bool(

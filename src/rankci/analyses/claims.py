@@ -62,7 +62,7 @@ from rankci.evidence.pairwise import (
     signed_margin_tests,
 )
 from rankci.io import as_scores
-from rankci.leaderboard import resolve_spec
+from rankci.leaderboard import apply_trials, resolve_spec
 from rankci.method import UNIT_SCOPE, MethodSpec
 from rankci.ranking import Ranking, ranking_from_dominance
 
@@ -951,7 +951,8 @@ def check_claims(
     parsed = tuple(c if isinstance(c, Claim) else parse_claim(c) for c in claims)
     if not parsed:
         raise ValueError("no claim given: pass at least one claim")
-    units = as_scores(data).units(spec.unit, spec.missing)
+    spec, scores = apply_trials(spec, as_scores(data), "check_claims")
+    units = scores.units(spec.unit, spec.missing)
     return decide_claims([ClaimGroup(units, parsed)], spec=spec)
 
 

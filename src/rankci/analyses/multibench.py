@@ -54,7 +54,7 @@ from rankci.data import Scores
 from rankci.evidence.moments import score_width, variance_is_zero
 from rankci.evidence.pairwise import Pairwise, pairwise_tests, studentize
 from rankci.io import read_scores, read_table
-from rankci.leaderboard import resolve_spec
+from rankci.leaderboard import apply_trials, resolve_spec
 from rankci.method import UNIT_SCOPE, MethodSpec
 from rankci.ranking import Ranking, ranking_from_dominance
 from rankci.targets import target as target_of
@@ -278,6 +278,11 @@ def rank_benchmarks(
     alpha, multiplicity, unit, test = spec.alpha, spec.multiplicity, spec.unit, spec.test
     delta, missing, test_options = spec.delta, spec.missing, dict(spec.test_options)
     parts = split_benchmarks(data, benchmark)
+    rules = sorted({p.trials.rule for p in parts.values() if p.trials is not None})
+    if spec.trials is None and rules:  # benchmarks read with trials: one rule, recorded
+        spec = spec.replace(trials=rules[0])
+    if spec.trials is not None:
+        parts = {name: apply_trials(spec, p, "rank_benchmarks")[1] for name, p in parts.items()}
     if custom and len(parts) < 2:
         raise ValueError(
             f"aggregate={aggregate!r} over benchmarks needs at least two benchmarks (only "

@@ -43,7 +43,7 @@ from rankci._base import check_alpha, check_choice, check_positive_int, jsonable
 from rankci.data import Scores
 from rankci.evidence.covariance import covariance_of_means, unit_clusters
 from rankci.io import as_scores
-from rankci.leaderboard import resolve_spec
+from rankci.leaderboard import apply_trials, resolve_spec
 from rankci.method import COVARIANCES, MethodSpec
 
 MULTIPLICITY = ("none", "bonferroni")
@@ -335,7 +335,7 @@ def plan(
     keywords = {"alpha": alpha, "unit": unit, "missing": missing}
     spec, _ = resolve_spec(spec, None, keywords, {}, "plan", accepted=_KEYWORDS)
     alpha, unit, missing = spec.alpha, spec.unit, spec.missing
-    scores = as_scores(data)
+    spec, scores = apply_trials(spec, as_scores(data), "plan")
     power = check_alpha(power, "power")
     check_choice("multiplicity", multiplicity, MULTIPLICITY)
     units = scores.units(unit, missing)

@@ -93,6 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rankci.analyses.claims import ClaimGroup, claims_spec, decide_claims, parse_claim
+    from rankci.leaderboard import apply_trials
 
     claims = tuple(parse_claim(text) for text in args.claim or ())  # a bad claim fails first
     keywords = dict(alpha=args.alpha, unit=args.unit, test=args.test, missing=args.missing)
@@ -121,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             "nothing to check: give --claim CLAIM (repeatable) or --baseline OTHER_DATA"
         )
+    spec, scores = apply_trials(spec, scores, "check")  # the per-item rule over trials, if any
     if claims:
         groups.append(ClaimGroup(scores.units(args.unit, args.missing), claims))
     check = decide_claims(groups, spec=spec)

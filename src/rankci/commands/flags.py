@@ -174,6 +174,14 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
         "repeated samples of an item are --trial-col / --per-item",
     )
     group.add_argument(
+        "--repeats",
+        choices=("metric", "trial"),
+        help="lm-eval logs of tasks run with 'repeats: N': 'metric' reads the harness's one value "
+        "per document (default), 'trial' scores each of the N responses against the target "
+        "(exact_match of generate_until, acc/acc_norm of multiple_choice tasks) as a repeated "
+        "trial of the item, scored by --per-item",
+    )
+    group.add_argument(
         "--epochs",
         choices=("prompt", "mean", "trial"),
         help="Inspect logs: 'prompt' reads each epoch as a prompt variant (default; an epoch "

@@ -42,6 +42,7 @@ _LOG_ONLY = (
     ("split", "--split"),
     ("trials", "--trials"),
     ("epochs", "--epochs"),
+    ("repeats", "--repeats"),
 )
 
 
@@ -106,7 +107,7 @@ def _per_item(scores: Scores, rule: str) -> Scores:
     return scores.per_item(rule)
 
 
-_TRIAL_FLAGS = "--trial-col; Inspect logs: --epochs trial"
+_TRIAL_FLAGS = "--trial-col; Inspect logs: --epochs trial; lm-eval logs: --repeats trial"
 
 
 def _trial_flags(message: str) -> str:
@@ -122,7 +123,7 @@ def _trial_flags(message: str) -> str:
 def log_options(args: argparse.Namespace) -> dict:
     """The log readers' own keywords of :func:`rankci.adapters.read_log` from their flags
     (``--metric``, ``--scorer``, ``--tasks``, ``--exclude-tasks``, ``--filter``, ``--split``,
-    ``--trials``, ``--epochs``), for every command that reads logs."""
+    ``--trials``, ``--epochs``, ``--repeats``), for every command that reads logs."""
     return {
         "metric": getattr(args, "metric", None),
         "scorer": getattr(args, "scorer", None),
@@ -132,6 +133,7 @@ def log_options(args: argparse.Namespace) -> dict:
         "split": getattr(args, "split", None),
         "trials": getattr(args, "trials", None),
         "epochs": getattr(args, "epochs", None),
+        "repeats": getattr(args, "repeats", None),
     }
 
 

@@ -54,12 +54,13 @@ from rankci.data import Scores
 from rankci.evidence.pairwise import Pairwise
 from rankci.evidence.studentized_range import tukey_pvalues
 from rankci.io import as_scores
-from rankci.leaderboard import resolve_spec
+from rankci.leaderboard import apply_trials, resolve_spec
 from rankci.method import MethodSpec
 from rankci.mixed import reml
 from rankci.mixed.kenward_roger import kenward_roger, kr_contrast_df, kr_ftest
 from rankci.mixed.satterthwaite import satterthwaite_df, type3_contrast, type3_test
 from rankci.ranking import Ranking
+from rankci.trials import per_item_sentence
 
 DF_METHODS = ("satterthwaite", "kenward-roger", "asymptotic")
 #: the random effects of items and clusters (``mixed_model(random=)``): items only, items nested
@@ -330,6 +331,8 @@ def mixed_model(
     check_choice("df", df, DF_METHODS)
     alpha = check_alpha(alpha)
     notes: dict = {}
+    if "repeated_trials" in scores.notes:  # per-item scores from trials: the rule is recorded
+        notes["repeated_trials"] = dict(scores.notes["repeated_trials"])
     y = scores.score
     if np.ptp(y) == 0:
         raise ValueError("every score is the same, so there is no variance to decompose")
@@ -627,7 +630,19 @@ def mixed_ranking(
             f"'t' (or 'auto', which is the t here), got {spec.test!r}"
         )
     alpha, coverage, multiplicity, delta = spec.alpha, spec.coverage, spec.multiplicity, spec.delta
-    model = data if isinstance(data, MixedModel) else mixed_model(data, **fit_options)
+    if isinstance(data, MixedModel):
+        model = data
+        fitted = model.notes.get("repeated_trials", {}).get("per_item")
+        if spec.trials is not None and spec.trials != fitted:
+            raise ValueError(
+                f"mixed_ranking(): the spec's trials={spec.trials!r}, but this MixedModel was "
+                + (f"fitted to per-item {fitted} scores" if fitted else "fitted without trials")
+                + "; pass the scores (or table) instead of the fitted model to re-score them"
+            )
+        spec = spec.replace(trials=fitted)
+    else:
+        spec, scores = apply_trials(spec, as_scores(data), "mixed_ranking")
+        model = mixed_model(scores, **fit_options)
     pairwise = model.pairwise(delta)
     ranking = certify_holm(pairwise, alpha, coverage, multiplicity).ranking()
     margin = f" with indifference margin {delta:g}" if delta > 0 else ""
@@ -654,7 +669,12 @@ def mixed_ranking(
     procedure = dict(ranking.procedure)
     procedure["model"] = model.formula
     procedure["df"] = model.df_method
-    return replace(ranking, guarantee=words, procedure=procedure, spec=spec)
+    details = ranking.details
+    trials = model.notes.get("repeated_trials")
+    if trials:
+        words = words + " " + per_item_sentence(trials)
+        details = {**details, "repeated_trials": jsonable(trials)}
+    return replace(ranking, guarantee=words, procedure=procedure, spec=spec, details=details)
 
 
 #: the keywords of mixed_ranking, for the message on an unknown one
