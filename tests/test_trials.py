@@ -138,21 +138,90 @@ def test_trials_with_prompt_variants_are_nested_in_the_variant(tmp_path):
 
 
 # ------------------------------------------------------------------ bad input
-def test_trials_with_gaps_are_unequal_counts_reported_and_warned():
+def test_trials_with_gaps_are_refused_naming_model_item_and_missing_trials():
     table = trial_table(n_models=2, n_items=4, n_trials=4)
     # model m1, item q01 lost trial 2: trials 0, 1, 3 (a gap)
     gap = (table["model"] == "m1") & (table["item"] == "q01") & (table["trial"] == 2)
-    with pytest.warns(rankci.RankciWarning, match="trials per item differ.*m1 3-4.*score it 0"):
-        scores = read_scores(table[~gap], per_item="pass@3")
+    with pytest.raises(ValueError) as error:
+        read_scores(table[~gap], per_item="pass@3")
+    message = str(error.value)
+    assert "trials with gaps in column 'trial'" in message
+    assert "model 'm1', item 'q01': trial '2' missing" in message
+    assert "trial_gaps='allow'" in message
+    # a lost first trial is a gap too (ids 1, 2, 3 while others hold 0)
+    first = (table["model"] == "m0") & (table["item"] == "q03") & (table["trial"] == 0)
+    with pytest.raises(ValueError, match="model 'm0', item 'q03': trial '0' missing"):
+        read_scores(table[~first])
+
+
+def test_trials_with_gaps_allowed_are_unequal_counts_reported_and_warned():
+    table = trial_table(n_models=2, n_items=4, n_trials=4)
+    gap = (table["model"] == "m1") & (table["item"] == "q01") & (table["trial"] == 2)
+    with pytest.warns(
+        rankci.RankciWarning, match="trials per item differ.*m1 3-4.*1 cells have gaps"
+    ):
+        scores = read_scores(table[~gap], per_item="pass@3", trial_gaps="allow")
     record = scores.notes["repeated_trials"]
     assert record["unequal"] is True
     assert record["trials_by_model"] == {"m0": [4, 4], "m1": [3, 4]}
     assert record["cells_with_fewer_trials"] == 1
     assert record["examples"] == [{"model": "m1", "item": "q01", "trials": 3}]
+    assert record["gaps"] == {
+        "cells": 1,
+        "examples": [{"model": "m1", "item": "q01", "missing": ["2"]}],
+    }
     # the gapped cell is scored on its own three trials
     outcomes = table[~gap & (table["model"] == "m1") & (table["item"] == "q01")]["score"]
     got = scores.to_frame().set_index(["model", "item"])["score"][("m1", "q01")]
     assert got == pytest.approx(brute_force(outcomes.tolist(), 3)[0])
+    # re-scoring keeps the rule the trials were read with (no refusal on per_item)
+    again = scores.per_item("pass^2")
+    assert again.notes["repeated_trials"]["gaps"]["cells"] == 1
+    with pytest.raises(ValueError, match="trial_gaps must be 'refuse' or 'allow'"):
+        read_scores(table, trial_gaps="ignore")
+
+
+def test_fewer_trials_without_gaps_are_unequal_counts_not_gaps():
+    """A model run fewer times (ids 0..2 beside 0..3), or an item run fewer times for every
+    model, holds the first ids: handled as unequal counts, warned, never refused."""
+    table = trial_table(n_models=2, n_items=4, n_trials=4)
+    short_model = (table["model"] == "m1") & (table["trial"] == 3)
+    short_item = (table["item"] == "q02") & (table["trial"] >= 2)
+    with pytest.warns(rankci.RankciWarning, match="trials per item differ"):
+        scores = read_scores(table[~(short_model | short_item)])
+    record = scores.notes["repeated_trials"]
+    assert "gaps" not in record and record["trials_per_item"] == [2, 4]
+    cell = table[(table["model"] == "m0") & (table["item"] == "q02") & (table["trial"] < 2)]
+    got = scores.to_frame().set_index(["model", "item"])["score"][("m0", "q02")]
+    assert got == pytest.approx(cell["score"].mean())
+
+
+def test_gap_detection_orders_ids_as_numbers_and_finds_every_missing_id():
+    from rankci.trials import trial_gaps
+
+    # ids "2" and "10": numeric order (text order would put "10" before "2")
+    labels = pd.DataFrame(
+        {"model": ["a"] * 3 + ["b"] * 2, "item": ["x"] * 5, "trial": ["1", "2", "10", "1", "10"]}
+    )
+    found = trial_gaps(labels, ["model", "item"])
+    assert found.to_dict("records") == [{"model": "b", "item": "x", "missing": ["2"]}]
+    # brute force over random tables: a gap is an id below the cell's last id that it lacks
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        rows = [(m, i, t) for m in "ab" for i in "xyz" for t in range(5) if rng.random() < 0.7]
+        labels = pd.DataFrame(rows, columns=["model", "item", "trial"]).astype({"trial": str})
+        universe = sorted({int(t) for t in labels["trial"]})
+        expected = {}
+        for (m, i), cell in labels.groupby(["model", "item"]):
+            have = {int(t) for t in cell["trial"]}
+            lost = [str(t) for t in universe if t < max(have) and t not in have]
+            if lost:
+                expected[(m, i)] = lost
+        got = {
+            (r["model"], r["item"]): r["missing"]
+            for r in trial_gaps(labels, ["model", "item"]).to_dict("records")
+        }
+        assert got == expected
 
 
 def test_pass_at_k_with_fewer_trials_than_k_names_the_items_and_models():

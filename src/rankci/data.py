@@ -157,6 +157,7 @@ class Scores:
         lines: Sequence[int] | None = None,
         trial: str | None = None,
         per_item: str = "mean",
+        trial_gaps: str = "refuse",
     ) -> Scores:
         """Validate a long table (one row per model, item and prompt) into Scores.
 
@@ -184,7 +185,9 @@ class Scores:
         With ``trial`` (a column of repeated trials nested in the item and prompt), each cell's
         trials become one per-item score by ``per_item`` (``"mean"``, ``"pass@K"``,
         ``"pass^K"``; :mod:`rankci.trials`), the trial rows are kept in ``trials`` and their
-        counts in ``notes["repeated_trials"]``.
+        counts in ``notes["repeated_trials"]``. A cell whose trial ids skip one the table has
+        (trials 0, 1, 3 beside 0, 1, 2, 3) is refused by default; ``trial_gaps="allow"`` reads
+        it as fewer trials, counted in ``notes["repeated_trials"]["gaps"]``.
         """
         if not isinstance(frame, pd.DataFrame):
             raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
@@ -203,7 +206,8 @@ class Scores:
         place = row_place(lines)
         if trial is not None:
             return cls._from_trials(
-                frame, model, item, score, cluster, prompt, bounds, notes, trial, per_item, place
+                frame, model, item, score, cluster, prompt, bounds, notes, trial, per_item, place,
+                trial_gaps,
             )
 
         model_code, models = _factorize(frame[model], model, "model", place=place)
@@ -272,7 +276,8 @@ class Scores:
 
     @classmethod
     def _from_trials(
-        cls, frame, model, item, score, cluster, prompt, bounds, notes, trial, per_item, place
+        cls, frame, model, item, score, cluster, prompt, bounds, notes, trial, per_item, place,
+        trial_gaps="refuse",
     ) -> Scores:
         """from_frame with a trial column: validate, collapse each cell's trials, keep them."""
         from rankci.trials import collapse_trials, parse_per_item
@@ -292,6 +297,7 @@ class Scores:
             prompt=prompt,
             per_item=per_item,
             bounds=bounds,
+            gaps=trial_gaps,
         )
         notes = {**(notes or {}), "repeated_trials": record}
         built = cls.from_frame(
@@ -357,6 +363,7 @@ class Scores:
             notes=notes,
             trial="trial",
             per_item=rule,
+            trial_gaps=self.trials.gaps,
         )
 
     @classmethod

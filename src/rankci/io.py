@@ -121,6 +121,7 @@ def read_scores(
     bounds: tuple[float, float] | None = (0.0, 1.0),
     trial: str | None = None,
     per_item: str = "mean",
+    trial_gaps: str = "refuse",
 ) -> Scores:
     """Read and validate per-item scores.
 
@@ -155,6 +156,10 @@ def read_scores(
     per_item : str, default "mean"
         ``"mean"``, ``"pass@K"`` or ``"pass^K"`` (:mod:`rankci.trials`); pass@K and pass^K need
         a trial column, 0/1 scores and at least K trials in every cell.
+    trial_gaps : {"refuse", "allow"}, default "refuse"
+        A cell whose trial ids skip one the table has (trials 0, 1, 3 beside 0, 1, 2, 3) is an
+        error naming the model, item and missing ids; ``"allow"`` reads it as fewer trials,
+        counted in ``notes["repeated_trials"]["gaps"]`` (:mod:`rankci.trials`).
 
     Returns
     -------
@@ -202,6 +207,7 @@ def read_scores(
     given = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
     given["trial"] = trial
     given["per_item"] = per_item
+    given["trial_gaps"] = trial_gaps
     decimal_comma = bool(text and text.get("delimiter") == ";")
     if layout == "auto":
         layout = _layout(frame, given, decimal_comma if text and "delimiter" in text else None)
@@ -749,6 +755,7 @@ def _read_long(
         lines=lines,
         trial=trial,
         per_item=given.get("per_item", "mean"),
+        trial_gaps=given.get("trial_gaps", "refuse"),
     )
 
 
@@ -830,6 +837,7 @@ def _read_wide(
         lines=None if lines is None else _Rows(lines, long["__row__"].to_numpy()),
         trial=trial,
         per_item=given.get("per_item", "mean"),
+        trial_gaps=given.get("trial_gaps", "refuse"),
     )
 
 

@@ -19,10 +19,19 @@ replacement from the cell's n trials, so each cell uses its own n (unequal count
 reported). ``pass@K`` and ``pass^K`` need binary trial scores and n >= K in every cell; both are
 refused otherwise, naming the column, or the items and models.
 
-Trial ids are labels: a cell with trials 0, 1, 3 has three trials. A trial id missing from a cell
-that other cells have (a "gap": a model run with fewer trials, or a lost trial) is not an error
-but an unequal count, counted in ``Scores.notes["repeated_trials"]`` and warned about, since a
-trial lost to a failure would bias every rule upwards; score such a trial 0 rather than drop it.
+Trial ids are labels, ordered as numbers when every id is an integer and as text otherwise.
+Two kinds of unequal counts are told apart:
+
+* **fewer trials** (a prefix): a cell whose ids are the first ones of the table's ids, such as
+  trials 0, 1, 2 of a model run three times beside models run five times, or an item run fewer
+  times for every model. Handled: each cell's rule uses its own n; the counts are recorded in
+  ``Scores.notes["repeated_trials"]`` and warned about.
+* **gaps**: a cell that lacks a trial id that comes before its own last id, when the table has
+  that id elsewhere (trials 0, 1, 3 while others have 2): a trial that ran and was lost, which
+  would bias every rule upwards if it failed. Refused by default (``trial_gaps="refuse"``),
+  naming the model, the item and the missing ids; ``trial_gaps="allow"`` reads them as unequal
+  counts, with the gaps counted in ``notes["repeated_trials"]["gaps"]`` and warned about. The
+  honest repair is usually to score the lost trial 0 rather than leave it out.
 
 numpy and pandas only; :mod:`rankci.data` calls :func:`collapse_trials` from
 ``Scores.from_frame(trial=...)``.
@@ -41,6 +50,8 @@ from rankci.method import PER_ITEM_HELP, parse_per_item
 
 __all__ = [
     "PER_ITEM_HELP",
+    "TRIAL_GAPS",
+    "trial_gaps",
     "TrialTable",
     "collapse_trials",
     "parse_per_item",
@@ -49,6 +60,56 @@ __all__ = [
     "per_item_scores",
     "per_item_sentence",
 ]
+
+#: what ``trial_gaps=`` may be (``--trial-gaps``)
+TRIAL_GAPS = ("refuse", "allow")
+
+
+def _id_order(ids: pd.Series) -> dict[str, int]:
+    """The rank of each trial id: numeric order when every id is an integer, else text order."""
+    unique = pd.unique(ids)
+    numbers = pd.to_numeric(pd.Series(unique), errors="coerce")
+    if numbers.notna().all() and (numbers == numbers.round()).all():
+        order = np.argsort(numbers.to_numpy(), kind="stable")
+    else:
+        order = np.argsort(np.asarray(unique, dtype=str), kind="stable")
+    return {str(unique[j]): rank for rank, j in enumerate(order)}
+
+
+def trial_gaps(labels: pd.DataFrame, cell_keys: list[str]) -> pd.DataFrame:
+    """The cells whose trial ids skip one the table has: columns of ``cell_keys``, ``missing``.
+
+    A cell lacks id t "in a gap" when some cell has t and t comes before the cell's last id
+    (ids ordered by :func:`_id_order`); a cell that holds the first n ids is not a gap.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 3, "item": ["x"] * 7,
+    ...                       "trial": ["0", "1", "2", "3", "0", "1", "3"]})
+    >>> trial_gaps(frame, ["model", "item"]).to_dict("records")
+    [{'model': 'b', 'item': 'x', 'missing': ['2']}]
+    """
+    order = _id_order(labels["trial"])
+    names = sorted(order, key=order.get)
+    rank = labels["trial"].map(order).to_numpy()
+    frame = labels[cell_keys].copy()
+    frame["rank"] = rank
+    grouped = frame.groupby(cell_keys, sort=True, observed=True)["rank"]
+    stats = grouped.agg(["size", "max"]).reset_index()
+    # a cell without gaps holds every id ranked up to its last one, and the ranks are 0..K-1
+    gapped = stats[stats["size"] < stats["max"] + 1]
+    if gapped.empty:
+        return pd.DataFrame(columns=[*cell_keys, "missing"])
+    held = grouped.apply(lambda r: set(r.to_numpy().tolist()))
+    missing = []
+    for row in gapped.itertuples(index=False):
+        key = tuple(getattr(row, k) for k in cell_keys)
+        have = held.loc[key if len(key) > 1 else key[0]]
+        missing.append([names[t] for t in range(int(row.max)) if t not in have])
+    out = gapped[cell_keys].reset_index(drop=True)
+    out["missing"] = missing
+    return out
+
 
 def _ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """prod_{j<k} (top - j) / (n - j) = C(top, k) / C(n, k) for 0 <= top <= n, n >= k."""
@@ -178,6 +239,8 @@ class TrialTable:
         The score column's name in the table read (for messages).
     bounds : (float, float) or None
         The score range the table was read with.
+    gaps : {"refuse", "allow"}
+        The ``trial_gaps`` rule the table was read with (kept when re-scored).
     """
 
     frame: pd.DataFrame
@@ -185,6 +248,7 @@ class TrialTable:
     column: str
     score_column: str
     bounds: tuple[float, float] | None
+    gaps: str = "refuse"
 
     @property
     def n_rows(self) -> int:
@@ -206,6 +270,7 @@ def collapse_trials(
     prompt: str | None,
     per_item: str,
     bounds: tuple[float, float] | None,
+    gaps: str = "refuse",
 ) -> tuple[pd.DataFrame, dict, TrialTable]:
     """One row per (model, item[, prompt]) cell with its per-item score, from trial rows.
 
@@ -221,6 +286,8 @@ def collapse_trials(
         than K trials (naming the items and models).
     """
     kind, k = parse_per_item(per_item)
+    if gaps not in TRIAL_GAPS:
+        raise ValueError(f"trial_gaps must be 'refuse' or 'allow', got {gaps!r}")
     raw = frame[trial]
     if raw.isna().any():
         row = int(np.flatnonzero(raw.isna().to_numpy())[0])
@@ -263,6 +330,20 @@ def collapse_trials(
             "per_item='mean' for graded scores"
         )
     labels["score"] = values
+    gapped = trial_gaps(labels, cell_keys)
+    if len(gapped) and gaps == "refuse":
+        shown = "; ".join(
+            ", ".join(f"{key} {row[key]!r}" for key in cell_keys)
+            + f": trial {', '.join(map(repr, row['missing']))} missing"
+            for row in gapped.head(5).to_dict("records")
+        )
+        more = f" and {len(gapped) - 5} more" if len(gapped) > 5 else ""
+        raise ValueError(
+            f"trials with gaps in column {trial!r}: {len(gapped)} cells lack a trial that comes "
+            f"before their last one and that other cells have ({shown}{more}). A lost trial "
+            "biases every per-item rule; score it (0 if it failed) or, to read these cells as "
+            "unequal counts, pass trial_gaps='allow' (--trial-gaps allow)"
+        )
     grouped = labels.groupby(cell_keys, sort=True, observed=True)
     cells = grouped["score"].agg(["size", "sum"]).reset_index()
     n = cells["size"].to_numpy()
@@ -283,7 +364,7 @@ def collapse_trials(
     if cluster is not None:
         first_cluster = grouped["cluster"].first().reset_index(drop=True)
         cells["cluster"] = first_cluster.to_numpy()
-    record = _trial_record(labels, cells, cell_keys, trial, per_item)
+    record = _trial_record(labels, cells, cell_keys, trial, per_item, gapped)
     order = [c for c in ("model", "item", "cluster", "prompt") if c in cells.columns]
     collapsed = cells[order + ["score"]]
     table = TrialTable(
@@ -292,12 +373,18 @@ def collapse_trials(
         column=trial,
         score_column=score,
         bounds=bounds,
+        gaps=gaps,
     )
     return collapsed, record, table
 
 
 def _trial_record(
-    labels: pd.DataFrame, cells: pd.DataFrame, cell_keys: list, trial: str, per_item: str
+    labels: pd.DataFrame,
+    cells: pd.DataFrame,
+    cell_keys: list,
+    trial: str,
+    per_item: str,
+    gapped: pd.DataFrame,
 ) -> dict:
     """``notes["repeated_trials"]``: counts, unequal counts by model, trial ids cells lack."""
     n = cells["size"].to_numpy()
@@ -311,6 +398,14 @@ def _trial_record(
         "trials_per_item": [int(n.min()), int(n.max())],
         "unequal": bool(n.min() != n.max()),
     }
+    if len(gapped):  # allowed (trial_gaps="allow"): counted and shown
+        record["gaps"] = {
+            "cells": int(len(gapped)),
+            "examples": [
+                {**{k: str(r[k]) for k in cell_keys}, "missing": [str(t) for t in r["missing"]]}
+                for r in gapped.head(5).to_dict("records")
+            ],
+        }
     if record["unequal"]:
         record["trials_by_model"] = {
             str(m): [int(row["min"]), int(row["max"])] for m, row in by_model.iterrows()
@@ -333,6 +428,12 @@ def _trial_record(
             + (
                 f"; {len(short)} cells lack a trial id another model has for the item"
                 if len(short)
+                else ""
+            )
+            + (
+                f"; {len(gapped)} cells have gaps in their trial ids, read as fewer trials "
+                "(trial_gaps='allow')"
+                if len(gapped)
                 else ""
             )
             + f"): each item's {per_item} uses its own number of trials; if a missing trial "

@@ -175,13 +175,18 @@ def test_errors_speak_in_flags(runs, tmp_path, capsys):
     assert "--trials-per-item plans repeated trials, but DATA has none" in capsys.readouterr().err
     assert main(["rank", str(path), "--trial-col", "nope"]) == 2
     assert "the trial column 'nope' is not in the table" in capsys.readouterr().err
-    # trials with a gap (model a lost attempt 2 on q00): unequal counts, said in the summary
+    # trials with a gap (model a lost attempt 2 on q00): refused; --trial-gaps allow reads them
     gap = table.drop(
         table[(table.model == "a") & (table.question == "q00") & (table.attempt == 2)].index
     )
     gapped = tmp_path / "gap.csv"
     gap.to_csv(gapped, index=False)
-    assert main(["rank", str(gapped), "--trial-col", "attempt"]) == 0
+    assert main(["rank", str(gapped), "--trial-col", "attempt"]) == 2
+    err = capsys.readouterr().err
+    assert "trials with gaps in column 'attempt'" in err
+    assert "model 'a', item 'q00': trial '2' missing" in err and "--trial-gaps allow" in err
+    assert "trial_gaps=" not in err
+    assert main(["rank", str(gapped), "--trial-col", "attempt", "--trial-gaps", "allow"]) == 0
     err = capsys.readouterr().err
     assert "3-4 (unequal; a 3-4, b 4-4, c 4-4; each item scored on its own trials)" in err
     assert "trials per item differ" in err

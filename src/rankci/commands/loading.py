@@ -117,6 +117,7 @@ def _trial_flags(message: str) -> str:
         .replace("per_item must", "--per-item must")
         .replace("(name it with trial=...)", f"(name it with {_TRIAL_FLAGS})")
         .replace("name it with trial=...", f"name it with {_TRIAL_FLAGS}")
+        .replace("trial_gaps='allow' (--trial-gaps allow)", "--trial-gaps allow")
     )
 
 
@@ -180,6 +181,7 @@ def _read(args: argparse.Namespace, source, cluster: str | None) -> Scores:
             bounds=bounds,
             trial=getattr(args, "trial_col", None),
             per_item=_table_rule(args),
+            trial_gaps=getattr(args, "trial_gaps", None) or "refuse",
         )
     except VoteTableError as found:  # io recognised the votes: its layout, no second read
         raise VoteTableError(vote_table_refusal(args, source, found.layout), found.layout) from None
