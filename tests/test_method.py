@@ -41,6 +41,9 @@ def test_defaults_are_the_documented_ones():
         ({"multiplicity": "max-t", "multiplicity_options": {"resampling": "jackknife"}},
          "unknown resampling 'jackknife'"),
         ({"cluster_filter": {"alpha_split": (0.9, 0.9), "top": 3}}, "summing to <= 1"),
+        ({"trials": "best@3"}, "trials must be mean, pass@K or pass"),
+        ({"trials": "pass@0"}, "trials must be mean, pass@K or pass"),
+        ({"trials": 3}, "trials must be mean, pass@K or pass"),
     ],
 )
 def test_bad_fields_are_refused_when_the_spec_is_made(fields, message):
@@ -84,6 +87,8 @@ def test_every_option_name_belongs_to_one_test_or_procedure():
         MethodSpec(multiplicity="max-t", multiplicity_options={"draws": 200, "stepdown": False},
                    seed=7),
         MethodSpec(cluster_filter={"alpha_split": (0.3, 0.7), "top": 2}),
+        MethodSpec(trials="pass^3"),
+        MethodSpec(trials="mean", test="t"),
     ],
 )
 def test_json_round_trip(spec):
@@ -172,3 +177,79 @@ def test_every_name_in_all_resolves_without_warnings():
         warnings.simplefilter("error")
         for name in rankci.__all__:
             assert getattr(rankci, name) is not None, name
+
+
+def trial_frame(seed: int = 0, n_items: int = 40, n_trials: int = 4):
+    """Three models' 0/1 trials (model a strongest), long, with a cluster column."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = [
+        (m, f"q{i:02d}", f"c{i % 2}", t, int(rng.random() < p))
+        for m, p in (("a", 0.85), ("b", 0.5), ("c", 0.2))
+        for i in range(n_items)
+        for t in range(n_trials)
+    ]
+    return pd.DataFrame(rows, columns=["model", "item", "cluster", "trial", "score"])
+
+
+def test_the_per_item_rule_is_recorded_in_the_spec_by_every_entry_point():
+    from rankci.analyses.claims import check_claims
+    from rankci.data import Scores
+
+    frame = trial_frame()
+    scores = Scores.from_frame(frame, cluster="cluster", trial="trial", per_item="pass@2")
+    assert rankci.rank(scores).spec.trials == "pass@2"
+    assert rankci.rank(Scores.from_frame(frame, trial="trial")).spec.trials == "mean"
+    plain = Scores.from_frame(frame[frame.trial == 0].drop(columns="trial"))
+    assert rankci.rank(plain).spec.trials is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankci.RankciWarning)
+        by_cluster = rankci.rank_by_cluster(scores)
+    assert {r.spec.trials for r in by_cluster.rankings.values()} == {"pass@2"}
+    assert check_claims(scores, ["a > c"]).spec.trials == "pass@2"
+    assert rankci.plan(scores).spec.trials == "pass@2"
+    mixed = rankci.mixed_ranking(scores)
+    assert mixed.spec.trials == "pass@2"
+    assert "unbiased pass@2 over its trials (4 per item)" in mixed.guarantee
+    assert mixed.details["repeated_trials"]["per_item"] == "pass@2"
+    # the JSON output carries it, and it reads back
+    text = json.loads(json.dumps(rankci.rank(scores).to_dict()))
+    assert MethodSpec.from_dict(text["spec"]).trials == "pass@2"
+
+
+def test_a_spec_with_a_rule_rescores_trial_data_and_reruns_the_same_ranking():
+    from rankci.data import Scores
+
+    frame = trial_frame(seed=3)
+    first = rankci.rank(Scores.from_frame(frame, trial="trial", per_item="pass^2"))
+    again = rankci.rank(Scores.from_frame(frame, trial="trial"), spec=first.spec)
+    assert again.spec == first.spec
+    assert again.to_frame().equals(first.to_frame())
+    assert again.details["repeated_trials"]["per_item"] == "pass^2"
+    assert again.guarantee == first.guarantee
+    # the scores behind it are the pass^2 scores (brute force over the pairs of trials)
+    cell = frame[(frame.model == "b") & (frame.item == "q05")]["score"].tolist()
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    expected = np.mean([cell[i] and cell[j] for i, j in pairs])
+    rescored = Scores.from_frame(frame, trial="trial").per_item(again.spec.trials)
+    got = rescored.to_frame().set_index(["model", "item"])["score"][("b", "q05")]
+    assert got == pytest.approx(expected)
+
+
+def test_a_rule_on_scores_without_trials_is_an_error_naming_the_caller():
+    from rankci.data import Scores
+
+    frame = trial_frame()
+    plain = Scores.from_frame(frame[frame.trial == 0].drop(columns="trial"))
+    with pytest.raises(ValueError, match=r"rank\(\): the spec's trials='pass@2'.*no trial column"):
+        rankci.rank(plain, spec=MethodSpec(trials="pass@2"))
+    fitted = rankci.mixed_model(Scores.from_frame(frame, trial="trial", per_item="pass@2"))
+    assert rankci.mixed_ranking(fitted).spec.trials == "pass@2"
+    with pytest.raises(ValueError, match="fitted to per-item pass@2 scores"):
+        rankci.mixed_ranking(fitted, spec=MethodSpec(test="t", trials="mean"))
+
+
+def test_describe_names_the_rule():
+    assert "per-item pass@3 over trials" in MethodSpec(trials="pass@3").describe()
+    assert "trials" not in MethodSpec().describe()
