@@ -11,7 +11,8 @@ Run:  python benchmarks/compare.py --write   (every size; rewrites the table in 
       python benchmarks/compare.py --quick   (every task once on 10 x 1,000: the harness, not a
                                              measurement; under a minute)
 
-Peers come from the ``bench`` extra (``pip install -e ".[bench]"``: pingouin, honestboard;
+Peers come from the ``bench`` extra (``pip install -e ".[bench]"``: pingouin, honestboard,
+ppi-python;
 scipy and statsmodels are rankci's own dependencies). R's anchors -- lme4/lmerTest (the mixed
 model and its Satterthwaite F), pbkrtest (its Kenward-Roger F), emmeans (pairwise contrasts, on
 the lmer fit and after the RM-ANOVA) and car (RM-ANOVA with Greenhouse-Geisser/Huynh-Feldt) --
@@ -40,7 +41,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from comparisons import intervals, kenward_roger, mixed, monitor, omnibus, paired, posthoc, ranks
+from comparisons import (
+    intervals,
+    kenward_roger,
+    mixed,
+    monitor,
+    omnibus,
+    paired,
+    posthoc,
+    ppi,
+    ranks,
+)
 from comparisons.harness import Row, Run, markdown, mmlu_pro, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +70,7 @@ TASKS = {
     "mixed-model": (mixed.mixed_model, True),
     "kenward-roger": (kenward_roger.kenward_roger, True),
     "monitor": (monitor.monitor, False),
+    "ppi": (ppi.ppi_mean, False),
 }
 SIZES = {"20x5000": (20, 5_000), "100x14000": (100, 14_000), "400x14000": (400, 14_000)}
 #: --quick checks that every task and peer runs and agrees, on a size that keeps the test suite
