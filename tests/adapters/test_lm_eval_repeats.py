@@ -218,3 +218,12 @@ def test_read_log_and_the_command_line_take_repeats(capsys):
     main(argv)
     out = json.loads(capsys.readouterr().out)
     assert out["spec"]["method"]["trials"] == "pass^2"
+
+
+def test_trial_gaps_is_a_keyword_of_the_trial_readers_only():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankci.RankciWarning)
+        scores = read_log("lm-eval", LOGS, repeats="trial", filter="first", trial_gaps="allow")
+    assert scores.trials.gaps == "allow"
+    with pytest.raises(ValueError, match="trial_gaps= applies to lm-eval and Inspect logs"):
+        read_log("helm", LOGS, trial_gaps="allow")

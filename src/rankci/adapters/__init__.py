@@ -53,7 +53,17 @@ READERS: Mapping[str, LogReader] = MappingProxyType(
 BENCHMARK_CLUSTER = {name: reader.benchmark_cluster for name, reader in READERS.items()}
 
 #: the keywords of :func:`read_log` that only some readers take (:attr:`LogReader.takes`)
-_SPECIFIC = ("metric", "scorer", "item", "filter", "split", "trials", "epochs", "repeats")
+_SPECIFIC = (
+    "metric",
+    "scorer",
+    "item",
+    "filter",
+    "split",
+    "trials",
+    "epochs",
+    "repeats",
+    "trial_gaps",
+)
 
 
 def read_log(
@@ -72,6 +82,7 @@ def read_log(
     trials: str | None = None,
     epochs: str | None = None,
     repeats: str | None = None,
+    trial_gaps: str | None = None,
     as_frame: bool = False,
 ) -> Scores:
     """Read evaluation logs of the given format (``"lm-eval"``, ``"inspect"``, ``"helm"``).
@@ -114,6 +125,9 @@ def read_log(
     repeats : {"metric", "trial"}, optional
         lm-eval tasks run with ``repeats: N``: the harness's one value per document (default),
         or each response a repeated trial of the item (see :func:`rankci.adapters.read_lm_eval`).
+    trial_gaps : {"refuse", "allow"}, optional
+        Inspect epochs and lm-eval repeats read as trials: an item whose trial ids skip one is
+        refused (default) or, with ``"allow"``, read as fewer trials (:mod:`rankci.trials`).
     as_frame : bool, default False
         Return the long table instead of Scores (one model's logs, or logs to combine later).
 
@@ -166,6 +180,7 @@ def read_log(
         "trials": trials,
         "epochs": epochs,
         "repeats": repeats,
+        "trial_gaps": trial_gaps,
     }
     for name in _SPECIFIC:
         if given[name] is not None and name not in reader.takes:

@@ -303,6 +303,7 @@ def build_scores(
     as_frame: bool = False,
     reasons: Mapping[str, str] | None = None,
     trial: bool = False,
+    trial_gaps: str = "refuse",
 ) -> Scores | pd.DataFrame:
     """Validate the collected long table into Scores, reporting missing items.
 
@@ -378,6 +379,7 @@ def build_scores(
         bounds=bounds,
         notes=notes,
         trial="trial" if trial else None,
+        trial_gaps=trial_gaps,
     )
 
 

@@ -102,6 +102,7 @@ def read_inspect(
     exclude_tasks: Sequence[str] | str | None = None,
     bounds: tuple[float, float] | None = (0.0, 1.0),
     as_frame: bool = False,
+    trial_gaps: str = "refuse",
 ) -> Scores | pd.DataFrame:
     """Read Inspect AI eval logs of several models (and tasks) into Scores.
 
@@ -341,6 +342,7 @@ def read_inspect(
         cluster=cluster is not None,
         prompt=epochs == "prompt" and with_epochs,
         trial=epochs == "trial",
+        trial_gaps=trial_gaps,
         bounds=bounds,
         notes=notes,
         source="Inspect",
@@ -838,7 +840,7 @@ READER = LogReader(
     format="inspect",
     label="Inspect",
     read=read_inspect,
-    takes=frozenset({"scorer", "item", "epochs"}),
+    takes=frozenset({"scorer", "item", "epochs", "trial_gaps"}),
     score_option="scorer",
     benchmark_cluster="task",
     names_a_log=lambda path: path.suffix == ".eval",

@@ -148,6 +148,7 @@ def read_lm_eval(
     bounds: tuple[float, float] | None = (0.0, 1.0),
     as_frame: bool = False,
     repeats: str = "metric",
+    trial_gaps: str = "refuse",
 ) -> Scores | pd.DataFrame:
     """Read the per-sample logs of lm-evaluation-harness (``--log_samples``) for several models.
 
@@ -193,6 +194,9 @@ def read_lm_eval(
         in a ``trial`` column (0 to N - 1; :mod:`rankci.trials`): the Scores' per-item score is
         the mean over the trials, and ``Scores.per_item("pass@K")`` re-scores them. A task whose
         per-response correctness cannot be determined is refused, naming it and its metric.
+    trial_gaps : {"refuse", "allow"}, default "refuse"
+        With ``repeats="trial"``: documents whose responses skip a trial others have (see
+        :mod:`rankci.trials`) are refused, or read as fewer trials with ``"allow"``.
 
     Returns
     -------
@@ -377,6 +381,7 @@ def read_lm_eval(
         models_found=models_found,
         as_frame=as_frame,
         trial=repeats == "trial",
+        trial_gaps=trial_gaps,
         reasons={
             **{
                 m: "its results files list " + ", ".join(repr(t) for t in names)
@@ -1288,7 +1293,7 @@ READER = LogReader(
     format="lm-eval",
     label="lm-eval",
     read=read_lm_eval,
-    takes=frozenset({"metric", "item", "filter", "repeats"}),
+    takes=frozenset({"metric", "item", "filter", "repeats", "trial_gaps"}),
     score_option="metric",
     benchmark_cluster="benchmark",
     names_a_log=lambda path: bool(

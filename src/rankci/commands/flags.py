@@ -122,7 +122,6 @@ def add_data_arguments(parser: argparse.ArgumentParser, many: bool = False) -> N
     group.add_argument(
         "--trial-gaps",
         choices=("refuse", "allow"),
-        default="refuse",
         help="an item whose trial ids skip one the table has (trials 0, 1, 3 beside 0-3): "
         "refused (default, naming model, item and missing trials) or 'allow': read as fewer "
         "trials, counted and warned about",

@@ -135,6 +135,7 @@ def log_options(args: argparse.Namespace) -> dict:
         "trials": getattr(args, "trials", None),
         "epochs": getattr(args, "epochs", None),
         "repeats": getattr(args, "repeats", None),
+        "trial_gaps": getattr(args, "trial_gaps", None),
     }
 
 
