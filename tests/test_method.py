@@ -207,7 +207,10 @@ def test_the_per_item_rule_is_recorded_in_the_spec_by_every_entry_point():
         warnings.simplefilter("ignore", rankci.RankciWarning)
         by_cluster = rankci.rank_by_cluster(scores)
     assert {r.spec.trials for r in by_cluster.rankings.values()} == {"pass@2"}
-    assert check_claims(scores, ["a > c"]).spec.trials == "pass@2"
+    check = check_claims(scores, ["a > c"])
+    assert check.spec.trials == "pass@2"
+    assert check.details["repeated_trials"]["per_item"] == "pass@2"
+    assert check.guarantee.endswith("so a model's score is its mean pass@2 over the items.")
     assert rankci.plan(scores).spec.trials == "pass@2"
     mixed = rankci.mixed_ranking(scores)
     assert mixed.spec.trials == "pass@2"

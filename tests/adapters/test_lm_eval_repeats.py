@@ -218,6 +218,8 @@ def test_read_log_and_the_command_line_take_repeats(capsys):
     main(argv)
     out = json.loads(capsys.readouterr().out)
     assert out["spec"]["method"]["trials"] == "pass^2"
+    assert out["details"]["repeated_trials"]["per_item"] == "pass^2"
+    assert "unbiased pass^2 over its trials (3 per item)" in out["guarantee"]
 
 
 def test_trial_gaps_is_a_keyword_of_the_trial_readers_only():

@@ -75,6 +75,7 @@ __all__ = [
     "parse_claim",
     "check_claims",
     "decide_claims",
+    "with_trials",
 ]
 
 #: the three outcomes of a claim
@@ -953,7 +954,23 @@ def check_claims(
         raise ValueError("no claim given: pass at least one claim")
     spec, scores = apply_trials(spec, as_scores(data), "check_claims")
     units = scores.units(spec.unit, spec.missing)
-    return decide_claims([ClaimGroup(units, parsed)], spec=spec)
+    return with_trials(decide_claims([ClaimGroup(units, parsed)], spec=spec), scores)
+
+
+def with_trials(check: ClaimCheck, scores: Scores) -> ClaimCheck:
+    """The check of per-item scores made from repeated trials says by which rule: its
+    guarantee ends with the rule's sentence and its details carry ``repeated_trials`` (the
+    rule is also ``check.spec.trials``; :func:`rankci.leaderboard.apply_trials`)."""
+    record = scores.notes.get("repeated_trials")
+    if not record:
+        return check
+    from rankci.trials import per_item_sentence
+
+    return dataclasses.replace(
+        check,
+        guarantee=check.guarantee + " " + per_item_sentence(record),
+        details={**check.details, "repeated_trials": jsonable(record)},
+    )
 
 
 def _p(p: float) -> str:

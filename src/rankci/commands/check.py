@@ -92,7 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rankci.analyses.claims import ClaimGroup, claims_spec, decide_claims, parse_claim
+    from rankci.analyses.claims import (
+        ClaimGroup,
+        claims_spec,
+        decide_claims,
+        parse_claim,
+        with_trials,
+    )
     from rankci.leaderboard import apply_trials
 
     claims = tuple(parse_claim(text) for text in args.claim or ())  # a bad claim fails first
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     spec, scores = apply_trials(spec, scores, "check")  # the per-item rule over trials, if any
     if claims:
         groups.append(ClaimGroup(scores.units(args.unit, args.missing), claims))
-    check = decide_claims(groups, spec=spec)
+    check = with_trials(decide_claims(groups, spec=spec), scores)
     stopped = scores.notes.get("early_stopped")
     emit(render(check, args.format, shared, args, early_stopped=stopped), args)
     return 0 if check.all_supported else 1
