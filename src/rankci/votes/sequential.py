@@ -100,7 +100,8 @@ def arena_guarantee(alpha: float, n_models: int, entry: str = "closed") -> str:
         f"the board is looked at, and however the pairs were chosen from the past), no certified "
         f"head-to-head dominance is false: each says P(j wins) > P(l wins) in a vote between "
         f"the two (ties counted half), {family}. The rank intervals read the certified pairs as "
-        "an order: they cover the head-to-head ranks when head-to-head preference is transitive (as under Bradley-Terry)."
+        "an order: they cover the head-to-head ranks when head-to-head preference is transitive "
+        "(as under Bradley-Terry)."
     )
 
 
