@@ -129,3 +129,45 @@ def test_bad_inputs_are_refused():
         fit_ppi_bradley_terry(votes, none_for_m3)
     with pytest.raises(ValueError, match="lam"):
         fit_ppi_bradley_terry(votes, h, lam=1.5)
+
+
+def test_lam_zero_matches_statsmodels_logit_hc0():
+    import statsmodels.api as sm
+
+    votes, h = _arena(seed=5)
+    fit = fit_ppi_bradley_terry(votes, h, lam=0.0)
+    keep = h >= 0
+    m = votes.n_models
+    x = np.zeros((keep.sum(), m))
+    x[np.arange(keep.sum()), votes.a[keep]] += 1
+    x[np.arange(keep.sum()), votes.b[keep]] -= 1
+    res = sm.Logit((h[keep] == 0).astype(float), x[:, 1:]).fit(disp=0, cov_type="HC0", tol=1e-12)
+    jac = np.eye(m)[:, 1:] - 1.0 / m
+    np.testing.assert_allclose(fit.ppi.strength, jac @ res.params, atol=1e-6)
+    np.testing.assert_allclose(fit.ppi.cov, jac @ res.cov_params() @ jac.T, atol=1e-6)
+
+
+def test_one_pair_against_ppi_python_logistic():
+    from ppi_py import ppi_logistic_ci, ppi_logistic_pointestimate
+
+    votes, h = _arena(seed=7, m=2, n=4000, n_lab=500, flip=0.15)
+    keep = h >= 0
+    # BT of two models = logistic regression with an intercept: beta = s_0 - s_1 (a = m0 side)
+    y_judge = np.where(votes.a == 0, votes.outcome == 0, votes.outcome == 1).astype(float)
+    y_human = np.where(votes.a == 0, h == 0, h == 1).astype(float)
+    ones = np.ones((votes.n_votes, 1))
+    for lam in (0.3, 0.8):
+        fit = fit_ppi_bradley_terry(votes, h, lam=lam)
+        beta = ppi_logistic_pointestimate(
+            ones[keep], y_human[keep], y_judge[keep], ones, y_judge, lam=lam
+        )
+        assert fit.ppi.strength[0] - fit.ppi.strength[1] == pytest.approx(beta[0], abs=1e-5)
+    auto = fit_ppi_bradley_terry(votes, h)
+    lo, hi = ppi_logistic_ci(
+        ones[keep], y_human[keep], y_judge[keep], ones, y_judge, alpha=0.05, lam=auto.lam
+    )
+    se_theirs = (hi[0] - lo[0]) / (2 * 1.959964)
+    se_ours = np.sqrt(auto.ppi.cov[0, 0] + auto.ppi.cov[1, 1] - 2 * auto.ppi.cov[0, 1])
+    # at the trace-optimal lam the cross term of the all-battles form vanishes (to first order):
+    # the two variances agree up to ddof and the lam = 1 evaluation point of lam
+    assert se_ours == pytest.approx(se_theirs, rel=0.02)
