@@ -183,6 +183,7 @@ class OpenMonitor(Monitor):
         self._ranking: Ranking | None = None
         self._ranking_looks: int | None = None  # read by Monitor.ranking (unused here)
         self.alpha_event: dict | None = None
+        self._init_changes()
         self._add_group(names)
 
     # ------------------------------------------------------------------ facts
@@ -504,6 +505,7 @@ class OpenMonitor(Monitor):
             "entry_rule": ENTRY_RULE,
             "entrants": [dict(e) for e in self.entrants],
             "items_by_model": {n: int(c) for n, c in zip(self.models, self._count)},
+            **self.change_details(),
         }
         if self.k is not None:
             details["k"] = self.k
@@ -525,7 +527,7 @@ class OpenMonitor(Monitor):
             },
             n_units=int(self._t),
             excluded=self.excluded,
-            guarantee=open_guarantee(self.alpha, self.alpha_event),
+            guarantee=open_guarantee(self.alpha, self.alpha_event) + self.change_guarantee(),
             details=details,
             spec=self.spec,
         )

@@ -271,6 +271,29 @@ class Board:
             self._publish()
             return {"model": model, "t": t}
 
+    def withdraw(self, model: str) -> dict:
+        """Withdraw a model at its owner's request (stored as an event at the current item count).
+
+        It receives no evidence from now on (its pairs are frozen, as at a retirement); its
+        certified statements stay, reported with the look at which it left
+        (:data:`rankci.sequential.WITHDRAW_GUARANTEE`). Scores posted for it later are stored
+        and never used. Unknown or withdrawn already: a clear 4xx."""
+        with self.lock:
+            if model not in self.model_index:
+                raise Rejected(f"unknown model {model!r}")
+            if self.error is not None:
+                raise Conflict(f"the board is {self.state}; no model can be withdrawn")
+            if model in self.monitor.withdrawn:
+                look = self.monitor.withdrawn[model]["look"]
+                raise Conflict(f"model {model!r} was withdrawn already (at look {look})")
+            t = int(self.monitor.t)
+            detail = {"model": model}
+            self._store(self.storage.add_event, self.num, t, "withdraw", json.dumps(detail))
+            self._apply_event("withdraw", detail, t)
+            self._advance()
+            self._publish()
+            return {**self.monitor.withdrawn[model]}
+
     def add_model(self, model: str) -> dict:
         """Add a model to a board made with ``entry="open"`` (stored as an event at the current
         item count; its comparisons start at the next item the monitor consumes)."""
@@ -278,7 +301,7 @@ class Board:
             if self.spec.monitor.entry != "open":
                 raise Conflict(
                     f"cannot add model {model!r}: the board was created with entry 'closed' "
-                    "(its models are fixed); create it with \"entry\": \"open\""
+                    '(its models are fixed); create it with "entry": "open"'
                 )
             if model in self.model_index:
                 raise Conflict(f"model {model!r} is on the board already")
@@ -293,11 +316,15 @@ class Board:
             return {"model": model, "t": t, **self.monitor.entrants[-1]}
 
     def _apply_event(self, kind: str, detail: dict, t: int) -> None:
-        if kind not in ("retire", "join"):  # pragma: no cover - no other kind is written
+        if kind not in ("retire", "join", "withdraw"):  # pragma: no cover - no other is written
             raise ValueError(f"unknown event {kind!r}")
         if self.monitor.t != t:
             raise RuntimeError(f"event at t={t} replayed at t={self.monitor.t}")
         self.events.append({"t": t, "kind": kind, **detail})
+        if kind == "withdraw":
+            # reported at once in the progress; in the ranking's details from the next look
+            self.monitor.withdraw_model(detail["model"])
+            return
         if kind == "join":
             name = detail["model"]
             self.monitor.add_model(name)

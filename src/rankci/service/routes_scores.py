@@ -117,6 +117,20 @@ def add_model(body: RetireRequest, board: WritableBoard) -> dict:
         raise rejected(error) from None
 
 
+@router.post(
+    "/api/boards/{board}/models/{model}/withdraw",
+    tags=["scores"],
+    summary="Withdraw a model (its owner's request): no evidence from now on, statements kept",
+)
+def withdraw_model(model: str, board: WritableBoard) -> dict:
+    if board.spec.kind == "votes":
+        raise rejected(KindMismatch("a votes board has no withdrawals yet (scores boards only)"))
+    try:
+        return board.withdraw(model)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
 @router.get(
     "/api/boards/{board}/needs",
     tags=["scores"],

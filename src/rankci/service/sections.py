@@ -441,6 +441,12 @@ def _progress_section(data: dict) -> str:
         ("active models", f"{len(p['active'])}"),
         ("retired models", retired or "none"),
     ]  # every value is plain text, escaped once here
+    if p.get("withdrawn"):  # models withdrawn by their owners, with the look at which they left
+        withdrawn = ", ".join(
+            f"{m} (at look {info['look']}, item {info['t']:,})"
+            for m, info in p["withdrawn"].items()
+        )
+        facts.append(("withdrawn models", withdrawn))
     rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
     return f'<section id="progress"><h2>Progress</h2><dl class="facts">{rows}</dl></section>'
 
