@@ -142,9 +142,17 @@ def fit_ppi_bradley_terry(
 
     Examples
     --------
-    >>> v = Votes.from_arrays([0, 1, 2, 0, 1, 2], [1, 2, 0, 1, 2, 0], [0, 0, 0, 1, 1, 1],
-    ...                       models=["x", "y", "z"])
-    >>> fit = fit_ppi_bradley_terry(v, [0, 0, 0, 1, 1, 1], lam=0.5)  # doctest: +SKIP
+    A judge that flips 20 % of the human verdicts; 300 of 3000 battles labelled:
+
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 3, 3000); b = (a + rng.integers(1, 3, 3000)) % 3
+    >>> s = np.array([1.0, 0.0, -1.0])
+    >>> human = (rng.random(3000) > 1 / (1 + np.exp(s[b] - s[a]))).astype(int)
+    >>> judge = np.where(rng.random(3000) < 0.2, 1 - human, human)
+    >>> h = np.where(np.arange(3000) < 300, human, -1)
+    >>> fit = fit_ppi_bradley_terry(Votes.from_arrays(a, b, judge, models=["x", "y", "z"]), h)
+    >>> bool(fit.effective_labels > fit.n_labelled), fit.lam_rule
+    (True, 'auto')
     """
     if isinstance(human, str):
         if human not in votes.columns:
