@@ -171,3 +171,13 @@ def test_one_pair_against_ppi_python_logistic():
     # at the trace-optimal lam the cross term of the all-battles form vanishes (to first order):
     # the two variances agree up to ddof and the lam = 1 evaluation point of lam
     assert se_ours == pytest.approx(se_theirs, rel=0.02)
+
+
+def test_ranking_of_the_ppi_fit_records_the_settings():
+    votes, h = _arena(seed=11, n=6000, n_lab=1500)
+    fit = fit_ppi_bradley_terry(votes, h, lam=0.5)
+    r = fit.ranking(seed=1)
+    assert "prediction-powered" in r.guarantee and "1500 human-labelled" in r.guarantee
+    assert r.details["ppi"]["lam"] == 0.5
+    np.testing.assert_allclose(r.score, fit.ppi.strength)
+    assert (r.lower <= r.upper).all()

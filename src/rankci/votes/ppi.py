@@ -80,6 +80,39 @@ class PPIVotesFit:
     effective_labels: float
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
+    def ranking(self, alpha: float = 0.05, multiplicity: str = "max-t", seed: int | None = None):
+        """Rank intervals of the PPI strengths through max-t / Holm (``ranking_from_fit``); the
+        PPI settings and the three fits are in ``details["ppi"]``."""
+        import dataclasses
+
+        from rankci.votes.rank import VotesSpec, ranking_from_fit
+
+        spec = VotesSpec(alpha=alpha, multiplicity=multiplicity, covariance="sandwich", seed=seed)
+        spec = dataclasses.replace(spec, cluster=None, seed=0 if seed is None else seed)
+        base = ranking_from_fit(self.ppi, spec)
+        human_se = None if self.human is None else self.human.se.tolist()
+        ppi = {
+            "lam": self.lam,
+            "lam_rule": self.lam_rule,
+            "sampling": self.sampling,
+            "n_labelled": self.n_labelled,
+            "n_labelled_per_model": self.n_labelled_per_model.tolist(),
+            "agreement": self.agreement,
+            "effective_labels": self.effective_labels,
+            "judge_strength": self.judge.strength.tolist(),
+            "judge_se": self.judge.se.tolist(),
+            "human_strength": None if self.human is None else self.human.strength.tolist(),
+            "human_se": human_se,
+            "warnings": list(self.warnings),
+        }
+        guarantee = base.guarantee.replace(
+            f"from a Bradley-Terry fit of {self.n_votes} votes",
+            f"from a prediction-powered (PPI++, lam = {self.lam:.3f} {self.lam_rule}) "
+            f"Bradley-Terry fit of {self.n_votes} judge votes and {self.n_labelled} "
+            "human-labelled battles",
+        )
+        return dataclasses.replace(base, guarantee=guarantee, details={**base.details, "ppi": ppi})
+
 
 def _side_y(outcome: np.ndarray, flip: np.ndarray) -> np.ndarray:
     """1 / 0 / 0.5: the first (lower-code) model's result."""
