@@ -256,3 +256,28 @@ def test_a_rule_on_scores_without_trials_is_an_error_naming_the_caller():
 def test_describe_names_the_rule():
     assert "per-item pass@3 over trials" in MethodSpec(trials="pass@3").describe()
     assert "trials" not in MethodSpec().describe()
+
+
+def test_rank_benchmarks_records_the_rule_of_benchmarks_read_with_trials():
+    from rankci.analyses.multibench import rank_benchmarks
+    from rankci.data import Scores
+
+    parts = {
+        name: Scores.from_frame(trial_frame(seed=k), trial="trial", per_item="pass@2")
+        for k, name in enumerate(("x", "y"))
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankci.RankciWarning)
+        result = rank_benchmarks(parts)
+        assert result.spec.trials == "pass@2"
+        assert "unbiased pass@2 over its trials (4 per item)" in result.guarantee
+        # the spec re-runs the rule on the same trials read with the mean
+        means = {n: Scores.from_frame(trial_frame(seed=k), trial="trial")
+                 for k, n in enumerate(("x", "y"))}
+        again = rank_benchmarks(means, spec=result.spec)
+        assert again.guarantee == result.guarantee
+        plain = {n: Scores.from_frame(trial_frame(seed=k)[lambda f: f.trial == 0]
+                                      .drop(columns="trial"))
+                 for k, n in enumerate(("x", "y"))}
+        with pytest.raises(ValueError, match=r"rank_benchmarks\(\): the spec's trials='pass@2'"):
+            rank_benchmarks(plain, spec=result.spec)

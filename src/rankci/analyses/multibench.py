@@ -393,6 +393,15 @@ def rank_benchmarks(
             details=details,
         )
     overall_ranking = rankings.pop(OVERALL, aggregate_ranking)
+    records = [p.notes["repeated_trials"] for p in parts.values() if "repeated_trials" in p.notes]
+    if records:  # per-item scores from trials: the rule (spec.trials) in the guarantee
+        from rankci.trials import per_item_sentence
+
+        low = min(r["trials_per_item"][0] for r in records)
+        high = max(r["trials_per_item"][1] for r in records)
+        words = words + " " + per_item_sentence(
+            {"per_item": spec.trials, "trials_per_item": [low, high]}
+        )
     return BenchmarkRankings(
         rankings=rankings,
         overall=overall_ranking,
