@@ -240,3 +240,52 @@ def test_no_labels_and_bad_inclusion_and_lam_are_refused():
         fit_ppi_bradley_terry(votes, h, lam=1.5)
     with pytest.raises(ValueError, match="the human column 'verdict' is not a column"):
         fit_ppi_bradley_terry(votes, "verdict")
+
+
+# ------------------------------------------------------------------------------ rank_votes
+def arena_votes(**kwargs):
+    votes, h, pi = arena(**kwargs)
+    columns = {"human": h} if pi is None else {"human": h, "pi": pi}
+    return Votes.from_arrays(votes.a, votes.b, votes.outcome, models=MODELS, columns=columns)
+
+
+def test_rank_votes_certifies_the_ppi_fit_and_records_the_settings():
+    from rankci.certify.maxt import maxt_ranking_from_cov
+    from rankci.votes import VotesSpec, rank_votes
+
+    votes = arena_votes(n=3000, n_lab=400, stratified=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        r = rank_votes(votes, human="human", inclusion="pi", lam=0.4, seed=3)
+        fit = fit_ppi_bradley_terry(votes, "human", inclusion="pi", lam=0.4)
+        ref = maxt_ranking_from_cov(fit.fit.strength, fit.fit.cov, models=MODELS, rng=3)
+    np.testing.assert_allclose(r.score, fit.fit.strength, atol=1e-12)
+    assert r.lower.tolist() == ref.lower.tolist() and r.upper.tolist() == ref.upper.tolist()
+    spec = r.spec.to_dict()
+    assert (spec["human"], spec["inclusion"], spec["lam"], spec["covariance"]) == (
+        "human",
+        "pi",
+        0.4,
+        "ppi",
+    )
+    assert "prediction-powered" in r.guarantee and "lam = 0.400" in r.guarantee
+    rows = r.details["ppi"]["fits"]
+    assert {"judge_rank", "human_rank", "ppi_rank", "effective_labels"} <= set(rows[0])
+    assert [row["ppi_rank"] for row in rows] == [[lo, hi] for lo, hi in zip(r.lower, r.upper)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        again = rank_votes(votes, spec=VotesSpec.from_dict(spec))
+    assert again.lower.tolist() == r.lower.tolist()
+    np.testing.assert_allclose(again.score, r.score)
+
+
+def test_rank_votes_refuses_what_ppi_does_not_offer():
+    from rankci.votes import rank_votes
+
+    votes = arena_votes()
+    with pytest.raises(ValueError, match="supports ties='half'"):
+        rank_votes(votes, human="human", ties="davidson")
+    with pytest.raises(ValueError, match="cluster='voter' is not offered"):
+        rank_votes(votes, human="human", cluster="voter")
+    with pytest.raises(ValueError, match="apply with human="):
+        rank_votes(votes, lam=0.5)

@@ -216,7 +216,9 @@ def _inclusion(
                 f"{sorted(votes.columns)}"
             )
         inclusion = votes.columns[inclusion]
-    pi = np.asarray(inclusion, dtype=float).ravel()
+    pi = pd.to_numeric(
+        pd.Series(np.asarray(inclusion, dtype=object).ravel()), errors="coerce"
+    ).to_numpy(dtype=float)
     if pi.size != votes.n_votes:
         raise ValueError(
             f"the inclusion column {name!r} has {pi.size} values for {votes.n_votes} votes"
