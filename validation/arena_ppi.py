@@ -22,6 +22,11 @@ battles, ``lam = 0``). Measured per design and fit, with Monte-Carlo standard er
 * ``coverage``: every model's rank interval contains its true rank ``1 + #{l: theta_l >
   theta_j}`` (simultaneously, the guarantee's event);
 * ``width``: the mean of ``upper - lower`` over models and replicates (0 = every rank pinned);
+* ``strength_coverage``: the share of models whose marginal 95 % interval ``s_j +- 1.96 se_j``
+  contains its centred true strength -- the ties-as-half projection of ``THETA`` (the
+  strengths the fit of the human verdicts converges to; ties shrink them); a sharper check of
+  the covariance than the conservative simultaneous rank intervals (MC SE from the
+  replicate-level shares);
 * ``effective``: the mean effective labels ``n tr Cov(human) / tr Cov(PPI)``, and ``lam``.
 
 Run:  OMP_NUM_THREADS=1 python validation/arena_ppi.py          (300 replicates per design)
@@ -53,6 +58,30 @@ AGREE = 0.6
 TIES = 0.1
 M = THETA.size
 MODELS = [f"m{k}" for k in range(M)]
+
+
+def _projection() -> np.ndarray:
+    """The centred strengths a ties-as-half fit converges to: with a tie rate of TIES on every
+    pair, a vote scores ``(1 - TIES) sigmoid(d) + TIES / 2`` for its first model, so the fit's
+    target is attenuated; solved by scipy from the population score equations of the
+    uniform-pair design."""
+    from scipy.optimize import fsolve
+
+    expit = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731
+    target = (1 - TIES) * expit(THETA[:, None] - THETA[None, :]) + TIES / 2
+
+    def score(free):
+        s = np.concatenate([[0.0], free])
+        resid = target - expit(s[:, None] - s[None, :])
+        np.fill_diagonal(resid, 0.0)
+        return resid.sum(axis=1)[1:]
+
+    s = np.concatenate([[0.0], fsolve(score, THETA[1:] - THETA[0], xtol=1e-13)])
+    return s - s.mean()
+
+
+CENTRED = _projection()
+Z = 1.959963984540054  # the 97.5 % normal quantile
 #: (label, sampling, labelled battles); N battles per replicate from --battles
 DESIGNS = [
     ("uniform, 300 labels", "uniform", 300),
@@ -111,7 +140,14 @@ def replicate(rng: np.random.Generator, n: int, sampling: str, n_lab: int) -> di
                 out[key] = None
                 continue
             lo, hi = np.array(got).T
-            out[key] = (bool(((lo <= ranks) & (ranks <= hi)).all()), float((hi - lo).mean()))
+            est = np.array([rows[m][fit] for m in MODELS])
+            se = np.array([rows[m][f"{fit}_se"] for m in MODELS])
+            marginal = float((np.abs(est - CENTRED) <= Z * se).mean())
+            out[key] = (
+                bool(((lo <= ranks) & (ranks <= hi)).all()),
+                float((hi - lo).mean()),
+                marginal,
+            )
     ppi = auto.details["ppi"]
     out["effective"] = float(ppi["effective_labels"])
     out["n_labelled"] = int(ppi["n_labelled"])
@@ -135,6 +171,10 @@ def summarise(label: str, runs: list[dict], n: int) -> list[dict]:
                 "coverage": cov,
                 "coverage_se": float(np.sqrt(cov * (1 - cov) / reps)),
                 "width": float(np.mean([u[1] for u in usable])),
+                "strength_coverage": float(np.mean([u[2] for u in usable])),
+                "strength_coverage_se": float(
+                    np.std([u[2] for u in usable], ddof=1) / np.sqrt(reps)
+                ),
                 "mean_labelled": float(np.mean([r["n_labelled"] for r in runs])),
                 "mean_effective_labels": float(np.mean([r["effective"] for r in runs])),
                 "mean_lam": float(np.mean([r["lam"] for r in runs])),
@@ -156,8 +196,8 @@ def main(argv=None) -> int:
     started = time.time()
     results = []
     print(
-        "| design | fit | coverage | width (upper - lower) | labels | effective labels | lam |\n"
-        "|---|---|---|---|---|---|---|"
+        "| design | fit | rank coverage | width (upper - lower) | strength coverage | labels "
+        "| effective labels | lam |\n|---|---|---|---|---|---|---|---|"
     )
     for k, (label, sampling, n_lab) in enumerate(DESIGNS):
         rng = np.random.default_rng([args.seed, k])
@@ -167,7 +207,8 @@ def main(argv=None) -> int:
             results.append(row)
             print(
                 f"| {label} | {row['fit']} | {row['coverage']:.3f} ± {row['coverage_se']:.3f} | "
-                f"{row['width']:.2f} | {row['mean_labelled']:.0f} | "
+                f"{row['width']:.2f} | {row['strength_coverage']:.3f} ± "
+                f"{row['strength_coverage_se']:.3f} | {row['mean_labelled']:.0f} | "
                 f"{row['mean_effective_labels']:.0f} | {row['mean_lam']:.2f} |"
             )
     record = {

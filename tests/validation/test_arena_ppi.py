@@ -27,5 +27,8 @@ def test_ppi_covers_the_judge_does_not_and_ppi_is_narrower():
     assert rows["ppi"]["coverage"] >= 0.95 - 3 * se
     assert rows["human"]["coverage"] >= 0.95 - 3 * se
     assert rows["judge"]["coverage"] < 0.5
+    ppi = rows["ppi"]
+    assert ppi["strength_coverage"] >= 0.95 - 3 * ppi["strength_coverage_se"]
+    assert rows["judge"]["strength_coverage"] < 0.6
     assert rows["ppi"]["width"] < rows["human"]["width"]
     assert rows["ppi"]["mean_effective_labels"] > 1.1 * rows["ppi"]["mean_labelled"]
