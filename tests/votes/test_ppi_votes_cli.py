@@ -112,3 +112,19 @@ def test_bad_human_verdicts_and_lam_are_errors_in_flag_words(tmp_path, capsys):
     assert "--lam must be 'auto' or a number in [0, 1]" in capsys.readouterr().err
     assert main(["votes", str(path), "--judge", "verdict", "--human", "nope"]) == 2
     assert "'nope' is not in" in capsys.readouterr().err
+
+
+def test_the_docs_example_runs_and_prints_what_the_docs_say(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "arena.md").read_text()
+    section = text[text.index("## A judge's votes corrected by human votes (PPI)") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankciWarning)
+        exec(compile(block, "docs/arena.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "[1, 2, 3] [1, 2, 3]"
+    said = re.search(r"^# (\[\('x'.*?\]\)\])", block, re.M).group(1)
+    assert printed[1] == said
