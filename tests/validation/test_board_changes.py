@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 from validation_study import load_study  # tests/validation_study.py
 
 SCRIPT = Path(__file__).resolve().parents[2] / "validation" / "board_changes.py"
@@ -32,7 +33,7 @@ def test_quick_mode_runs_and_reports_every_design(tmp_path):
         check=True,
         capture_output=True,
         env=env,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     record = json.loads(out.read_text())
     assert set(record["results"]) == {

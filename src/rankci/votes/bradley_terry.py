@@ -109,7 +109,7 @@ class SeparationError(ValueError):
 
 # ---------------------------------------------------------------------------------- the design
 @dataclass(frozen=True, eq=False)
-class PatternDesign:
+class VoteDesign:
     """Votes as patterns: ``first``, ``second``, extra columns ``extra`` and outcome counts.
 
     ``counts[:, 0]`` wins of first, ``[:, 1]`` wins of second, ``[:, 2]`` ties; ``pattern`` and
@@ -203,7 +203,7 @@ def style_features(votes: Votes, covariates: Sequence[str]) -> np.ndarray:
     return out
 
 
-def vote_design(votes: Votes, position: bool, covariates: Sequence[str]) -> PatternDesign:
+def vote_design(votes: Votes, position: bool, covariates: Sequence[str]) -> VoteDesign:
     a, b, outcome = votes.a, votes.b, votes.outcome
     m = votes.n_models
     names: list[str] = []
@@ -234,7 +234,7 @@ def vote_design(votes: Votes, position: bool, covariates: Sequence[str]) -> Patt
         pf, ps = uniq // m, uniq % m
         extra = np.ones((uniq.size, len(cols)))  # the position column, or no column
     counts = np.bincount(pattern * 3 + klass, minlength=3 * pf.size).reshape(-1, 3).astype(float)
-    return PatternDesign(pf, ps, extra, counts, pattern, klass, m, tuple(names))
+    return VoteDesign(pf, ps, extra, counts, pattern, klass, m, tuple(names))
 
 
 # ------------------------------------------------------------------ per-pattern likelihood terms
@@ -242,7 +242,7 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
 
 
-def pattern_terms(d: np.ndarray, tau: float, ties: str):
+def _terms(d: np.ndarray, tau: float, ties: str):
     """Per pattern: log P of each outcome (n, 3), the scores U (n, 3, 2) and Fisher weights.
 
     ``U[:, k]`` is the derivative of the log-likelihood of one vote of outcome k with respect to
@@ -281,7 +281,7 @@ def pattern_terms(d: np.ndarray, tau: float, ties: str):
 
 
 # ------------------------------------------------------------------------------ assembly
-def pattern_gram(des: PatternDesign, wdd, wdt, wtt, has_tau: bool) -> np.ndarray:
+def pattern_gram(des: VoteDesign, wdd, wdt, wtt, has_tau: bool) -> np.ndarray:
     """``sum_patterns x x'`` weighted by the (d, tau) weights, x the pattern's design row."""
     m, q = des.n_models, des.extra.shape[1]
     f, s = des.first, des.second
@@ -304,7 +304,7 @@ def pattern_gram(des: PatternDesign, wdd, wdt, wtt, has_tau: bool) -> np.ndarray
     return out
 
 
-def pattern_vector(des: PatternDesign, gd, gt, has_tau: bool) -> np.ndarray:
+def pattern_vector(des: VoteDesign, gd, gt, has_tau: bool) -> np.ndarray:
     """``sum_patterns x g``: per-pattern (d, tau) scores ``gd``, ``gt`` to the parameter scale."""
     m = des.n_models
     parts = [np.bincount(des.first, gd, m) - np.bincount(des.second, gd, m), des.extra.T @ gd]
@@ -313,7 +313,7 @@ def pattern_vector(des: PatternDesign, gd, gt, has_tau: bool) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def pattern_predictor(des: PatternDesign, theta: np.ndarray) -> tuple[np.ndarray, float]:
+def pattern_predictor(des: VoteDesign, theta: np.ndarray) -> tuple[np.ndarray, float]:
     """The linear predictor ``d`` of every pattern and the tie parameter ``tau`` at ``theta``."""
     m, q = des.n_models, des.extra.shape[1]
     d = theta[des.first] - theta[des.second] + des.extra @ theta[m : m + q]
@@ -321,8 +321,8 @@ def pattern_predictor(des: PatternDesign, theta: np.ndarray) -> tuple[np.ndarray
     return d, tau
 
 
-def newton_fit(
-    des: PatternDesign,
+def newton_scoring(
+    des: VoteDesign,
     counts: np.ndarray,
     ties: str,
     theta: np.ndarray,
@@ -336,12 +336,12 @@ def newton_fit(
 
     def loglik(th):
         d, tau = pattern_predictor(des, th)
-        return float((counts * pattern_terms(d, tau, ties)[0]).sum())
+        return float((counts * _terms(d, tau, ties)[0]).sum())
 
     current = loglik(theta)
     for it in range(1, max_iter + 1):
         d, tau = pattern_predictor(des, theta)
-        _, u, fdd, fdt, ftt = pattern_terms(d, tau, ties)
+        _, u, fdd, fdt, ftt = _terms(d, tau, ties)
         grad = pattern_vector(
             des, (counts * u[:, :, 0]).sum(1), (counts * u[:, :, 1]).sum(1), has_tau
         )
@@ -364,14 +364,12 @@ def newton_fit(
     return theta, current, max_iter, False
 
 
-def _scores_by_vote(des: PatternDesign, u: np.ndarray):
+def _scores_by_vote(des: VoteDesign, u: np.ndarray):
     """Per-vote scores on (d, tau): the rows of u at each vote's pattern and outcome class."""
     return u[des.pattern, des.klass]  # (n_votes, 2)
 
 
-def _cluster_meat(
-    des: PatternDesign, u: np.ndarray, groups: np.ndarray, has_tau: bool
-) -> np.ndarray:
+def _cluster_meat(des: VoteDesign, u: np.ndarray, groups: np.ndarray, has_tau: bool) -> np.ndarray:
     """``sum_g S_g S_g'`` with ``S_g`` the score of cluster g (a sparse G x P product)."""
     from scipy import sparse
 
@@ -757,14 +755,14 @@ def fit_bradley_terry(
     if has_tau:
         share = float(np.clip((votes.outcome >= TIE).mean(), 0.01, 0.99))
         theta0[-1] = math.log(share / (1 - share)) if ties == "davidson" else math.log(share)
-    theta, loglik, iterations, converged = newton_fit(des, des.counts, ties, theta0, max_iter)
+    theta, loglik, iterations, converged = newton_scoring(des, des.counts, ties, theta0, max_iter)
     if not converged or not np.isfinite(theta).all() or np.abs(theta[:m]).max() > DIVERGED:
         raise SeparationError(
             "votes: the Newton iterations did not converge to finite strengths (the covariates or "
             "the position effect separate the votes); no finite rating is given"
         )
     d, tau = pattern_predictor(des, theta)
-    _, u, fdd, fdt, ftt = pattern_terms(d, tau, ties)
+    _, u, fdd, fdt, ftt = _terms(d, tau, ties)
     n = des.counts.sum(axis=1)
     free = np.arange(1, theta.size)
     info = pattern_gram(des, n * fdd, n * fdt, n * ftt, has_tau)[np.ix_(free, free)]
@@ -851,7 +849,7 @@ def _bootstrap(des, ties, theta, groups, n_votes, reps, rng, jac, free):
     for _ in range(reps):  # a loop over replicates; each re-fit is vectorised
         weight = np.bincount(gen.integers(0, n_groups, n_groups), minlength=n_groups)[groups]
         counts = des.recount(weight.astype(float))
-        th, _, _, ok = newton_fit(des, counts, ties, theta.copy(), max_iter=50, tol=1e-8)
+        th, _, _, ok = newton_scoring(des, counts, ties, theta.copy(), max_iter=50, tol=1e-8)
         if not ok or not np.isfinite(th).all() or np.abs(th[:m]).max() > DIVERGED:
             failed += 1
             continue

@@ -66,7 +66,7 @@ from rankci.votes.bradley_terry import (
     centring_matrix,
     check_fittable,
     fit_bradley_terry,
-    newton_fit,
+    newton_scoring,
     pattern_gram,
     pattern_predictor,
     pattern_vector,
@@ -74,7 +74,14 @@ from rankci.votes.bradley_terry import (
 )
 from rankci.votes.table import A_WINS, OUTCOMES, TIE, Votes
 
-__all__ = ["MIN_LABELS", "MIN_GAIN", "PPIBradleyTerry", "fit_ppi_bradley_terry", "human_codes"]
+__all__ = [
+    "MIN_LABELS",
+    "MIN_GAIN",
+    "PPIBradleyTerry",
+    "PPIVotesFit",
+    "fit_ppi_bradley_terry",
+    "human_codes",
+]
 
 #: Fewer labelled battles than this for a model: the asymptotics (and the tuned lam) are shaky.
 MIN_LABELS = 50
@@ -132,6 +139,35 @@ class PPIBradleyTerry:
     def models(self) -> tuple[str, ...]:
         return self.fit.models
 
+    # the names of the first version (branch a-ppi-votes), kept for its callers
+    @property
+    def ppi(self) -> BradleyTerryFit:
+        """The PPI fit (``fit``)."""
+        return self.fit
+
+    @property
+    def judge(self) -> BradleyTerryFit:
+        """The judge-only fit (``judge_fit``)."""
+        return self.judge_fit
+
+    @property
+    def human(self) -> BradleyTerryFit | None:
+        """The human-only fit (``human_fit``)."""
+        return self.human_fit
+
+    @property
+    def n_votes(self) -> int:
+        return self.n_battles
+
+    @property
+    def n_labelled_per_model(self) -> np.ndarray:
+        return self.n_labelled_model
+
+    @property
+    def agreement(self) -> float:
+        """The share of labelled battles where judge and human agree (ties as one verdict)."""
+        return float(self.details.get("agreement", float("nan")))
+
     @property
     def fits(self) -> pd.DataFrame:
         """The three fits side by side: strengths and standard errors, labels, effective labels."""
@@ -175,13 +211,13 @@ def human_codes(values: object, n_votes: int, name: str = "human") -> np.ndarray
     """Human verdicts as outcome codes, -1 where the battle was not labelled.
 
     Accepted: the codes 0-3 or the names of :data:`~rankci.votes.table.OUTCOMES`
-    (``"model_a"``, ``"model_b"``, ``"tie"``, ``"tie (bothbad)"``); unlabelled is NaN, None or
-    an empty string. Anything else is refused, naming the vote.
+    (``"model_a"``, ``"model_b"``, ``"tie"``, ``"tie (bothbad)"``); unlabelled is NaN, None, an
+    empty string or the code -1. Anything else is refused, naming the vote.
 
     Examples
     --------
-    >>> human_codes(["model_a", "", "tie", None, 1], 5).tolist()
-    [0, -1, 2, -1, 1]
+    >>> human_codes(["model_a", "", "tie", None, 1, -1], 6).tolist()
+    [0, -1, 2, -1, 1, -1]
     """
     arr = np.asarray(values, dtype=object).ravel()
     if arr.size != n_votes:
@@ -193,12 +229,13 @@ def human_codes(values: object, n_votes: int, name: str = "human") -> np.ndarray
     is_text = series.map(lambda v: isinstance(v, (str, bool))).to_numpy()
     numeric = pd.to_numeric(series.where(~is_text), errors="coerce").to_numpy(dtype=float)
     value = np.where(is_text, by_name.to_numpy(dtype=float), numeric)
+    missing |= value == -1.0  # the code of "unlabelled"
     ok = missing | np.isin(value, (0.0, 1.0, 2.0, 3.0))
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
         raise ValueError(
             f"the human column {name!r}, vote {k}: {arr[k]!r} is not a verdict; allowed are "
-            f"{', '.join(map(repr, OUTCOMES))} (or the codes 0-3), empty where unlabelled"
+            f"{', '.join(map(repr, OUTCOMES))} (or the codes 0-3), empty or -1 where unlabelled"
         )
     out = np.where(missing, -1, np.nan_to_num(value, nan=-1)).astype(np.int64)
     return out
@@ -265,7 +302,7 @@ class _Problem:
         return lam * self.cf + self.chw - lam * self.cfw
 
     def solve(self, lam: float):
-        theta, _, _, ok = newton_fit(self.des, self.counts(lam), "half", np.zeros(self.m))
+        theta, _, _, ok = newton_scoring(self.des, self.counts(lam), "half", np.zeros(self.m))
         if not ok or not np.isfinite(theta).all() or np.abs(theta).max() > DIVERGED:
             return None
         return theta
@@ -475,7 +512,15 @@ def fit_ppi_bradley_terry(
         a_mat = prob.jac @ np.linalg.inv(prob.hessian(p, 1.0))
         saa, sab2, sbb = prob.cross(gf, gh)
         denom = np.trace(a_mat @ sbb @ a_mat.T)
-        lam_unclipped = float(-np.trace(a_mat @ sab2 @ a_mat.T) / (2 * denom)) if denom > 0 else 0
+        scale = np.trace(a_mat @ saa @ a_mat.T)
+        if denom <= 1e-9 * scale:  # every battle labelled: the variance does not depend on lam
+            lam_unclipped = 1.0
+            notes.append(
+                "every battle has a human verdict: the covariance does not depend on lam; "
+                "lam = 1 (the human verdicts decide)"
+            )
+        else:
+            lam_unclipped = float(-np.trace(a_mat @ sab2 @ a_mat.T) / (2 * denom))
         lam_value = float(np.clip(lam_unclipped, 0.0, 1.0))
         if lam_unclipped < 0:
             notes.append(
@@ -492,7 +537,13 @@ def fit_ppi_bradley_terry(
         )
     strength, cov = prob.fit(theta, lam_value)
     sampling = "stratified" if pi is not None else "uniform"
-    record = {"lam": lam_value, "n_labelled": n_lab, "sampling": sampling}
+    same = np.minimum(votes.outcome[labelled], TIE) == np.minimum(codes[labelled], TIE)
+    record = {
+        "lam": lam_value,
+        "n_labelled": n_lab,
+        "sampling": sampling,
+        "agreement": float(same.mean()),
+    }
     ppi_fit = _as_fit(votes, strength, cov, "ppi", votes.n_votes, dict(record))
     judge_fit = fit_bradley_terry(votes, covariance="sandwich")
     human_fit = None
@@ -549,3 +600,7 @@ def fit_ppi_bradley_terry(
         notes=tuple(notes),
         details=record,
     )
+
+
+#: The name of the first version (branch a-ppi-votes).
+PPIVotesFit = PPIBradleyTerry
