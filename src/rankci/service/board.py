@@ -278,7 +278,7 @@ class Board:
             if self.spec.monitor.entry != "open":
                 raise Conflict(
                     f"cannot add model {model!r}: the board was created with entry 'closed' "
-                    "(its models are fixed); create it with \"entry\": \"open\""
+                    '(its models are fixed); create it with "entry": "open"'
                 )
             if model in self.model_index:
                 raise Conflict(f"model {model!r} is on the board already")

@@ -49,6 +49,7 @@ from rankci.service.storage_base import (
     Storage,
     StorageUnavailable,
 )
+from rankci.service.storage_cluster import ClusterStorage, NotOwner
 from rankci.service.storage_postgres import LEASE_TTL, PostgresStorage
 from rankci.service.storage_sqlite import SQLiteStorage
 
@@ -59,7 +60,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "BoardExists",
     "BoardRow",
+    "ClusterStorage",
     "LostOwnership",
+    "NotOwner",
     "OwnerLockError",
     "PostgresStorage",
     "SQLiteStorage",
@@ -69,7 +72,7 @@ __all__ = [
 ]
 
 
-def open_storage(db: str) -> Storage:
+def open_storage(db: str, cluster: str | None = None) -> Storage:
     """The storage behind a ``--db`` value (not yet opened).
 
     ``postgresql://...`` (or ``postgres://``) selects PostgreSQL; anything else is a SQLite path
@@ -80,6 +83,9 @@ def open_storage(db: str) -> Storage:
     ----------
     db : str
         A SQLite file path or a PostgreSQL URL.
+    cluster : str, optional
+        The advertised URL of a cluster member (``rankci serve --cluster``): PostgreSQL only,
+        each board owned by one process (:class:`ClusterStorage`).
 
     Returns
     -------
@@ -102,6 +108,10 @@ def open_storage(db: str) -> Storage:
     'SQLiteStorage'
     >>> type(open_storage("postgresql://localhost/rankci")).__name__  # no connection yet
     'PostgresStorage'
+    >>> open_storage("boards.db", cluster="http://127.0.0.1:8001")
+    Traceback (most recent call last):
+    ...
+    ValueError: --cluster needs --db postgresql://... (a SQLite file is served by one process)
     >>> open_storage(":memory:")
     Traceback (most recent call last):
     ...
@@ -109,6 +119,12 @@ def open_storage(db: str) -> Storage:
     """
     if not isinstance(db, str) or not db:
         raise ValueError("--db must be a SQLite file path or a postgresql:// URL")
+    if cluster is not None:
+        if not db.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "--cluster needs --db postgresql://... (a SQLite file is served by one process)"
+            )
+        return ClusterStorage(db, cluster)
     if db.startswith(("postgresql://", "postgres://")):
         return PostgresStorage(db)
     if db.startswith("sqlite:///"):  # sqlite:///relative.db, sqlite:////absolute.db
