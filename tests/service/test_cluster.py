@@ -11,10 +11,10 @@ import urllib.parse
 
 import numpy as np
 import pytest
+from tests.service_server import Client, Server, postgres_schema
 
 from rankci.service.storage import ClusterStorage, NotOwner, OwnerLockError, PostgresStorage
 from rankci.service.storage_postgres import LEASE_TTL
-from tests.service_server import Client, Server, postgres_schema
 
 MODELS = ["m0", "m1", "m2"]
 ITEMS = [f"q{i}" for i in range(60)]
@@ -128,7 +128,6 @@ def test_failover_after_kill_loses_and_doubles_nothing(schema, tmp_path):
         a.kill()  # no shutdown: its leases are left to expire
         killed = time.monotonic()
         # the same posts again (as a client unsure of its last ones would) and new ones, at B
-        answered_at = {}
         for name, token in tokens.items():
             for i, item in enumerate(ITEMS[:30]):
                 body = {"model": MODELS[i % 3], "item": item, "score": float(i % 2)}
@@ -145,7 +144,6 @@ def test_failover_after_kill_loses_and_doubles_nothing(schema, tmp_path):
                     assert time.monotonic() - killed < 6 * LEASE_TTL
                     time.sleep(0.2)
                 assert port == b.port
-                answered_at.setdefault(name, time.monotonic() - killed)
                 acked[name].add((body["model"], item))
         for name in tokens:
             status, board = b.client().get(f"/api/boards/{name}")
