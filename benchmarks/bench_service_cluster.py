@@ -91,6 +91,14 @@ class Conns:
         self.by_port: dict[int, http.client.HTTPConnection] = {}
 
     def request(self, port, method, path, body=None, token=None):
+        if method == "GET" and port in self.by_port:  # an idle keep-alive may have been closed
+            try:
+                return self._request(port, method, path, body, token)
+            except (http.client.HTTPException, OSError):
+                pass
+        return self._request(port, method, path, body, token)
+
+    def _request(self, port, method, path, body=None, token=None):
         conn = self.by_port.get(port)
         if conn is None:
             conn = self.by_port[port] = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -150,12 +158,22 @@ def worker(ports, boards, models, items, acked_out, counter) -> None:
 
 def run(args, base: str, folder: Path, cluster: bool) -> dict:
     schema, url = schema_url(base)
+    processes: list[subprocess.Popen] = []
+    try:
+        return measure(args, url, folder, cluster, processes)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(30)
+        drop_schema(base, schema)
+
+
+def measure(args, url: str, folder: Path, cluster: bool, processes: list) -> dict:
     n = args.members if cluster else 1
     ports = [free_port() for _ in range(n)]
-    processes = [
-        start(url, port, folder / f"{'c' if cluster else 's'}{i}.log", cluster)
-        for i, port in enumerate(ports)
-    ]
+    for i, port in enumerate(ports):
+        processes.append(start(url, port, folder / f"{'c' if cluster else 's'}{i}.log", cluster))
     models = [f"m{i}" for i in range(args.models)]
     items = [f"q{i}" for i in range(args.items)]
     conns = Conns()
@@ -245,11 +263,6 @@ def run(args, base: str, folder: Path, cluster: bool) -> dict:
     for board, _m, _i, _c in stored:
         stored_per_board[board] = stored_per_board.get(board, 0) + 1
     doubled += sum(max(received[b] - stored_per_board.get(b, 0), 0) for b, _ in boards)
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(30)
-    drop_schema(base, schema)
     out_row = {
         "members": n,
         "posts": posts,
