@@ -261,8 +261,25 @@ def test_single_process_server_and_cluster_refuse_each_other(schema):
         joined.close()
 
 
-def test_cluster_refuses_sqlite(tmp_path):
-    from rankci.service.storage import open_storage
+def test_cluster_refuses_sqlite_and_needs_an_address(tmp_path):
+    import subprocess
+    import sys
 
-    with pytest.raises(ValueError, match="--cluster needs --db postgresql"):
-        open_storage(str(tmp_path / "b.db"), cluster="http://127.0.0.1:1")
+    def serve(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "rankci", "serve", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return done.returncode, done.stderr
+
+    code, err = serve("--db", str(tmp_path / "b.db"), "--cluster")
+    assert code != 0 and "--cluster needs --db postgresql://" in err
+    assert not (tmp_path / "b.db").exists()  # refused before anything is created
+    code, err = serve("--db", "postgresql://x@127.0.0.1/x", "--cluster", "--host", "0.0.0.0")
+    assert code != 0 and "needs --advertise URL" in err
+    code, err = serve("--db", str(tmp_path / "b.db"), "--advertise", "http://a:1")
+    assert code != 0 and "add --cluster" in err
+    with pytest.raises(ValueError, match="--advertise must be an http"):
+        ClusterStorage("postgresql://x@127.0.0.1/x", "a:1")

@@ -32,6 +32,10 @@ row, and a heartbeat renews it every :data:`LEASE_TTL` / 5 seconds. A second ser
 lease only once it has expired (the owner was killed, or cut off for longer than the TTL); the
 old owner's next write then finds a different token and is refused. Ownership cannot split,
 even when the owner's sessions are dropped: sessions do not carry it, the lease row does.
+
+Several processes (``rankci serve --cluster``, PostgreSQL only): each board is owned by one
+process through a lease of its own (:mod:`rankci.service.storage_cluster`), and every write names
+the boards it changes (``Storage._run(..., boards=...)``) so that it is fenced by their leases.
 """
 
 from __future__ import annotations
