@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -18,7 +19,7 @@ def test_the_notebook_executes(tmp_path, monkeypatch):
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
-        timeout=300,
+        timeout=HANG_GUARD,
         kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 from rankci.evidence.bootstrap import (
     bootstrap_means,
@@ -327,7 +328,7 @@ def test_bench_parallel_quick_runs_and_every_executor_agrees():
         [sys.executable, str(ROOT / "benchmarks" / "bench_parallel.py"), "--quick"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_GUARD,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]

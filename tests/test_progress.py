@@ -2,6 +2,8 @@
 
 import io
 
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+
 from rankci._progress import Progress, progress
 
 
@@ -74,7 +76,7 @@ def test_a_notebook_without_ipywidgets_gets_a_text_bar_not_tqdms_iprogress_warni
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
     client = nbclient.NotebookClient(
         notebook,
-        timeout=120,
+        timeout=HANG_GUARD,
         kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
     )

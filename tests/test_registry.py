@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 import rankci
 from rankci.cli import build_parser, main
@@ -187,8 +188,9 @@ def test_an_invalid_value_is_refused_by_rank(kind, entry, option, value, small):
 @pytest.mark.parametrize(("kind", "entry", "option"), sorted(_registry_options()))
 def test_valid_values_and_defaults_are_kept(kind, entry, option):
     declared = KINDS[kind][entry].option(option)
-    for value in [declared.default] + ([VALID[(entry, option)]] if (entry, option) in VALID
-                                       else []):
+    for value in [declared.default] + (
+        [VALID[(entry, option)]] if (entry, option) in VALID else []
+    ):
         spec = MethodSpec(**_spec_fields(kind, entry, {option: value}))
         stored = (spec.test_options if kind == "test" else spec.multiplicity_options)[option]
         assert stored == value and type(stored) is type(value)
@@ -197,8 +199,10 @@ def test_valid_values_and_defaults_are_kept(kind, entry, option):
 def test_numpy_numbers_are_values_like_any_other():
     spec = MethodSpec(test="yuen", test_options={"trim": np.float64(0.1)})
     assert spec.test_options["trim"] == 0.1 and type(spec.test_options["trim"]) is float
-    spec = MethodSpec(multiplicity="max-t", multiplicity_options={"draws": np.int64(300),
-                                                                   "stepdown": np.bool_(False)})
+    spec = MethodSpec(
+        multiplicity="max-t",
+        multiplicity_options={"draws": np.int64(300), "stepdown": np.bool_(False)},
+    )
     assert spec.multiplicity_options == {"draws": 300, "stepdown": False}
     assert json.dumps(spec.to_dict())  # JSON-safe
 
@@ -208,10 +212,14 @@ def test_the_issue_examples_are_refused():
         ({"test": "yuen", "test_options": {"trim": 0.9}}, "trim must be in [0, 0.5), got 0.9"),
         ({"test": "bootstrap", "test_options": {"reps": 0}}, "reps must be an integer >= 1"),
         ({"test": "permutation", "test_options": {"reps": -5}}, "reps must be an integer >= 1"),
-        ({"test": "wilcoxon", "test_options": {"zero_method": "bogus"}},
-         "unknown zero_method 'bogus'; choose one of 'wilcox', 'pratt'"),
-        ({"multiplicity": "max-t", "multiplicity_options": {"draws": -5}},
-         "draws must be an integer >= 1, got -5"),
+        (
+            {"test": "wilcoxon", "test_options": {"zero_method": "bogus"}},
+            "unknown zero_method 'bogus'; choose one of 'wilcox', 'pratt'",
+        ),
+        (
+            {"multiplicity": "max-t", "multiplicity_options": {"draws": -5}},
+            "draws must be an integer >= 1, got -5",
+        ),
     ]:
         with pytest.raises(ValueError) as error:
             MethodSpec(**fields)
@@ -288,15 +296,22 @@ def test_an_invalid_value_is_refused_before_the_data_are_read(tmp_path, capsys):
 
 def test_a_flag_of_another_test_or_procedure_is_an_error(capsys):
     for argv, words in [
-        (["--trim", "0.1"], "--trim is an option of --test yuen or bootstrap-t; this run uses "
-                             "--test auto"),
-        (["--test", "yuen", "--reps", "99"], "--reps is an option of --test bootstrap, "
-                                               "bootstrap-t or permutation; this run uses "
-                                               "--test yuen"),
+        (
+            ["--trim", "0.1"],
+            "--trim is an option of --test yuen or bootstrap-t; this run uses --test auto",
+        ),
+        (
+            ["--test", "yuen", "--reps", "99"],
+            "--reps is an option of --test bootstrap, "
+            "bootstrap-t or permutation; this run uses "
+            "--test yuen",
+        ),
         (["--correction"], "--correction is an option of --test wilcoxon"),
         (["--single-step"], "--single-step is an option of --multiplicity max-t"),
-        (["--draws", "100"], "--draws is an option of --multiplicity max-t; this run uses "
-                             "--multiplicity holm"),
+        (
+            ["--draws", "100"],
+            "--draws is an option of --multiplicity max-t; this run uses --multiplicity holm",
+        ),
     ]:
         assert main(["rank", str(CHEMBENCH), *argv]) == 2
         assert words in capsys.readouterr().err
@@ -307,7 +322,7 @@ def test_python_m_rankci_names_the_flag():
         [sys.executable, "-m", "rankci", "rank", str(CHEMBENCH), "--trim", "0.9"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     assert done.returncode != 0
     assert "--trim must be in [0, 0.5), got 0.9" in done.stderr
@@ -315,19 +330,48 @@ def test_python_m_rankci_names_the_flag():
 
 def test_flags_reach_the_spec(tmp_path):
     out = tmp_path / "r.json"
-    argv = ["rank", str(CHEMBENCH), "--test", "wilcoxon", "--zero-method", "pratt",
-            "--correction", "--distribution", "approx", "--format", "json", "-o", str(out)]
+    argv = [
+        "rank",
+        str(CHEMBENCH),
+        "--test",
+        "wilcoxon",
+        "--zero-method",
+        "pratt",
+        "--correction",
+        "--distribution",
+        "approx",
+        "--format",
+        "json",
+        "-o",
+        str(out),
+    ]
     assert main(argv) == 0
     spec = MethodSpec.from_dict(json.loads(out.read_text())["spec"])
     assert dict(spec.test_options) == {
-        "zero_method": "pratt", "correction": True, "distribution": "approx"
+        "zero_method": "pratt",
+        "correction": True,
+        "distribution": "approx",
     }
-    argv = ["rank", str(CHEMBENCH), "--multiplicity", "max-t", "--draws", "200", "--single-step",
-            "--no-small-sample", "--format", "json", "-o", str(out)]
+    argv = [
+        "rank",
+        str(CHEMBENCH),
+        "--multiplicity",
+        "max-t",
+        "--draws",
+        "200",
+        "--single-step",
+        "--no-small-sample",
+        "--format",
+        "json",
+        "-o",
+        str(out),
+    ]
     assert main(argv) == 0
     spec = MethodSpec.from_dict(json.loads(out.read_text())["spec"])
     assert dict(spec.multiplicity_options) == {
-        "draws": 200, "stepdown": False, "small_sample": False
+        "draws": 200,
+        "stepdown": False,
+        "small_sample": False,
     }
 
 
@@ -340,7 +384,15 @@ def test_method_spec_reads_the_registry():
     }
     # the tests the issue names, each with the options rankci has always had
     assert set(TESTS) == {
-        "auto", "t", "wilcoxon", "yuen", "z", "sign", "bootstrap", "permutation", "bootstrap-t"
+        "auto",
+        "t",
+        "wilcoxon",
+        "yuen",
+        "z",
+        "sign",
+        "bootstrap",
+        "permutation",
+        "bootstrap-t",
     }  # bootstrap-t: issue 26 (the seed's trimmed-mean test); auto: issue 25
     assert set(MULTIPLICITIES) == {"holm", "bonferroni", "max-t"}
 
@@ -423,8 +475,11 @@ def test_the_guide_lists_every_option_with_its_flag_default_and_range():
         for entry in registry.values():
             for o in entry.options:
                 flag = f"`{o.cli_flag}`" + (f" (sets {o.flag_sets})" if o.kind == "bool" else "")
-                expected[(entry.name, o.name)] = (flag, repr(o.default),
-                                                  o.allowed().replace(">=", "≥"))
+                expected[(entry.name, o.name)] = (
+                    flag,
+                    repr(o.default),
+                    o.allowed().replace(">=", "≥"),
+                )
     assert documented == expected
 
 

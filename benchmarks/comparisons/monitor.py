@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
-from monitor_baseline import agreement, baseline_replay, rankci_log_wealth, rankci_replay
+from monitor_baseline import agreement, baseline_replay, rankci_replay
 
 import rankci
 from rankci.sequential import parse_look_every
@@ -37,12 +37,16 @@ def monitor(data: Dataset, run: Run) -> list[Row]:
         unit="items",
     )
     if peer.result is not None:
+        # agreement is checked against rankci's exact mode (freeze=False), which must agree look
+        # for look; the timed default freezes settled pairs, whose looks may certify more
+        # (rankci.sequential.freezing), so it is not the one compared
         if peer.extrapolated:  # rankci again, on the peer's part
             k, base = peer.result
             peer.note += "; agreement on those items"
-            ours = rankci_replay(x[:k], look_every=every)
-        else:  # the timed run, with its final wealths
-            base, ours = peer.result, (own.result, rankci_log_wealth(x))
+        else:
+            k, base = data.n_items, peer.result
+        ours = rankci_replay(x[:k], look_every=every)
+        peer.note += ("; " if peer.note else "") + "agreement with rankci's freeze=False mode"
         try:
             gap = agreement(ours, base) / np.nanmax(np.abs(base["log_wealth"]))
             peer.agree(

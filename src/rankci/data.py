@@ -94,8 +94,11 @@ class UnitScores:
 
     def model_scores(self) -> np.ndarray:
         """Each model's mean over the units it has a score for."""
-        counts = np.isfinite(self.values).sum(axis=0)
-        sums = np.nansum(self.values, axis=0)
+        x = self.values
+        if x.size and np.isfinite(x.min()) and np.isfinite(x.max()):  # complete: plain means
+            return x.sum(axis=0) / x.shape[0]
+        counts = np.isfinite(x).sum(axis=0)
+        sums = np.nansum(x, axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
@@ -140,6 +143,9 @@ class Scores:
     #: the trial rows, when the table had a trial column (:mod:`rankci.trials`); ``score`` then
     #: holds each cell's per-item score by ``trials.rule``
     trials: object = None
+    #: :meth:`units` by (unit, missing): a Scores is immutable, so each aggregation is done once
+    #: (its arrays are returned read-only, so no caller can change what the next one reads)
+    _units: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -666,8 +672,20 @@ class Scores:
             observations it has in that unit, and each pair of models is later compared on the
             units both have.
         """
+        cached = self._units.get((unit, missing))
+        if cached is not None:
+            return cached
         check_choice("unit", unit, UNITS)
         check_choice("missing", missing, MISSING)
+        result = self._aggregate(unit, missing)
+        for array in (result.values, result.unit_cluster):
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+        self._units[(unit, missing)] = result
+        return result
+
+    def _aggregate(self, unit: str, missing: str) -> UnitScores:
+        """:meth:`units`, computed (uncached)."""
         if unit == "cluster" and self.clusters is None:
             raise ValueError("unit='cluster' needs a cluster column (for example subject or task)")
         if unit == "prompt" and self.prompts is None:
@@ -720,7 +738,10 @@ class Scores:
             unit_cluster = self.item_cluster[obs_item] if nested else None
         elif unit == "item":
             unit_of_obs, item_codes = _compact(obs_item)
-            labels = tuple(self.items[i] for i in item_codes)
+            if item_codes.size == len(self.items):  # every item: the codes are 0..n-1
+                labels = self.items
+            else:
+                labels = tuple(map(self.items.__getitem__, item_codes.tolist()))
             unit_cluster = self.item_cluster[item_codes] if nested else None
         elif unit == "cluster":
             unit_of_obs, cluster_codes = _compact(self.item_cluster[obs_item])

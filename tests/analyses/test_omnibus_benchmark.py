@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_omnibus.py"
 
 
@@ -17,7 +19,7 @@ def test_quick_benchmark_runs_and_agrees():
         capture_output=True,
         text=True,
         check=True,
-        timeout=1200,
+        timeout=HANG_GUARD,
     ).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     by_case = {}

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -55,7 +56,10 @@ def _require_rscript() -> bool:
 
 def _run(script, *args):
     done = subprocess.run(
-        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=600
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout

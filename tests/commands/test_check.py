@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from junit_schema import Schema, SchemaError
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 from scipy import stats
 
 from rankci.cli import main
@@ -104,7 +105,7 @@ def test_the_installed_command_returns_the_exit_codes(tmp_path):
             [sys.executable, "-m", "rankci", "check", str(board), "--claim", claim],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=HANG_GUARD,
         )
         assert done.returncode == expected, done.stderr
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 from junit_schema import Schema
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "docs" / "examples" / "ci-check.yml"
@@ -27,7 +28,11 @@ def test_the_workflow_runs_the_evaluation_then_the_gate(tmp_path):
     new = tmp_path / "new.csv"  # the workflow writes new.csv in its checkout; here, a tmp folder
     evaluate[evaluate.index("--out") + 1] = str(new)
     done = subprocess.run(
-        [sys.executable, *evaluate[1:]], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, *evaluate[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
     )
     assert done.returncode == 0, done.stderr
     gate = steps["Check against the committed baseline"]
@@ -49,7 +54,7 @@ def test_the_workflow_runs_the_evaluation_then_the_gate(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     Schema(ROOT / "tests" / "fixtures" / "junit" / "junit.xsd").validate(

@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_monitor.py"
 
 
 def test_every_case_runs_in_quick_mode_with_the_same_answers():
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, timeout=600
+        [sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, timeout=HANG_GUARD
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout

@@ -219,6 +219,7 @@ CLI_INVALID = {
     "width": (["--retire", "width:-1"], "the T of --retire width:T must be an integer >= 0"),
     "look_every": (["--look-every", "150%"], "--look-every '150%': the percentage"),
     "freeze": (["--freeze", "sometimes"], "argument --freeze: invalid choice"),
+    "entry": (["--entry", "fixed"], "argument --entry: invalid choice"),
 }
 
 
@@ -240,9 +241,8 @@ def test_the_cli_flags_cover_every_setting(small_file, capsys):
     from rankci.commands.monitor import setting_flags
 
     flags = setting_flags()
-    # N: from the data; entry: no flag (rankci monitor replays a table of fixed models; models
-    # join through Monitor.add_model and the service)
-    assert set(CLI_INVALID) == set(flags) == set(SETTINGS) - {"n_items", "entry"}
+    # N: from the data (--entry open: the open-entry levels; no model joins in a table)
+    assert set(CLI_INVALID) == set(flags) == set(SETTINGS) - {"n_items"}
     parser = build_parser()
     monitor = next(
         a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "monitor"

@@ -84,7 +84,13 @@ def test_post_models_endpoint(tmp_path):
         assert status == 200 and answer["t"] == 0 and answer["entrant"] == 3
         assert api.post(f"/api/boards/{board}/models", {"model": "c"}, token)[0] == 409
         _, history = api.get(f"/api/boards/{board}/history")
-        assert history["events"] == [{"t": 0, "kind": "join", "model": "c"}]
+        (event,) = history["events"]
+        assert {k: event[k] for k in ("t", "kind", "model", "look")} == {
+            "t": 0,
+            "kind": "join",
+            "model": "c",
+            "look": 0,
+        }
         rng = np.random.default_rng(1)
         scores = [
             {"model": m, "item": i, "score": float(rng.random() < p)}

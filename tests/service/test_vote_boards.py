@@ -271,10 +271,12 @@ def test_scores_boards_store_and_load_as_before_kinds_existed():
         BoardSpec.from_json(json.dumps({**json.loads(stored), "kind": "ballots"}))
 
 
-def test_a_votes_board_refuses_open_entry_naming_why():
-    """Models joining later (entry='open') are proved for score boards; the arena monitor's
-    models are fixed, so a votes board asking for open entry is refused before it is made."""
+def test_a_votes_board_takes_open_entry_and_a_closed_one_refuses_a_model():
+    """entry='open' makes a votes board whose models may join (the arena's weighted
+    e-Bonferroni); a closed votes board keeps its models and its pair code."""
     from rankci.service.spec import make_vote_spec
 
-    with pytest.raises(ValueError, match="entry='open' is not offered for votes boards yet"):
-        make_vote_spec(benchmark="arena", run="r", models=["alpha", "beta"], entry="open")
+    spec = make_vote_spec(benchmark="arena", run="r", models=["alpha", "beta"], entry="open")
+    assert spec.monitor.entry == "open" and spec.monitor.certifier == "bonferroni"
+    closed = make_vote_spec(benchmark="arena", run="r", models=["alpha", "beta"])
+    assert closed.monitor.entry == "closed"

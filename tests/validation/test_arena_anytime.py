@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from validation_study import load_study  # tests/validation_study.py
@@ -43,7 +44,11 @@ def test_quick_mode_prints_every_design():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--runs", "3"],
-        capture_output=True, text=True, cwd=SCRIPT.parent, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=SCRIPT.parent,
+        env=env,
+        timeout=HANG_GUARD,
     )
     assert done.returncode == 0, done.stderr
     for name in ("null_balanced", "null_adaptive", "bt_balanced", "bt_lopsided"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
 from validation_study import load_study  # tests/validation_study.py
 
 SCRIPT = Path(__file__).resolve().parents[2] / "validation" / "late_entry.py"
@@ -44,7 +45,7 @@ def test_quick_mode_runs_and_reports_every_design(tmp_path):
         check=True,
         capture_output=True,
         env=env,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     record = json.loads(out.read_text())
     assert set(record["results"]) == {

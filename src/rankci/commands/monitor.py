@@ -138,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
     from rankci.commands.loading import vote_layout_of
     from rankci.sequential import replay
 
+    if str(args.data).endswith(".parquet"):
+        from rankci.service.export import is_board_export
+
+        if is_board_export(args.data):
+            return run_board_export(args)
     if vote_layout_of(args.data, args) is not None:
         return run_votes(args)
     spec = monitor_spec(args)
@@ -174,6 +179,82 @@ def run_votes(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_board_export(args: argparse.Namespace) -> int:
+    """An export of a ``rankci serve`` board (``rankci export``): the board rebuilt as the
+    server rebuilds it (:func:`rankci.service.export.replay_export`), so its looks, certified
+    pairs and rank bounds are the board's, bit for bit. The settings and the item order are the
+    board's, read from the file: the monitor flags do not apply, and one set to other than its
+    default is refused."""
+    import sys
+
+    from rankci.service.export import replay_export
+
+    changed = [
+        flag
+        for name, flag in setting_flags().items()
+        if " " not in flag and hasattr(args, name) and getattr(args, name) != _default_of(name)
+    ]
+    if args.order_seed != 0:
+        changed.append("--order-seed")
+    if changed:
+        raise ValueError(
+            f"{args.data} is a board export: its settings and item order are the board's "
+            f"(stored in the file), so {', '.join(changed)} cannot apply; drop them"
+        )
+    board = replay_export(args.data)
+    print(
+        f"rankci: replayed board {board.spec.id!r} from {args.data}: {board.received} scores, "
+        f"{len(board.events)} events, {len(board.monitor.looks)} looks",
+        file=sys.stderr,
+    )
+    emit(render_board(board, args.format, args), args)
+    return 0
+
+
+def _default_of(name: str):
+    """The command-line default of a setting (what argparse fills in when it is not given)."""
+    setting = next(f for f in dataclasses.fields(MonitorSpec) if f.name == name)
+    return _flag_options(setting)["default"]
+
+
+def render_board(board, fmt: str, args: argparse.Namespace | None = None) -> str:
+    """A replayed board: its history (looks, events, entries, first certifications) and the
+    ranking at its last look."""
+    history = board.history()
+    ranking = board.ranking
+    if fmt == "json":
+        payload = {
+            "board": board.spec.id,
+            "n_scores": board.received,
+            "state": board.state,
+            **history,
+            "ranking": ranking.to_dict(),
+        }
+        return to_json(payload, args)
+    import pandas as pd
+
+    entries = {e["model"]: e for e in history["entries"]}
+    frame = ranking.to_frame()
+    table = pd.DataFrame(
+        {
+            "model": frame["model"],
+            "score": frame["score"].round(4),
+            "rank interval": [
+                f"[{lo}, {hi}]" for lo, hi in zip(frame["rank_lower"], frame["rank_upper"])
+            ],
+            "joined at": [entries[m]["t"] for m in frame["model"]],
+            "scores": [entries[m]["n_scores"] for m in frame["model"]],
+        }
+    )
+    head = (
+        f"board {board.spec.id}: {board.spec.n_models} models, {board.spec.n_items} items, "
+        f"{board.received} scores; {len(history['looks'])} looks, the last at "
+        f"t={history['looks'][-1]['t'] if history['looks'] else 0}; "
+        f"{len(history['first_certified'])} certified pairs; state {board.state}"
+    )
+    return "\n".join([head, "", text_table(table), "", ranking.guarantee])
+
+
 ARENA_TARGET = (
     "target: the head-to-head preference of each pair, P(j wins) + P(tie)/2 in a vote between j "
     "and l under the vote-generating process (not the Bradley-Terry strength when Bradley-Terry "
@@ -196,9 +277,7 @@ def render_votes(
     except ValueError as error:
         ranking, cycle = None, str(error)
     share = mon.win_share()
-    pairs = [
-        {"winner": mon.models[j], "loser": mon.models[l]} for j, l in zip(*np.nonzero(cert))
-    ]
+    pairs = [{"winner": mon.models[j], "loser": mon.models[l]} for j, l in zip(*np.nonzero(cert))]
     if fmt == "json":
         payload = {
             "target": ARENA_TARGET,

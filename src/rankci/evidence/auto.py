@@ -92,8 +92,10 @@ def binary_columns(x: np.ndarray) -> np.ndarray:
     [True, False]
     """
     x = np.asarray(x, dtype=float)
-    finite = np.isfinite(x)
-    return np.all(~finite | (x == 0) | (x == 1), axis=0)
+    zero_or_one = (x == 0) | (x == 1)
+    if x.size and np.isfinite(x.min()) and np.isfinite(x.max()):  # complete: no NaN to allow
+        return zero_or_one.all(axis=0)
+    return np.all(~np.isfinite(x) | zero_or_one, axis=0)
 
 
 def rule_words(rule: str) -> str:

@@ -27,6 +27,7 @@ __all__ = [
     "ZERO_VARIANCE_FACTOR",
     "TestArrays",
     "bounded_pvalue",
+    "finite_range",
     "is_bounded",
     "largest_n",
     "paired_moments",
@@ -57,12 +58,34 @@ def score_width(x: np.ndarray) -> float:
     >>> score_width(np.array([[1000.0, 1001.0]]))
     1001.0
     """
-    x = np.asarray(x, dtype=float)
-    finite = x[np.isfinite(x)]
-    if finite.size == 0:
+    lo, hi = finite_range(x)
+    if lo is None:
         return 1.0
-    width = max(float(finite.max() - finite.min()), float(np.abs(finite).max()))
+    width = max(hi - lo, max(abs(lo), abs(hi)))
     return width if width > 0 else 1.0
+
+
+def finite_range(x: np.ndarray) -> tuple[float | None, float | None]:
+    """The smallest and largest finite score, ``(None, None)`` when there is none.
+
+    Two reductions and no copy when every score is finite (NaN and infinities show in the
+    minimum or maximum); otherwise the finite scores are selected first.
+
+    Examples
+    --------
+    >>> finite_range(np.array([[0.5, np.nan], [2.0, -1.0]]))
+    (-1.0, 2.0)
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return None, None
+    lo, hi = float(x.min()), float(x.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        finite = x[np.isfinite(x)]
+        if finite.size == 0:
+            return None, None
+        lo, hi = float(finite.min()), float(finite.max())
+    return lo, hi
 
 
 def variance_is_zero(var: np.ndarray, width: float) -> np.ndarray:
@@ -250,5 +273,5 @@ def bounded_pvalue(mean: np.ndarray, delta: float, n: np.ndarray) -> np.ndarray:
 
 def is_bounded(x: np.ndarray) -> bool:
     """Whether every finite score lies in [0, 1] (the premise of :func:`bounded_pvalue`)."""
-    finite = x[np.isfinite(x)]
-    return bool(finite.size and finite.min() >= 0.0 and finite.max() <= 1.0)
+    lo, hi = finite_range(x)
+    return bool(lo is not None and lo >= 0.0 and hi <= 1.0)

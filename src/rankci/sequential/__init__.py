@@ -55,6 +55,8 @@ _NAMES = {
     "weighted_evalue": "combine",
     "OpenMonitor": "entry",
     "pair_level": "entry",
+    "VOID_GUARANTEE": "changes",
+    "WITHDRAW_GUARANTEE": "changes",
 }
 
 __all__ = [
@@ -63,6 +65,8 @@ __all__ = [
     "DEFAULT_GRID",
     "RETIRE_RULES",
     "SAMPLINGS",
+    "VOID_GUARANTEE",
+    "WITHDRAW_GUARANTEE",
     "Bonferroni",
     "Exact",
     "IntegerProgram",
@@ -125,6 +129,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         make_certifier,
         shortcut_statistic,
     )
+    from rankci.sequential.changes import VOID_GUARANTEE, WITHDRAW_GUARANTEE
     from rankci.sequential.combine import (
         log_weighted_evalue,
         order_weighted_evalue,

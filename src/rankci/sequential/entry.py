@@ -74,7 +74,7 @@ from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.statements import alpha_event_message
 from rankci.sequential.wealth import PairWealth
 
-__all__ = ["ENTRY_RULE", "OpenMonitor", "pair_level"]
+__all__ = ["ENTRY_RULE", "OpenMonitor", "entrant_log_thresholds", "pair_level"]
 
 #: The weight rule of open boards, as recorded in their rankings' details.
 ENTRY_RULE = (
@@ -114,6 +114,27 @@ def pair_level(alpha, n_initial: int, entrant: int):
     if m <= n_initial:
         return alpha / (n_initial * n_initial)
     return alpha / (2 * m * (m - 1) * (m - 1))
+
+
+def entrant_log_thresholds(levels: np.ndarray) -> np.ndarray:
+    """M x M ``log(1/alpha_jl)`` (NaN diagonal) from each model's entrant level.
+
+    ``levels[k]`` is the level :func:`pair_level` of the pairs model ``k`` opened when it joined
+    (models in entry order); pair (j, l) has the level of its later model, ``levels[max(j, l)]``.
+    Shared by :class:`OpenMonitor` and the open arena (:class:`rankci.votes.ArenaMonitor`).
+
+    Examples
+    --------
+    >>> np.round(np.exp(-entrant_log_thresholds(np.array([0.0125, 0.0125, 0.00208]))), 5)
+    array([[    nan, 0.0125 , 0.00208],
+           [0.0125 ,     nan, 0.00208],
+           [0.00208, 0.00208,     nan]])
+    """
+    idx = np.arange(len(levels))
+    later = np.maximum(idx[:, None], idx[None, :])
+    out = -np.log(np.asarray(levels, dtype=float)[later])
+    np.fill_diagonal(out, np.nan)
+    return out
 
 
 class OpenMonitor(Monitor):
@@ -183,6 +204,7 @@ class OpenMonitor(Monitor):
         self._ranking: Ranking | None = None
         self._ranking_looks: int | None = None  # read by Monitor.ranking (unused here)
         self.alpha_event: dict | None = None
+        self._init_changes()
         self._add_group(names)
 
     # ------------------------------------------------------------------ facts
@@ -238,12 +260,7 @@ class OpenMonitor(Monitor):
 
     def log_thresholds(self) -> np.ndarray:
         """M x M ``log(1/alpha_jl)`` (NaN diagonal): the level of the later entrant's pairs."""
-        m = self.n_models
-        idx = np.arange(m)
-        later = np.maximum(idx[:, None], idx[None, :])
-        out = -np.log(self._level[later])
-        np.fill_diagonal(out, np.nan)
-        return out
+        return entrant_log_thresholds(self._level)
 
     def __repr__(self) -> str:
         return (
@@ -504,6 +521,7 @@ class OpenMonitor(Monitor):
             "entry_rule": ENTRY_RULE,
             "entrants": [dict(e) for e in self.entrants],
             "items_by_model": {n: int(c) for n, c in zip(self.models, self._count)},
+            **self.change_details(),
         }
         if self.k is not None:
             details["k"] = self.k
@@ -525,7 +543,7 @@ class OpenMonitor(Monitor):
             },
             n_units=int(self._t),
             excluded=self.excluded,
-            guarantee=open_guarantee(self.alpha, self.alpha_event),
+            guarantee=open_guarantee(self.alpha, self.alpha_event) + self.change_guarantee(),
             details=details,
             spec=self.spec,
         )

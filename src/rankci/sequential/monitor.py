@@ -42,6 +42,7 @@ from rankci.ranking import (
     transitive_closure,
 )
 from rankci.sequential.certify import make_certifier, resolve_certifier
+from rankci.sequential.changes import BoardChanges
 from rankci.sequential.freezing import close_incremental, resolve_freeze
 from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.persistence import restore_monitor, save_monitor
@@ -56,7 +57,7 @@ _ONE_BITS = int(np.array(1.0).view(np.uint64))  # scores in [+0, 1] have bit pat
 _max_bits = np.maximum.reduce
 
 
-class Monitor:
+class Monitor(BoardChanges):
     """Anytime-valid leaderboard monitor (rank confidence sequences with early stopping).
 
     Parameters
@@ -172,6 +173,7 @@ class Monitor:
         #: Where the <= alpha event happened (None while it has not): every weak order
         #: eliminated, or a cycle among the certified pairs. See :meth:`look`.
         self.alpha_event: dict | None = None
+        self._init_changes()
 
     # ------------------------------------------------------------------ facts
     @property
@@ -222,7 +224,7 @@ class Monitor:
 
     @property
     def excluded(self) -> dict:
-        out = {"items_excluded": int(self._excluded_items)}
+        out = {"items_excluded": int(self._excluded_items), **self.change_excluded()}
         if self._excluded_items:
             out["reason"] = "items without a score for every active model"
             out["missing_by_model"] = {
@@ -542,6 +544,7 @@ class Monitor:
             "active": [m for m, on in zip(self.models, self.active) if on],
             "retired": {name: dict(info) for name, info in self.retired.items()},
             **self._certifier.details(),
+            **self.change_details(),
         }
         if self.certifier == "exact":
             sets = self._certifier.rank_sets()
@@ -567,7 +570,8 @@ class Monitor:
             excluded=self.excluded,
             guarantee=guarantee_text(
                 self.alpha, self.sampling, self.n_items, self.certifier, self.alpha_event
-            ),
+            )
+            + self.change_guarantee(),
             details=details,
             spec=self.spec,
         )

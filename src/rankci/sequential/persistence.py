@@ -81,6 +81,10 @@ def save_monitor(monitor, path: str | os.PathLike) -> None:
         "excluded_items": int(monitor._excluded_items),
         "warned_exclusion": monitor._warned_exclusion,
         "alpha_event": monitor.alpha_event,
+        "withdrawn": monitor.withdrawn,
+        "voided": monitor.voided,
+        "item_positions": monitor.item_positions,
+        "skipped_voided": int(monitor._skipped_voided),
     }
     arrays = {
         "meta": np.array(json.dumps(meta)),
@@ -179,4 +183,10 @@ def restore_monitor(cls, path: str | os.PathLike):
     monitor._excluded_items = int(meta["excluded_items"])
     monitor._warned_exclusion = bool(meta["warned_exclusion"])
     monitor.alpha_event = meta.get("alpha_event")  # absent in files written before 0.2
+    # board changes (withdrawals, voids, named items): absent in files written before them,
+    # whose monitors had none
+    monitor.withdrawn = dict(meta.get("withdrawn", {}))
+    monitor.voided = dict(meta.get("voided", {}))
+    monitor.item_positions = {k: list(v) for k, v in meta.get("item_positions", {}).items()}
+    monitor._skipped_voided = int(meta.get("skipped_voided", 0))
     return monitor

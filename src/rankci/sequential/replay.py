@@ -271,7 +271,11 @@ def replay(
             "benchmark of this replay: leave n_items None"
         )
     every = None if spec.look_every is None else parse_look_every(spec.look_every, n)
-    monitor = Monitor(
+    if spec.entry == "open":  # the levels of models that may join (none joins in a table)
+        from rankci.sequential.entry import OpenMonitor as make
+    else:
+        make = Monitor
+    monitor = make(
         units.models, spec.replace(n_items=n if finite else spec.n_items, look_every=every)
     )
     monitor.update_block(values[order])

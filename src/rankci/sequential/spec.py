@@ -280,7 +280,6 @@ class MonitorSpec:
         "closed",
         "closed: the models are fixed at creation; open: models may join later (weighted "
         "e-Bonferroni levels fixed at entry, see docs/monitor.md)",
-        flag=None,
         choices=ENTRIES,
     )
 

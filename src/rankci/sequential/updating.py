@@ -147,6 +147,11 @@ class WealthUpdates:
             for j in range(k):  # row by row: about twice as fast as log_flat[:, live]
                 log_flat[j][live] = values[j]
                 part_flat[j][live] = 1.0
+            # the dense path over a subset of models (_segment, once a model is retired or
+            # withdrawn) multiplies the diagonal too, which is never read nor in ``live``: reset
+            # it here, or its product (1 + shift)^t overflows to inf (with numpy's warning)
+            diagonal = np.arange(self.n_models)
+            self._part[:, diagonal, diagonal] = 1.0
         self._t_commit = self.t
         self._live = None
         if self.n_frozen_pairs or not self._all_active:

@@ -43,6 +43,7 @@ import numpy as np
 
 from rankci.ranking import Ranking
 from rankci.service.commits import CommitGroup, Pending, Posted, commit_boards
+from rankci.service.history import board_history, utc_now
 from rankci.service.progress import needed, next_look, progress
 from rankci.service.published import Published
 from rankci.service.spec import BoardSpec
@@ -77,6 +78,9 @@ class Board:
         self.ranking_look = 0  # the number of the look that produced self.ranking
         self.error: str | None = None
         self.events: list[dict] = []
+        # the look (1-based) at which each "row model better than column model" was first
+        # certified, 0 if never: recorded as looks happen, so a rebuild reproduces it
+        self.first_certified = np.zeros((m, m), dtype=np.int64)
         self.render_lock = threading.Lock()  # the web page's sections (see page.py)
         self.page_cache: dict = {}
         self.stale = False  # a write's outcome is unknown: rebuild from the database first
@@ -271,6 +275,29 @@ class Board:
             self._publish()
             return {"model": model, "t": t}
 
+    def withdraw(self, model: str) -> dict:
+        """Withdraw a model at its owner's request (stored as an event at the current item count).
+
+        It receives no evidence from now on (its pairs are frozen, as at a retirement); its
+        certified statements stay, reported with the look at which it left
+        (:data:`rankci.sequential.WITHDRAW_GUARANTEE`). Scores posted for it later are stored
+        and never used. Unknown or withdrawn already: a clear 4xx."""
+        with self.lock:
+            if model not in self.model_index:
+                raise Rejected(f"unknown model {model!r}")
+            if self.error is not None:
+                raise Conflict(f"the board is {self.state}; no model can be withdrawn")
+            if model in self.monitor.withdrawn:
+                look = self.monitor.withdrawn[model]["look"]
+                raise Conflict(f"model {model!r} was withdrawn already (at look {look})")
+            t = int(self.monitor.t)
+            detail = {"model": model}
+            self._store(self.storage.add_event, self.num, t, "withdraw", json.dumps(detail))
+            self._apply_event("withdraw", detail, t)
+            self._advance()
+            self._publish()
+            return {**self.monitor.withdrawn[model]}
+
     def add_model(self, model: str) -> dict:
         """Add a model to a board made with ``entry="open"`` (stored as an event at the current
         item count; its comparisons start at the next item the monitor consumes)."""
@@ -285,7 +312,7 @@ class Board:
             if self.error is not None or self.monitor.t >= self.spec.n_items:
                 raise Conflict(f"the board is {self.state}; no model can be added")
             t = int(self.monitor.t)
-            detail = {"model": model}
+            detail = {"model": model, "look": len(self.monitor.looks), "at": utc_now()}
             self._store(self.storage.add_event, self.num, t, "join", json.dumps(detail))
             self._apply_event("join", detail, t)
             self._advance()
@@ -293,11 +320,15 @@ class Board:
             return {"model": model, "t": t, **self.monitor.entrants[-1]}
 
     def _apply_event(self, kind: str, detail: dict, t: int) -> None:
-        if kind not in ("retire", "join"):  # pragma: no cover - no other kind is written
+        if kind not in ("retire", "join", "withdraw"):  # pragma: no cover - no other is written
             raise ValueError(f"unknown event {kind!r}")
         if self.monitor.t != t:
             raise RuntimeError(f"event at t={t} replayed at t={self.monitor.t}")
         self.events.append({"t": t, "kind": kind, **detail})
+        if kind == "withdraw":
+            # reported at once in the progress; in the ranking's details from the next look
+            self.monitor.withdraw_model(detail["model"])
+            return
         if kind == "join":
             name = detail["model"]
             self.monitor.add_model(name)
@@ -335,6 +366,21 @@ class Board:
             if len(mon.looks) != looks:
                 self.ranking = mon.ranking()  # the look just taken (no new look)
                 self.ranking_look = len(mon.looks)
+                self._note_certified()
+
+    def _note_certified(self) -> None:
+        """Record the look at which each pair certified at the look just taken was first
+        certified (chunks never cross a look point, so one look is taken at a time)."""
+        dominance = self.ranking.dominance
+        if dominance is None:
+            return
+        m = dominance.shape[0]
+        first = self.first_certified
+        if first.shape[0] < m:  # models joined since the last look
+            grown = np.zeros((m, m), dtype=np.int64)
+            grown[: first.shape[0], : first.shape[1]] = first
+            self.first_certified = first = grown
+        first[:m, :m][dominance & (first[:m, :m] == 0)] = self.ranking_look
 
     # ------------------------------------------------------------------ reading
     def needs(self, limit: int = 1000, model: str | None = None, horizon: str = "all") -> dict:
@@ -389,10 +435,21 @@ class Board:
         return self.published.leaderboard_json()
 
     def history(self) -> dict:
+        """Every look, every event, and the board's history: when each model joined (item
+        count, look count, time) and how many scores it has, and the look at which each
+        certified pair and each model's current rank bounds were first reached
+        (:func:`rankci.service.history.board_history`)."""
         with self.lock:
             looks = [dict(record) for record in self.monitor.looks]
             events = [dict(e) for e in self.events]
-        return {"models": list(self.spec.models), "looks": looks, "events": events}
+            counts = np.isfinite(self.x).sum(axis=0).tolist()
+            first = self.first_certified.copy()
+        return {
+            "models": list(self.spec.models),
+            "looks": looks,
+            "events": events,
+            **board_history(self.spec, events, looks, counts, first),
+        }
 
     def export(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positions, model indices, scores) of every received score, in evaluation order."""

@@ -71,6 +71,7 @@ def progress(board: Board) -> dict:
         "next_look_at": next_look(board),
         "active": [] if done else mon.needs(),
         "retired": {name: dict(info) for name, info in mon.retired.items()},
+        "withdrawn": {name: dict(info) for name, info in getattr(mon, "withdrawn", {}).items()},
     }
 
 

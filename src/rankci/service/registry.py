@@ -20,7 +20,7 @@ from rankci.service.auth import REVOKED, Busy, FailureLimit, TokenCheck, new_tok
 from rankci.service.board import Board
 from rankci.service.schemas import BoardCreate
 from rankci.service.spec import BoardSpec, make_spec, make_vote_spec
-from rankci.service.storage import BoardRow, Storage, StorageUnavailable
+from rankci.service.storage import BoardExists, BoardRow, Storage, StorageUnavailable
 from rankci.service.voteboard import VoteBoard
 
 __all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Elsewhere", "Service", "Unservable"]
@@ -117,6 +117,23 @@ class Service:
         if row is None:
             raise self.not_found(board_id)
         return row
+
+    def _exists(self, spec: BoardSpec) -> str:
+        """Why a board cannot be created over ``spec.id``: it exists (and, when the request
+        asks for another entry rule, that an existing board's entry rule never changes)."""
+        message = f"a board {spec.id!r} exists"
+        try:
+            existing = self.spec(spec.id)
+        except Exception:  # quarantined or gone since: the plain answer
+            return message
+        old, new = existing.monitor.entry, spec.monitor.entry
+        if old != new:
+            message += (
+                f" with entry {old!r}: the entry rule of an existing board cannot be changed to "
+                f"{new!r} (its pairs' levels were fixed when it was created); create a new board "
+                f"with entry {new!r}, or add models to an open board (POST .../models)"
+            )
+        return message
 
     def spec(self, board_id: str) -> BoardSpec:
         """The board's spec; a stored spec that cannot be read or served (text that is not valid
@@ -299,13 +316,16 @@ class Service:
             spec = make_spec(board_id=request.id, **options)
         write = new_token()
         read = None if spec.public else new_token()
-        num = self.storage.create_board(
-            spec.id,
-            spec.to_json(),
-            self.tokens.hash(write),
-            None if read is None else self.tokens.hash(read),
-            spec.created_at,
-        )
+        try:
+            num = self.storage.create_board(
+                spec.id,
+                spec.to_json(),
+                self.tokens.hash(write),
+                None if read is None else self.tokens.hash(read),
+                spec.created_at,
+            )
+        except BoardExists:
+            raise BoardExists(self._exists(spec)) from None
         board = (VoteBoard if spec.kind == "votes" else Board)(spec, num, self.storage)
         board.on_look = self.on_look
         row = BoardRow(

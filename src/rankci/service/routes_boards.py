@@ -64,8 +64,8 @@ def create_board(body: BoardCreate, context: Context, _: Annotated[None, Depends
         spec, write, read = context.service.create(body)
     except ValueError as error:
         raise HTTPException(422, {"message": str(error), "problems": []}) from None
-    except BoardExists:
-        raise HTTPException(409, f"a board {body.id or 'with this id'!r} exists") from None
+    except BoardExists as error:
+        raise HTTPException(409, str(error) or f"a board {body.id!r} exists") from None
     content = {"board": board_summary(spec), "write_token": write, "read_token": read}
     return JSONResponse(content, status_code=201)
 

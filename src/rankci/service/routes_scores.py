@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from rankci.service.board import Board, Rejected
 from rankci.service.deps import Context, ReadableBoard, WritableBoard
+from rankci.service.export import EXPORT_MEDIA_TYPE, parquet_chunks
 from rankci.service.posting import rejected, wait_for_commit
 from rankci.service.schemas import Needed, Posted, RetireRequest
 from rankci.service.voteboard import KindMismatch
@@ -117,6 +118,20 @@ def add_model(body: RetireRequest, board: WritableBoard) -> dict:
         raise rejected(error) from None
 
 
+@router.post(
+    "/api/boards/{board}/models/{model}/withdraw",
+    tags=["scores"],
+    summary="Withdraw a model (its owner's request): no evidence from now on, statements kept",
+)
+def withdraw_model(model: str, board: WritableBoard) -> dict:
+    if board.spec.kind == "votes":
+        raise rejected(KindMismatch("a votes board has no withdrawals yet (scores boards only)"))
+    try:
+        return board.withdraw(model)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
 @router.get(
     "/api/boards/{board}/needs",
     tags=["scores"],
@@ -153,6 +168,23 @@ def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl
         lines,
         media_type="text/csv" if format == "csv" else "application/x-ndjson",
         headers={"Content-Disposition": f'attachment; filename="{board.spec.id}-scores.{format}"'},
+    )
+
+
+@router.get(
+    "/api/boards/{board}/export",
+    tags=["scores"],
+    summary="Export every accepted score as Parquet, with the spec and the model additions "
+    "(rankci monitor replays it)",
+    response_class=StreamingResponse,
+)
+def export_parquet(board: ReadableBoard):
+    if board.spec.kind != "scores":
+        raise rejected(KindMismatch("a votes board has no Parquet export yet (scores boards do)"))
+    return StreamingResponse(
+        parquet_chunks(board),
+        media_type=EXPORT_MEDIA_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="{board.spec.id}.parquet"'},
     )
 
 

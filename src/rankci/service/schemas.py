@@ -239,3 +239,18 @@ class History(BaseModel):
         "(rank intervals in model order), retired, n_surviving_orders (exact certifier)."
     )
     events: list[dict]
+    entries: list[dict] = Field(
+        default=[],
+        description="Per model: the item count t, look count and UTC time at which it joined, "
+        "and its number of scores.",
+    )
+    first_certified: list[dict] = Field(
+        default=[],
+        description="Each certified pair (winner, loser) with the look (number and t) that "
+        "first certified it.",
+    )
+    rank_bounds_since: list[dict] = Field(
+        default=[],
+        description="Per model: its rank bounds at the last look and the look since which "
+        "each has held.",
+    )

@@ -412,8 +412,42 @@ def _sections(board: Board, data: dict, ranking, looks: list[dict]) -> str:
         "against items evaluated, and each model's rank-interval width at every look.</p>"
         f"{monitor_figures}</section>"
     )
+    parts.append(history_section(board.history(), len(looks)))
     parts.append(_method_section(spec, data))
     return "".join(parts)
+
+
+def history_section(history: dict, n_looks: int, limit: int = 100) -> str:
+    """The page's history: when each model joined and its number of scores, and the look that
+    first certified each pair (up to ``limit`` rows; the rest are in ``GET .../history``), of the
+    looks up to ``n_looks`` (the look the page shows)."""
+    rows = "".join(
+        f"<tr><td>{html.escape(e['model'])}</td><td>{e['t']}</td><td>{e['look']}</td>"
+        f"<td>{html.escape(e['at'] or '-')}</td><td>{e['n_scores']}</td></tr>"
+        for e in history["entries"]
+    )
+    pairs = [p for p in history["first_certified"] if p["look"] <= n_looks]
+    shown = "".join(
+        f"<tr><td>{html.escape(p['winner'])} &gt; {html.escape(p['loser'])}</td>"
+        f"<td>{p['look']}</td><td>{p['t']}</td></tr>"
+        for p in pairs[:limit]
+    )
+    more = (
+        f'<p class="hint">{len(pairs) - limit} more pairs: GET /api/boards/{{id}}/history</p>'
+        if len(pairs) > limit
+        else ""
+    )
+    certified = (
+        "<table><thead><tr><th>certified</th><th>first at look</th><th>items</th></tr></thead>"
+        f"<tbody>{shown}</tbody></table>{more}"
+        if pairs
+        else "<p>No pair certified yet.</p>"
+    )
+    return (
+        '<section id="history"><h2>History</h2><table><thead><tr><th>model</th>'
+        "<th>joined at item</th><th>after look</th><th>joined (UTC)</th><th>scores</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table>{certified}</section>"
+    )
 
 
 def _next_look(progress: dict) -> str:
@@ -441,6 +475,12 @@ def _progress_section(data: dict) -> str:
         ("active models", f"{len(p['active'])}"),
         ("retired models", retired or "none"),
     ]  # every value is plain text, escaped once here
+    if p.get("withdrawn"):  # models withdrawn by their owners, with the look at which they left
+        withdrawn = ", ".join(
+            f"{m} (at look {info['look']}, item {info['t']:,})"
+            for m, info in p["withdrawn"].items()
+        )
+        facts.append(("withdrawn models", withdrawn))
     rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
     return f'<section id="progress"><h2>Progress</h2><dl class="facts">{rows}</dl></section>'
 

@@ -50,7 +50,7 @@ KINDS = ("scores", "votes")  # what a board holds
 #: The monitor settings a votes board allows (those of rankci.votes.sequential.ArenaMonitor).
 VOTE_SETTINGS = (
     "sampling='iid', bet in (mixture, agrapa, fixed), certifier in (auto, bonferroni), "
-    "retire='none', look_every a vote count"
+    "retire='none', look_every a vote count, entry in (closed, open)"
 )
 #: The monitor settings a board's JSON held at its top level before ``"monitor"`` existed.
 OLD_SETTINGS = ("alpha", "sampling", "bet", "certifier", "retire", "k", "width", "look_every")
@@ -445,11 +445,6 @@ def make_vote_spec(
         )
     if settings.get("certifier") == "auto":
         settings["certifier"] = "bonferroni"
-    if settings.get("entry", "closed") != "closed":
-        raise ValueError(
-            "entry='open' is not offered for votes boards yet: the arena monitor's models are "
-            f"fixed when the board is created (a votes board allows {VOTE_SETTINGS})"
-        )
     try:
         monitor = MonitorSpec(**settings)
         models = _model_names(models)

@@ -6,7 +6,10 @@ as scores (:mod:`rankci.service.commits`): a post is answered once the transacti
 votes is committed. A vote is stored in the board's rows of the ``scores`` table, as
 ``model = a * M + b`` (the ordered pair), ``item`` = its sequence number on the board (the order
 of commit, from 0) and ``score`` = its outcome code (:data:`rankci.votes.table.OUTCOMES`), so
-the durability path, the databases and their schemas are those of scores.
+the durability path, the databases and their schemas are those of scores. ``M`` is the number of
+models at creation on a closed board, and :data:`OPEN_PAIR_BASE` on a board made with
+``entry="open"``, whose models may join later (:meth:`VoteBoard.add_model`, stored as a ``join``
+event at the count of votes committed before it, and replayed there).
 
 Determinism. The monitor is fed in chunks of exactly ``look_every`` votes, in sequence order, a
 look after each chunk; votes after the last look wait in memory. So the state at every look is a
@@ -17,6 +20,9 @@ the order of commit: a client's ``timestamp`` is checked but not used for the or
 """
 
 from __future__ import annotations
+
+import dataclasses
+import json
 
 import numpy as np
 
@@ -30,7 +36,11 @@ from rankci.service.validation import MAX_REPORTED, Conflict, Rejected
 from rankci.votes.sequential import ArenaMonitor
 from rankci.votes.table import OUTCOMES, Votes
 
-__all__ = ["KindMismatch", "VoteBoard", "validate_votes", "vote_leaderboard"]
+__all__ = ["KindMismatch", "OPEN_PAIR_BASE", "VoteBoard", "validate_votes", "vote_leaderboard"]
+
+#: The ``M`` of the stored pair code ``a * M + b`` on an open votes board (models that join later
+#: keep the codes of the earlier ones): at most this many models.
+OPEN_PAIR_BASE = 1 << 20
 
 _OUTCOME = {name: code for code, name in enumerate(OUTCOMES)}
 TARGET = (
@@ -201,12 +211,73 @@ class VoteBoard(Board):
         order = np.argsort(seq, kind="stable")
         if seq.size and not np.array_equal(seq[order], np.arange(seq.size)):
             raise RuntimeError(f"board {spec.id}: the stored votes are not numbered 0..n-1")
-        m = spec.n_models
+        m = board.pair_base
         pair = pair[order]
+        a, b, out = pair // m, pair % m, outcome[order].astype(np.int64)
+        done = 0
+        for _seq, t, kind, detail in storage.load_events(num):
+            if kind != "join":  # pragma: no cover - no other kind is written on a votes board
+                raise RuntimeError(f"board {spec.id}: unknown event {kind!r} on a votes board")
+            board.received = t
+            board._feed(a[done:t], b[done:t], out[done:t])
+            done = t
+            board._join(json.loads(detail)["model"])
         board.received = int(seq.size)
-        board._feed(pair // m, pair % m, outcome[order].astype(np.int64))
+        board._feed(a[done:], b[done:], out[done:])
         board._publish()
         return board
+
+    @property
+    def pair_base(self) -> int:
+        """The ``M`` of the stored pair code ``a * M + b`` (see the module's text)."""
+        return OPEN_PAIR_BASE if self.spec.monitor.entry == "open" else self.spec.n_models
+
+    def add_model(self, model: str) -> dict:
+        """Add a model to a votes board made with ``entry="open"``: stored as a ``join`` event at
+        the count of committed votes; its pairs start with no votes, at the level of its entrant
+        number (:func:`rankci.sequential.entry.pair_level`). Votes naming it are accepted from
+        the answer on.
+
+        Posts queued for the next group commit were validated against the earlier models, so
+        they cannot name it: the join is ordered before them without changing what they mean.
+        """
+        with self.lock:
+            if self.spec.monitor.entry != "open":
+                raise Conflict(
+                    f"cannot add model {model!r}: the board was created with entry 'closed' "
+                    '(its models are fixed); create it with "entry": "open"'
+                )
+            try:
+                model = checked_name(model, "model")
+            except ValueError as error:
+                raise Rejected(str(error)) from None
+            if model in self.model_index:
+                raise Conflict(f"model {model!r} is on the board already")
+            if self.error is not None:
+                raise Conflict(f"the board is {self.state}; no model can be added")
+            if self.stale:
+                raise StorageUnavailable("the board is being reloaded after a database fault")
+            if len(self.model_index) >= OPEN_PAIR_BASE:
+                raise Conflict(f"a votes board holds at most {OPEN_PAIR_BASE} models")
+            t = int(self.received)
+            try:
+                self.storage.add_event(self.num, t, "join", json.dumps({"model": model}))
+            except StorageUnavailable as error:
+                if error.ambiguous:
+                    self.stale = True
+                raise
+            self._join(model)
+            self._publish()
+            entrant = dict(self.monitor.entrants[-1])
+            # t: the votes committed before the join; the monitor's count at entry (the votes
+            # fed, in full chunks of look_every) is where its evidence may start
+            return {**entrant, "model": model, "t": t, "monitor_t": entrant["t"]}
+
+    def _join(self, model: str) -> None:
+        self.monitor.add_model(model)
+        self.model_index[model] = len(self.model_index)
+        self.spec = dataclasses.replace(self.spec, models=(*self.spec.models, model))
+        self.events.append({"t": int(self.received), "kind": "join", "model": model})
 
     # ------------------------------------------------------------------ facts
     @property
@@ -260,7 +331,7 @@ class VoteBoard(Board):
         b = np.concatenate([p.item for p in posts])
         outcome = np.concatenate([p.score for p in posts])
         seq = np.arange(self.received, self.received + a.size, dtype=np.int64)
-        rows = (a * self.spec.n_models + b, seq, outcome.astype(float))
+        rows = (a * self.pair_base + b, seq, outcome.astype(float))
 
         def then(error):
             if error is None:
@@ -289,7 +360,7 @@ class VoteBoard(Board):
             return
         a, b, outcome = (np.concatenate([c[i] for c in self._unfed]) for i in range(3))
         full = (a.size // every) * every
-        models = self.spec.models
+        models = self.monitor.models
         for start in range(0, full, every):  # one iteration per look, not per vote
             part = slice(start, start + every)
             self.monitor.update(Votes.from_arrays(a[part], b[part], outcome[part], models=models))
@@ -313,7 +384,8 @@ class VoteBoard(Board):
     def history(self) -> dict:
         with self.lock:
             looks = self.monitor.looks()
-        return {"models": list(self.spec.models), "looks": looks, "events": []}
+            events = [dict(e) for e in self.events]
+        return {"models": list(self.spec.models), "looks": looks, "events": events}
 
     def look_state(self):
         body, ranking, number = self.published.look()

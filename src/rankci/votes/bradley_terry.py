@@ -109,7 +109,7 @@ class SeparationError(ValueError):
 
 # ---------------------------------------------------------------------------------- the design
 @dataclass(frozen=True, eq=False)
-class _Design:
+class VoteDesign:
     """Votes as patterns: ``first``, ``second``, extra columns ``extra`` and outcome counts.
 
     ``counts[:, 0]`` wins of first, ``[:, 1]`` wins of second, ``[:, 2]`` ties; ``pattern`` and
@@ -203,7 +203,7 @@ def style_features(votes: Votes, covariates: Sequence[str]) -> np.ndarray:
     return out
 
 
-def _design(votes: Votes, position: bool, covariates: Sequence[str]) -> _Design:
+def vote_design(votes: Votes, position: bool, covariates: Sequence[str]) -> VoteDesign:
     a, b, outcome = votes.a, votes.b, votes.outcome
     m = votes.n_models
     names: list[str] = []
@@ -234,7 +234,7 @@ def _design(votes: Votes, position: bool, covariates: Sequence[str]) -> _Design:
         pf, ps = uniq // m, uniq % m
         extra = np.ones((uniq.size, len(cols)))  # the position column, or no column
     counts = np.bincount(pattern * 3 + klass, minlength=3 * pf.size).reshape(-1, 3).astype(float)
-    return _Design(pf, ps, extra, counts, pattern, klass, m, tuple(names))
+    return VoteDesign(pf, ps, extra, counts, pattern, klass, m, tuple(names))
 
 
 # ------------------------------------------------------------------ per-pattern likelihood terms
@@ -281,7 +281,7 @@ def _terms(d: np.ndarray, tau: float, ties: str):
 
 
 # ------------------------------------------------------------------------------ assembly
-def _gram(des: _Design, wdd, wdt, wtt, has_tau: bool) -> np.ndarray:
+def pattern_gram(des: VoteDesign, wdd, wdt, wtt, has_tau: bool) -> np.ndarray:
     """``sum_patterns x x'`` weighted by the (d, tau) weights, x the pattern's design row."""
     m, q = des.n_models, des.extra.shape[1]
     f, s = des.first, des.second
@@ -304,7 +304,7 @@ def _gram(des: _Design, wdd, wdt, wtt, has_tau: bool) -> np.ndarray:
     return out
 
 
-def _vector(des: _Design, gd, gt, has_tau: bool) -> np.ndarray:
+def pattern_vector(des: VoteDesign, gd, gt, has_tau: bool) -> np.ndarray:
     m = des.n_models
     parts = [np.bincount(des.first, gd, m) - np.bincount(des.second, gd, m), des.extra.T @ gd]
     if has_tau:
@@ -312,15 +312,15 @@ def _vector(des: _Design, gd, gt, has_tau: bool) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _predictor(des: _Design, theta: np.ndarray) -> tuple[np.ndarray, float]:
+def _predictor(des: VoteDesign, theta: np.ndarray) -> tuple[np.ndarray, float]:
     m, q = des.n_models, des.extra.shape[1]
     d = theta[des.first] - theta[des.second] + des.extra @ theta[m : m + q]
     tau = float(theta[m + q]) if theta.size > m + q else 0.0
     return d, tau
 
 
-def _newton(
-    des: _Design,
+def newton_scoring(
+    des: VoteDesign,
     counts: np.ndarray,
     ties: str,
     theta: np.ndarray,
@@ -340,8 +340,10 @@ def _newton(
     for it in range(1, max_iter + 1):
         d, tau = _predictor(des, theta)
         _, u, fdd, fdt, ftt = _terms(d, tau, ties)
-        grad = _vector(des, (counts * u[:, :, 0]).sum(1), (counts * u[:, :, 1]).sum(1), has_tau)
-        info = _gram(des, n * fdd, n * fdt, n * ftt, has_tau)
+        grad = pattern_vector(
+            des, (counts * u[:, :, 0]).sum(1), (counts * u[:, :, 1]).sum(1), has_tau
+        )
+        info = pattern_gram(des, n * fdd, n * fdt, n * ftt, has_tau)
         step = np.zeros_like(theta)
         try:
             step[free] = np.linalg.solve(info[np.ix_(free, free)], grad[free])
@@ -360,12 +362,12 @@ def _newton(
     return theta, current, max_iter, False
 
 
-def _scores_by_vote(des: _Design, u: np.ndarray):
+def _scores_by_vote(des: VoteDesign, u: np.ndarray):
     """Per-vote scores on (d, tau): the rows of u at each vote's pattern and outcome class."""
     return u[des.pattern, des.klass]  # (n_votes, 2)
 
 
-def _cluster_meat(des: _Design, u: np.ndarray, groups: np.ndarray, has_tau: bool) -> np.ndarray:
+def _cluster_meat(des: VoteDesign, u: np.ndarray, groups: np.ndarray, has_tau: bool) -> np.ndarray:
     """``sum_g S_g S_g'`` with ``S_g`` the score of cluster g (a sparse G x P product)."""
     from scipy import sparse
 
@@ -648,7 +650,7 @@ class BradleyTerryFit:
         return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
 
 
-def _centring(m: int, q: int, has_tau: bool) -> np.ndarray:
+def centring_matrix(m: int, q: int, has_tau: bool) -> np.ndarray:
     """J: free parameters (model 0 dropped) -> centred strengths and the other parameters."""
     size = m + q + int(has_tau)
     j = np.zeros((size, size - 1))
@@ -744,14 +746,14 @@ def fit_bradley_terry(
             )
         _, groups = unique_codes(votes.columns[cluster])
     _check_fittable(votes, ties)
-    des = _design(votes, position, covariates)
+    des = vote_design(votes, position, covariates)
     has_tau = ties != "half"
     m, q = votes.n_models, des.extra.shape[1]
     theta0 = np.zeros(m + q + int(has_tau))
     if has_tau:
         share = float(np.clip((votes.outcome >= TIE).mean(), 0.01, 0.99))
         theta0[-1] = math.log(share / (1 - share)) if ties == "davidson" else math.log(share)
-    theta, loglik, iterations, converged = _newton(des, des.counts, ties, theta0, max_iter)
+    theta, loglik, iterations, converged = newton_scoring(des, des.counts, ties, theta0, max_iter)
     if not converged or not np.isfinite(theta).all() or np.abs(theta[:m]).max() > _DIVERGED:
         raise SeparationError(
             "votes: the Newton iterations did not converge to finite strengths (the covariates or "
@@ -761,9 +763,9 @@ def fit_bradley_terry(
     _, u, fdd, fdt, ftt = _terms(d, tau, ties)
     n = des.counts.sum(axis=1)
     free = np.arange(1, theta.size)
-    info = _gram(des, n * fdd, n * fdt, n * ftt, has_tau)[np.ix_(free, free)]
+    info = pattern_gram(des, n * fdd, n * fdt, n * ftt, has_tau)[np.ix_(free, free)]
     bread = np.linalg.inv(info)
-    jac = _centring(m, q, has_tau)
+    jac = centring_matrix(m, q, has_tau)
     centred = jac @ theta[free]
     params_model = jac @ bread @ jac.T
     details: dict = {"converged": bool(converged)}
@@ -772,7 +774,7 @@ def fit_bradley_terry(
         params_cov = params_model
     elif covariance == "sandwich":
         c = des.counts
-        meat = _gram(
+        meat = pattern_gram(
             des,
             (c * u[:, :, 0] ** 2).sum(1),
             (c * u[:, :, 0] * u[:, :, 1]).sum(1),
@@ -845,7 +847,7 @@ def _bootstrap(des, ties, theta, groups, n_votes, reps, rng, jac, free):
     for _ in range(reps):  # a loop over replicates; each re-fit is vectorised
         weight = np.bincount(gen.integers(0, n_groups, n_groups), minlength=n_groups)[groups]
         counts = des.recount(weight.astype(float))
-        th, _, _, ok = _newton(des, counts, ties, theta.copy(), max_iter=50, tol=1e-8)
+        th, _, _, ok = newton_scoring(des, counts, ties, theta.copy(), max_iter=50, tol=1e-8)
         if not ok or not np.isfinite(th).all() or np.abs(th[:m]).max() > _DIVERGED:
             failed += 1
             continue

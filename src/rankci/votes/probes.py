@@ -221,8 +221,7 @@ def _votes_needed(fit: BradleyTerryFit, ranking, spec) -> dict:
         rows.append(row)
     return {
         "test": (
-            "total votes N (c / z)^2 at the present allocation for z to reach "
-            f"c = {c:.3f} ({rule})"
+            f"total votes N (c / z)^2 at the present allocation for z to reach c = {c:.3f} ({rule})"
         ),
         "critical_value": c,
         "threshold": "any neighbouring pair not certified",

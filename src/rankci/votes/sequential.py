@@ -86,15 +86,22 @@ __all__ = ["ArenaMonitor", "ARENA_BETS", "arena_guarantee", "replay_votes", "vot
 ARENA_BETS = ("mixture", "agrapa", "fixed")
 
 
-def arena_guarantee(alpha: float, n_models: int) -> str:
-    """The sentence of the arena monitor's guarantee."""
+def arena_guarantee(alpha: float, n_models: int, entry: str = "closed") -> str:
+    """The sentence of the arena monitor's guarantee (``entry="open"``: over every model that
+    has joined or will join, by the weights fixed at entry)."""
+    family = (
+        "weighted e-Bonferroni over every ordered pair of every model that has joined or will "
+        "join the arena (levels fixed at entry, summing to alpha)"
+        if entry == "open"
+        else f"e-Bonferroni over all {n_models * (n_models - 1)} ordered pairs"
+    )
     return (
         f"With probability at least {1 - alpha:g}, at every look simultaneously (however often "
         f"the board is looked at, and however the pairs were chosen from the past), no certified "
         f"head-to-head dominance is false: each says P(j wins) > P(l wins) in a vote between "
-        f"the two (ties counted half), e-Bonferroni over all {n_models * (n_models - 1)} ordered "
-        "pairs. The rank intervals read the certified pairs as an order: they cover the "
-        "head-to-head ranks when head-to-head preference is transitive (as under Bradley-Terry)."
+        f"the two (ties counted half), {family}. The rank intervals read the certified pairs as "
+        "an order: they cover the head-to-head ranks when head-to-head preference is transitive "
+        "(as under Bradley-Terry)."
     )
 
 
@@ -205,6 +212,88 @@ class ArenaMonitor:
         self.certifier = make_certifier("bonferroni", m, self.alpha)
         self._certified = np.zeros((m, m), dtype=bool)
         self._looks: list[dict] = []
+        #: ``entry="open"``: every model in entry order, with the vote count and look count at
+        #: which it joined and the level of the pairs it opened (the score side's weight rule,
+        #: :func:`rankci.sequential.entry.pair_level`); empty on a closed arena.
+        self.entrants: list[dict] = []
+        self.n_initial = m
+        self._level = np.zeros(0)
+        if spec.entry == "open":
+            for name in self.models:
+                self._enter(name)
+
+    def _enter(self, name: str) -> None:
+        from rankci.sequential.entry import pair_level
+
+        j = len(self.entrants) + 1  # entrant number, 1-based
+        level = pair_level(self.alpha, self.n_initial, max(j, 2))
+        self.entrants.append(
+            {
+                "model": name,
+                "entrant": j,
+                "t": int(self.n_votes),
+                "look": len(self._looks),
+                "level": float(level),
+                "threshold": 1.0 / float(level),
+            }
+        )
+        self._level = np.append(self._level, float(level))
+
+    def add_model(self, name: str) -> None:
+        """Add a model to an arena made with ``MonitorSpec(entry="open")``.
+
+        Its pairs start with no votes (wealth 1): their e-processes begin at its first vote, and
+        their level is :func:`rankci.sequential.entry.pair_level` of its entrant number, fixed
+        now (``alpha / (2 m (m - 1)^2)`` for the m-th entrant, ``m > M0``). Vote-level
+        validity is the arena's (a model's pair gets a factor only from votes between the two,
+        and which pair is voted on may depend on the past), and the levels of all pairs that
+        can ever exist sum to alpha (docs/monitor.md, "Models that join later").
+
+        Examples
+        --------
+        >>> mon = ArenaMonitor(["x", "y"], MonitorSpec(sampling="iid", entry="open"))
+        >>> mon.add_model("z")
+        >>> [(e["model"], e["entrant"], round(e["threshold"])) for e in mon.entrants]
+        [('x', 1, 80), ('y', 2, 80), ('z', 3, 480)]
+        """
+        if self.spec.entry != "open":
+            raise ValueError(
+                f"cannot add model {name!r}: the arena was made with entry='closed' (its models "
+                "are fixed); use MonitorSpec(entry='open')"
+            )
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a model name is a non-empty string, got {name!r}")
+        if name in self._index:
+            raise ValueError(f"model {name!r} is in the arena already")
+        m = self.n_models
+        self.models = (*self.models, name)
+        self._index[name] = m
+        self.n_models = m + 1
+
+        def grow(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((m + 1, m + 1), dtype=a.dtype)
+            out[:m, :m] = a
+            return out
+
+        self.wins, self.ties, self._certified = (
+            grow(self.wins),
+            grow(self.ties),
+            grow(self._certified),
+        )
+        self._log, self._s1, self._s2 = grow(self._log), grow(self._s1), grow(self._s2)
+        self._enter(name)
+
+    def log_thresholds(self) -> np.ndarray:
+        """M x M ``log`` of the certification threshold of each ordered pair (NaN diagonal):
+        ``log(M (M - 1) / alpha)`` on a closed arena, ``log(1 / alpha_jl)`` of the later entrant
+        on an open one."""
+        if self.spec.entry == "open":
+            from rankci.sequential.entry import entrant_log_thresholds
+
+            return entrant_log_thresholds(self._level)
+        out = np.full((self.n_models, self.n_models), np.log(self.certifier.threshold))
+        np.fill_diagonal(out, np.nan)
+        return out
 
     # ------------------------------------------------------------------ feeding
     def update(self, votes: Votes) -> None:
@@ -262,7 +351,13 @@ class ArenaMonitor:
 
     def look(self) -> dict:
         """Certify at this look (certified pairs stay certified) and record it."""
-        self._certified = self.certifier.look(self.log_wealth(), self._certified)
+        if self.spec.entry == "open":
+            with np.errstate(invalid="ignore"):
+                reached = self.log_wealth() >= self.log_thresholds()
+            np.fill_diagonal(reached, False)
+            self._certified = self._certified | reached
+        else:
+            self._certified = self.certifier.look(self.log_wealth(), self._certified)
         entry = {"t": int(self.n_votes), "n_certified": int(self._certified.sum())}
         self._looks.append(entry)
         return entry
@@ -311,8 +406,9 @@ class ArenaMonitor:
                 },
                 n_units=int(self.n_votes),
                 excluded={},
-                guarantee=arena_guarantee(self.alpha, self.n_models),
-                details={"looks": len(self._looks), "no_votes": missing},
+                guarantee=arena_guarantee(self.alpha, self.n_models, self.spec.entry),
+                details={"looks": len(self._looks), "no_votes": missing}
+                | ({"entrants": [dict(e) for e in self.entrants]} if self.entrants else {}),
                 spec=self.spec,
             )
         except DominanceCycleError as error:

@@ -1,0 +1,12 @@
+"""How long a test waits for a child process: a guard against a hang, never a time limit.
+
+Issue 30: a test must not fail because the machine is busy. A child that takes seconds on a quiet
+machine can take minutes at load 12 (a new user's ``pytest -n 2`` took 35 minutes there, and
+``compare.py --quick`` hit the 600 s limit its test gave it). Every ``subprocess.run`` of a
+script, a study's quick mode or the CLI therefore waits ``HANG_GUARD`` seconds: one hour, over
+60 times the slowest child measured on a quiet machine (``compare.py --quick``, about 40 s), and
+still under CI's 90-minute limit, so that a child that truly hangs still ends the run with its
+output rather than a silent stall.
+"""
+
+HANG_GUARD = 3600  # seconds
