@@ -33,12 +33,13 @@ import platform
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
 import uuid
 from pathlib import Path
+
+from bench_service import start_server  # benchmarks/ is the script's folder
 
 
 def free_port() -> int:
@@ -48,24 +49,7 @@ def free_port() -> int:
 
 
 def start(db: str, port: int, log: Path, cluster: bool) -> subprocess.Popen:
-    command = [sys.executable, "-m", "rankci", "serve", "--db", db, "--port", str(port)]
-    command += ["--no-access-log", "--log-level", "warning", "--open-boards"]
-    if cluster:
-        command.append("--cluster")
-    with open(log, "ab") as handle:
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(log.read_text()[-2000:])
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", "/api/health")
-            if conn.getresponse().status == 200:
-                return process
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start")
+    return start_server(db, port, log, ("--cluster",) if cluster else ())
 
 
 def schema_url(base: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ import urllib.parse
 
 import numpy as np
 import pytest
-from tests.service_server import Client, Server, postgres_schema
+from service_server import Client, Server, postgres_schema, serve_once
 
 from rankci.service.storage import ClusterStorage, NotOwner, OwnerLockError, PostgresStorage
 from rankci.service.storage_postgres import LEASE_TTL
@@ -262,18 +262,7 @@ def test_single_process_server_and_cluster_refuse_each_other(schema):
 
 
 def test_cluster_refuses_sqlite_and_needs_an_address(tmp_path):
-    import subprocess
-    import sys
-
-    def serve(*args):
-        done = subprocess.run(
-            [sys.executable, "-m", "rankci", "serve", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        return done.returncode, done.stderr
-
+    serve = serve_once
     code, err = serve("--db", str(tmp_path / "b.db"), "--cluster")
     assert code != 0 and "--cluster needs --db postgresql://" in err
     assert not (tmp_path / "b.db").exists()  # refused before anything is created
