@@ -11,7 +11,7 @@ import urllib.parse
 
 import numpy as np
 import pytest
-from service_server import Client, Server, postgres_schema, serve_once
+from service_server import ADMIN, Client, Server, postgres_schema, serve_once
 
 from rankci.service.storage import ClusterStorage, NotOwner, OwnerLockError, PostgresStorage
 from rankci.service.storage_postgres import LEASE_TTL
@@ -97,6 +97,23 @@ def test_redirect_to_owner_and_lists_from_any_process(schema, tmp_path):
         assert status == 307 and answer["owner"] == f"http://127.0.0.1:{b.port}"
         status, health = b.client().get("/api/health")
         assert health["database"]["cluster"]["boards_owned"] == 1
+        # admin acts on a board are its owner's too: a new write token, then deletion
+        status, answer = b.client().post("/api/boards/shared/tokens/write", None, token=ADMIN)
+        assert status == 307 and answer["owner"] == f"http://127.0.0.1:{a.port}"
+        status, rotated = a.client().post("/api/boards/shared/tokens/write", None, token=ADMIN)
+        assert status == 200
+        new = next(v for v in rotated.values() if isinstance(v, str) and v.startswith("rkci_"))
+        post = {"model": "m1", "item": "q1", "score": 0.0}
+        assert a.client().post("/api/boards/shared/scores", post, token=token)[0] in (401, 403)
+        assert a.client().post("/api/boards/shared/scores", post, token=new)[0] == 200
+        status, _ = b.client().delete("/api/boards/shared", token=ADMIN)
+        assert status == 307
+        status, _ = a.client().delete("/api/boards/shared", token=ADMIN)
+        assert status == 200
+        for server in (a, b):
+            assert server.client().get("/api/boards/shared/leaderboard")[0] == 404
+            listed = server.client().get("/api/boards")[1]
+            assert [entry["id"] for entry in listed] == ["second"]
     finally:
         a.stop()
         b.stop()
