@@ -56,25 +56,25 @@ def follow(client_of, server: Server, method: str, path: str, body=None, token=N
 def test_redirect_to_owner_and_lists_from_any_process(schema, tmp_path):
     a, b = member(schema, tmp_path, "a"), member(schema, tmp_path, "b")
     try:
-        status, made = a.client().post("/api/boards", board_body("shared"))
+        status, made = a.client().post("/api/boards", board_body("common"))
         assert status == 201
         token = made["write_token"]
         status, private = a.client().post("/api/boards", board_body("hidden", public=False))
         assert status == 201
-        # B does not own "shared": 307 to A's advertised URL, same path, never a copy
+        # B does not own "common": 307 to A's advertised URL, same path, never a copy
         conn = b.client()
-        conn.conn.request("GET", "/api/boards/shared/leaderboard?x=1")
+        conn.conn.request("GET", "/api/boards/common/leaderboard?x=1")
         response = conn.conn.getresponse()
         response.read()
         assert response.status == 307
         assert response.getheader("Location") == (
-            f"http://127.0.0.1:{a.port}/api/boards/shared/leaderboard?x=1"
+            f"http://127.0.0.1:{a.port}/api/boards/common/leaderboard?x=1"
         )
         # a post to B is redirected too; repeated at A (with the token) it is stored
         post = {"model": "m0", "item": "q0", "score": 1.0}
-        status, answer = b.client().post("/api/boards/shared/scores", post, token=token)
+        status, answer = b.client().post("/api/boards/common/scores", post, token=token)
         assert status == 307 and answer["owner"] == f"http://127.0.0.1:{a.port}"
-        status, answer = a.client().post("/api/boards/shared/scores", post, token=token)
+        status, answer = a.client().post("/api/boards/common/scores", post, token=token)
         assert status == 200 and answer["accepted"] == 1
         # a private board without its token: the same 404 from a non-owner (no redirect leak)
         status, _ = b.client().get("/api/boards/hidden/leaderboard")
@@ -87,9 +87,9 @@ def test_redirect_to_owner_and_lists_from_any_process(schema, tmp_path):
         for server in (a, b):
             status, listed = server.client().get("/api/boards")
             assert status == 200
-            assert [entry["id"] for entry in listed] == ["shared"]
+            assert [entry["id"] for entry in listed] == ["common"]
             status, page = server.client().get("/")
-            assert status == 200 and b"shared" in page and b"hidden" not in page
+            assert status == 200 and b"common" in page and b"hidden" not in page
         # a board created on B is B's: A redirects to B
         status, _ = b.client().post("/api/boards", board_body("second"))
         assert status == 201
@@ -98,20 +98,20 @@ def test_redirect_to_owner_and_lists_from_any_process(schema, tmp_path):
         status, health = b.client().get("/api/health")
         assert health["database"]["cluster"]["boards_owned"] == 1
         # admin acts on a board are its owner's too: a new write token, then deletion
-        status, answer = b.client().post("/api/boards/shared/tokens/write", None, token=ADMIN)
+        status, answer = b.client().post("/api/boards/common/tokens/write", None, token=ADMIN)
         assert status == 307 and answer["owner"] == f"http://127.0.0.1:{a.port}"
-        status, rotated = a.client().post("/api/boards/shared/tokens/write", None, token=ADMIN)
+        status, rotated = a.client().post("/api/boards/common/tokens/write", None, token=ADMIN)
         assert status == 200
         new = next(v for v in rotated.values() if isinstance(v, str) and v.startswith("rkci_"))
         post = {"model": "m1", "item": "q1", "score": 0.0}
-        assert a.client().post("/api/boards/shared/scores", post, token=token)[0] in (401, 403)
-        assert a.client().post("/api/boards/shared/scores", post, token=new)[0] == 200
-        status, _ = b.client().delete("/api/boards/shared", token=ADMIN)
+        assert a.client().post("/api/boards/common/scores", post, token=token)[0] in (401, 403)
+        assert a.client().post("/api/boards/common/scores", post, token=new)[0] == 200
+        status, _ = b.client().delete("/api/boards/common", token=ADMIN)
         assert status == 307
-        status, _ = a.client().delete("/api/boards/shared", token=ADMIN)
+        status, _ = a.client().delete("/api/boards/common", token=ADMIN)
         assert status == 200
         for server in (a, b):
-            assert server.client().get("/api/boards/shared/leaderboard")[0] == 404
+            assert server.client().get("/api/boards/common/leaderboard")[0] == 404
             listed = server.client().get("/api/boards")[1]
             assert [entry["id"] for entry in listed] == ["second"]
     finally:
