@@ -51,9 +51,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(db: str, port: int, log: Path) -> subprocess.Popen:
+def start_server(db: str, port: int, log: Path, extra=()) -> subprocess.Popen:
+    """``rankci serve`` (with the arguments ``extra``) on ``port``, once it answers."""
     command = [sys.executable, "-m", "rankci", "serve", "--db", db, "--port", str(port)]
     command += ["--no-access-log", "--log-level", "warning", "--open-boards"]  # local use
+    command += list(extra)
     with open(log, "ab") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120

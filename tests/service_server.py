@@ -197,6 +197,17 @@ def running(
         server.stop()
 
 
+def serve_once(*args: str) -> tuple[int, str]:
+    """``rankci serve ARGS`` run to its end (a refusal): its exit code and standard error."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rankci", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stderr
+
+
 def require_postgres() -> str:
     url = os.environ.get(POSTGRES_ENV)
     if not url:

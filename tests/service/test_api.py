@@ -420,17 +420,7 @@ def test_a_second_server_on_the_same_database_is_refused(server, tmp_path):
 
 
 def test_serve_command_refuses_bad_options_clearly(tmp_path):
-    import subprocess
-    import sys
-
-    def serve(*args):
-        done = subprocess.run(
-            [sys.executable, "-m", "rankci", "serve", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        return done.returncode, done.stderr
+    from service_server import serve_once as serve
 
     code, err = serve("--db", ":memory:")
     assert code == 2 and "needs a database file" in err

@@ -111,6 +111,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="at most N open connections from one client address (default 256)",
     )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="share a PostgreSQL database with other rankci serve --cluster processes: each "
+        "board is owned by one process (a lease), requests for another's boards get a 307 to "
+        "its --advertise URL (docs/service.md, 'Several processes')",
+    )
+    parser.add_argument(
+        "--advertise",
+        metavar="URL",
+        help="with --cluster: this process's URL as clients reach it (default "
+        "http://HOST:PORT when --host is not a wildcard address)",
+    )
     parser.add_argument("--no-access-log", action="store_true", help="do not log every request")
     parser.add_argument(
         "--log-level",
@@ -145,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     ):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    advertise = cluster_address(args)
     import logging
 
     from rankci.service.slowclients import default_caps, guarded_protocol
@@ -166,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
         max_cells=args.max_board_cells,
         max_boards=args.max_boards,
         auth_failures=args.auth_failures,
+        cluster=advertise,
     )
     _summarise_after_warming(app.state.service)
     # connect and take the database now: a bad URL, a refused login or another owner is a clear
@@ -197,6 +212,30 @@ def run(args: argparse.Namespace) -> int:
         h11_max_incomplete_event_size=64 * 1024,  # request line and headers
     )
     return 0
+
+
+def cluster_address(args: argparse.Namespace) -> str | None:
+    """The URL a ``--cluster`` member advertises, or None without ``--cluster``.
+
+    Examples
+    --------
+    >>> ns = argparse.Namespace(cluster=True, advertise=None, host="10.0.0.2", port=8001)
+    >>> cluster_address(ns)
+    'http://10.0.0.2:8001'
+    >>> cluster_address(argparse.Namespace(cluster=False, advertise=None, host="", port=1))
+    """
+    if not args.cluster:
+        if args.advertise is not None:
+            raise ValueError("--advertise is for cluster members: add --cluster")
+        return None
+    if args.advertise is not None:
+        return args.advertise
+    if args.host in ("0.0.0.0", "::", ""):  # noqa: S104 - a check, not a bind
+        raise ValueError(
+            f"--cluster with --host {args.host or repr('')} needs --advertise URL (the address "
+            "other processes redirect clients to)"
+        )
+    return f"http://{args.host}:{args.port}"
 
 
 _TOKEN_IN_QUERY = re.compile(r"((?:^|[?&;])[^=&;]*token=)[^&;\s\"]*", re.IGNORECASE)

@@ -33,8 +33,8 @@ from rankci.service.commits import GroupWriter
 from rankci.service.deps import ServiceContext
 from rankci.service.middleware import DEFAULT_BODY_TIMEOUT, SECURITY_HEADERS, BodyLimit
 from rankci.service.page import Renderer
-from rankci.service.posting import FastPaths, problems, storage_unavailable
-from rankci.service.registry import DEFAULT_MAX_BOARDS, DEFAULT_MAX_CELLS, Service
+from rankci.service.posting import FastPaths, problems, redirect_response, storage_unavailable
+from rankci.service.registry import DEFAULT_MAX_BOARDS, DEFAULT_MAX_CELLS, Elsewhere, Service
 from rankci.service.schemas import Score, ScoreBatch, Vote, VoteBatch
 from rankci.service.storage import Storage, StorageUnavailable, open_storage
 
@@ -62,6 +62,7 @@ def create_app(
     max_cells: int = DEFAULT_MAX_CELLS,
     max_boards: int = DEFAULT_MAX_BOARDS,
     auth_failures: int = 20,
+    cluster: str | None = None,
 ) -> FastAPI:
     """The application serving the boards stored in ``db`` (a SQLite path or PostgreSQL URL).
 
@@ -88,6 +89,10 @@ def create_app(
         Quotas: models x items per board, and boards per server.
     auth_failures : int, default 20
         Failed authentications per client address per minute before 429.
+    cluster : str, optional
+        This process's advertised URL, to share a PostgreSQL database with other processes
+        (``rankci serve --cluster``): each board is served by the process holding its lease
+        (:mod:`rankci.service.storage_cluster`), the others answer 307 to its URL.
 
     Returns
     -------
@@ -111,7 +116,7 @@ def create_app(
     >>> "/api/boards" in app.openapi()["paths"], app.url_path_for("page", board="b1")
     (True, '/boards/b1')
     """
-    storage = db if isinstance(db, Storage) else open_storage(db)
+    storage = db if isinstance(db, Storage) else open_storage(db, cluster=cluster)
     service = Service(
         storage,
         admin_token,
@@ -142,6 +147,7 @@ def create_app(
     )
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StorageUnavailable, _unavailable)
+    app.add_exception_handler(Elsewhere, _elsewhere)
     app.add_exception_handler(RecursionError, _too_deep)
     for router in ROUTERS:
         app.include_router(router)
@@ -181,6 +187,10 @@ async def _invalid(request: Request, error: RequestValidationError):
 
 async def _unavailable(request: Request, error: StorageUnavailable):
     return storage_unavailable(error)
+
+
+async def _elsewhere(request: Request, error: Elsewhere):
+    return redirect_response(error, request.scope)
 
 
 async def _too_deep(request: Request, error: RecursionError):

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rankci.service.storage_cluster import NotOwner
+
 if TYPE_CHECKING:
     from rankci.service.board import Board
 
@@ -121,6 +123,13 @@ class CommitGroup:
     def write(self) -> None:
         """Commit every board's scores in one transaction, then call each board's ``then``."""
         parts = self.parts
+        holds = getattr(self.storage, "holds", None)
+        if holds is not None:  # a cluster member: a board whose lease lapsed fails alone
+            lapsed = [part for part in parts if not holds(part[0])]
+            if lapsed:
+                parts = [part for part in parts if holds(part[0])]
+                for num, _, then in lapsed:
+                    then(NotOwner(f"this server's lease of board number {num} lapsed; retry"))
         if not parts:
             return
         rows = [r for _, r, _ in parts]

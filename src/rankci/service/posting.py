@@ -29,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rankci.service.board import Board, Conflict, Rejected
 from rankci.service.commits import GroupWriter, Pending
 from rankci.service.deps import ServiceContext, authorize, bearer_token, client_address
+from rankci.service.registry import Elsewhere
 from rankci.service.schemas import Score, ScoreBatch, Vote, VoteBatch
 from rankci.service.storage import StorageUnavailable
 
@@ -38,6 +39,7 @@ __all__ = [
     "answer",
     "leaderboard_response",
     "problems",
+    "redirect_response",
     "rejected",
     "storage_unavailable",
     "submit",
@@ -68,6 +70,29 @@ def rejected(error: Rejected) -> HTTPException:
     """409 for a conflict with a stored score, 422 for any other malformed post."""
     status = 409 if isinstance(error, Conflict) else 422
     return HTTPException(status, {"message": str(error), "problems": error.problems})
+
+
+def redirect_response(error: Elsewhere, scope) -> JSONResponse:
+    """307 to the same path and query on the process that owns the board (a cluster member's
+    advertised URL): the method and body are to be repeated there. HTTP clients drop the
+    ``Authorization`` header on a redirect to another origin, so a client re-sends it itself.
+
+    Examples
+    --------
+    >>> scope = {"path": "/api/boards/b1/scores", "query_string": b"x=1"}
+    >>> response = redirect_response(Elsewhere("b1", "http://10.0.0.2:8001"), scope)
+    >>> response.status_code, response.headers["location"]
+    (307, 'http://10.0.0.2:8001/api/boards/b1/scores?x=1')
+    """
+    location = error.owner + scope["path"]
+    query = scope.get("query_string", b"")
+    if query:
+        location += "?" + query.decode("latin-1")
+    return JSONResponse(
+        {"detail": error.detail, "owner": error.owner},
+        status_code=307,
+        headers={"Location": location, "Cache-Control": "no-store"},
+    )
 
 
 def storage_unavailable(error: StorageUnavailable) -> JSONResponse:
@@ -204,6 +229,8 @@ class FastPaths:
                 if not message.get("more_body", False):
                     break
             return await wait_for_commit(board, body, self.commits)
+        except Elsewhere as error:
+            return redirect_response(error, scope)
         except (HTTPException, StarletteHTTPException) as error:
             return JSONResponse(
                 {"detail": error.detail}, status_code=error.status_code, headers=error.headers

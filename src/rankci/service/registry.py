@@ -23,7 +23,7 @@ from rankci.service.spec import BoardSpec, make_spec, make_vote_spec
 from rankci.service.storage import BoardExists, BoardRow, Storage, StorageUnavailable
 from rankci.service.voteboard import VoteBoard
 
-__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Service", "Unservable"]
+__all__ = ["DEFAULT_MAX_BOARDS", "DEFAULT_MAX_CELLS", "Elsewhere", "Service", "Unservable"]
 
 log = logging.getLogger("rankci.service")
 DEFAULT_MAX_CELLS = 4_000_000  # models x items per board (32 MB of float64 scores)
@@ -32,6 +32,20 @@ DEFAULT_MAX_BOARDS = 1000
 
 class Unservable(HTTPException):
     """A stored board that cannot be read or served (503; the board is quarantined)."""
+
+
+class Elsewhere(HTTPException):
+    """In a cluster: the board is owned by another server process, whose advertised URL is
+    ``owner`` (answered 307 to the same path there, see
+    :func:`rankci.service.posting.redirect_response`)."""
+
+    def __init__(self, board_id: str, owner: str) -> None:
+        super().__init__(
+            307,
+            f"board {board_id!r} is served by another process of this cluster: {owner} "
+            "(repeat the request there, with the same Authorization header)",
+        )
+        self.owner = owner
 
 
 class Service:
@@ -67,6 +81,12 @@ class Service:
         self._ids: set[str] | None = None  # every board id, once listed (warm)
         self._decoy: BoardRow | None = None  # checked against for an unknown id
         self._lock = threading.Lock()
+        # a cluster member (rankci serve --cluster) answers only the boards it holds the
+        # lease of; _fences: the fencing token each loaded board was loaded under
+        self.cluster = bool(getattr(storage, "cluster", False))
+        self._fences: dict[str, int] = {}
+        if self.cluster:
+            storage.on_lost = self._forget_numbers
 
     def start(self) -> None:
         self.tokens = TokenCheck(self.storage.token_key)
@@ -81,6 +101,8 @@ class Service:
     def find(self, board_id: str) -> BoardRow | None:
         with self._lock:
             row = self._rows.get(board_id)
+            if self.cluster and row is not None and not self.storage.holds(row.num):
+                row = None  # another process may have changed it: read it again
             if row is None and self._ids is not None and board_id not in self._ids:
                 return None  # this process owns the database: it knows every board id
         if row is None:
@@ -143,7 +165,7 @@ class Service:
             if read:
                 with self._lock:
                     board = self._boards.get(board_id)
-                if board is not None:
+                if board is not None and (not self.cluster or self.storage.holds(board.num)):
                     return board
             raise
 
@@ -153,6 +175,7 @@ class Service:
             raise HTTPException(
                 503, f"board {board_id!r} is quarantined: {reason}", headers={"Retry-After": "60"}
             )
+        fence = self._claim(board_id) if self.cluster else None
         with self._lock:
             board = self._boards.get(board_id)
             if board is not None and not board.stale:
@@ -179,10 +202,48 @@ class Service:
                     ) from None
                 with self._lock:
                     self._boards[board_id] = board
+                    if self.cluster:
+                        self._fences[board_id] = fence
                 log.info(
                     "board %s loaded: %d scores, t = %d", board_id, board.received, board.monitor.t
                 )
         return board
+
+    def _claim(self, board_id: str) -> int:
+        """In a cluster: make sure this process holds the board's lease (taking it if it is
+        free or expired), and drop a copy loaded under an older lease, or raise
+        :class:`Elsewhere` naming the owner. Returns the fencing token held."""
+        row = self.row(board_id)
+        storage = self.storage
+        with self._lock:
+            loaded = self._fences.get(board_id)
+        if storage.holds(row.num) and loaded == storage.fence_of(row.num):
+            return loaded
+        owner = storage.take(row.num)
+        if owner is not None:
+            self._forget(board_id)
+            raise Elsewhere(board_id, owner)
+        fence = storage.fence_of(row.num)
+        if loaded != fence:
+            self._forget(board_id)  # rebuilt from the database under the new lease
+        return fence
+
+    def _forget(self, board_id: str) -> None:
+        with self._lock:
+            board = self._boards.pop(board_id, None)
+            self._fences.pop(board_id, None)
+            self._rows.pop(board_id, None)
+        if board is not None:
+            board.stale = True
+
+    def _forget_numbers(self, nums) -> None:
+        """The storage's report that this process lost the leases of boards ``nums``."""
+        nums = set(nums)
+        with self._lock:
+            ids = [b for b, board in self._boards.items() if board.num in nums]
+            ids += [b for b, row in self._rows.items() if row.num in nums]
+        for board_id in set(ids):
+            self._forget(board_id)
 
     def set_aside(self, board_id: str, error: BaseException) -> str:
         """Quarantine a board that cannot be loaded or served; returns the reason."""
@@ -217,6 +278,9 @@ class Service:
             ids = self.storage.board_ids()
         except Exception:
             log.exception("the boards could not be listed")
+            return
+        if self.cluster:  # boards are taken by their lease, and loaded when first asked for
+            self.warmed = True
             return
         with self._lock:
             self._ids = set(ids) | set(self._rows)
@@ -274,6 +338,8 @@ class Service:
         )
         with self._lock:  # kept in memory: reads need no database (they go on in an outage)
             self._boards[spec.id] = board
+            if self.cluster:  # the creating process holds the new board's lease
+                self._fences[spec.id] = self.storage.fence_of(num)
             self._rows[spec.id] = row
             self._specs[spec.id] = spec
             if self._ids is not None:
@@ -281,6 +347,8 @@ class Service:
         return spec, write, read
 
     def delete(self, board_id: str) -> None:
+        if self.cluster:
+            self._claim(board_id)  # only the board's owner deletes it
         row = self.row(board_id)
         board = self._boards.get(board_id)
         lock = board.lock if board is not None else threading.Lock()
@@ -298,6 +366,8 @@ class Service:
 
     def set_token(self, board_id: str, which: str, revoke: bool = False) -> str | None:
         """A new write or read token (the old one stops working at once), or revocation."""
+        if self.cluster:
+            self._claim(board_id)  # only the board's owner changes it
         row = self.row(board_id)
         if which == "read" and row.read_hash is None:
             raise HTTPException(422, "a public board has no read token")
@@ -383,6 +453,11 @@ class Service:
             return self.check(board_id, token, write, client)  # refused, from memory
         if row is None or board is None or board.stale or board_id in self.quarantined:
             return None
+        if self.cluster and (
+            not self.storage.holds(row.num)
+            or self._fences.get(board_id) != self.storage.fence_of(row.num)
+        ):
+            return None  # the lease must be renewed or taken first (in a worker thread)
         if self.tokens.is_legacy(row.write_hash) or self.tokens.is_legacy(row.read_hash):
             return None
         return self.check(board_id, token, write, client)

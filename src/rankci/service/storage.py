@@ -32,6 +32,10 @@ row, and a heartbeat renews it every :data:`LEASE_TTL` / 5 seconds. A second ser
 lease only once it has expired (the owner was killed, or cut off for longer than the TTL); the
 old owner's next write then finds a different token and is refused. Ownership cannot split,
 even when the owner's sessions are dropped: sessions do not carry it, the lease row does.
+
+Several processes (``rankci serve --cluster``, PostgreSQL only): each board is owned by one
+process through a lease of its own (:mod:`rankci.service.storage_cluster`), and every write names
+the boards it changes (``Storage._run(..., boards=...)``) so that it is fenced by their leases.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from rankci.service.storage_base import (
     Storage,
     StorageUnavailable,
 )
+from rankci.service.storage_cluster import ClusterStorage, NotOwner
 from rankci.service.storage_postgres import LEASE_TTL, PostgresStorage
 from rankci.service.storage_sqlite import SQLiteStorage
 
@@ -59,7 +64,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "BoardExists",
     "BoardRow",
+    "ClusterStorage",
     "LostOwnership",
+    "NotOwner",
     "OwnerLockError",
     "PostgresStorage",
     "SQLiteStorage",
@@ -69,7 +76,7 @@ __all__ = [
 ]
 
 
-def open_storage(db: str) -> Storage:
+def open_storage(db: str, cluster: str | None = None) -> Storage:
     """The storage behind a ``--db`` value (not yet opened).
 
     ``postgresql://...`` (or ``postgres://``) selects PostgreSQL; anything else is a SQLite path
@@ -80,6 +87,9 @@ def open_storage(db: str) -> Storage:
     ----------
     db : str
         A SQLite file path or a PostgreSQL URL.
+    cluster : str, optional
+        The advertised URL of a cluster member (``rankci serve --cluster``): PostgreSQL only,
+        each board owned by one process (:class:`ClusterStorage`).
 
     Returns
     -------
@@ -102,6 +112,10 @@ def open_storage(db: str) -> Storage:
     'SQLiteStorage'
     >>> type(open_storage("postgresql://localhost/rankci")).__name__  # no connection yet
     'PostgresStorage'
+    >>> open_storage("boards.db", cluster="http://127.0.0.1:8001")
+    Traceback (most recent call last):
+    ...
+    ValueError: --cluster needs --db postgresql://... (a SQLite file is served by one process)
     >>> open_storage(":memory:")
     Traceback (most recent call last):
     ...
@@ -109,6 +123,12 @@ def open_storage(db: str) -> Storage:
     """
     if not isinstance(db, str) or not db:
         raise ValueError("--db must be a SQLite file path or a postgresql:// URL")
+    if cluster is not None:
+        if not db.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "--cluster needs --db postgresql://... (a SQLite file is served by one process)"
+            )
+        return ClusterStorage(db, cluster)
     if db.startswith(("postgresql://", "postgres://")):
         return PostgresStorage(db)
     if db.startswith("sqlite:///"):  # sqlite:///relative.db, sqlite:////absolute.db

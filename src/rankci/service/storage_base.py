@@ -111,8 +111,13 @@ class Storage:
         """Before every operation: why it cannot be tried safely now, or None."""
         return None
 
-    def _fence(self, cur) -> None:
-        """Inside a write transaction: refuse unless this process still owns the database."""
+    def _fence(self, cur, boards=None) -> None:
+        """Inside a write transaction: refuse unless this process still owns the database (or,
+        in a cluster, every board the write names: ``boards``, see :meth:`_run`)."""
+
+    def _created(self, cur, num: int) -> None:
+        """Inside :meth:`create_board`'s transaction, once board ``num`` is inserted (a cluster
+        gives the new board's lease to this process)."""
 
     def _bulk_insert(self, cur, rows) -> None:
         cur.executemany(
@@ -237,10 +242,16 @@ class Storage:
     def _transaction(self) -> Storage._Tx:
         return Storage._Tx(self)
 
-    def _run(self, work, write: bool = False, retry: bool = True):
+    def _run(self, work, write: bool = False, retry: bool = True, boards=None):
         """``work(cursor)`` in one transaction, committed; reconnects and retries on a dropped
         connection (bounded, with backoff; one attempt while the database is known to be down).
-        Raises :class:`StorageUnavailable` with the reason when the database cannot serve."""
+        Raises :class:`StorageUnavailable` with the reason when the database cannot serve.
+
+        ``boards``: the boards a ``write`` changes (a board number, an array of numbers, a board
+        id, or ``()`` for a write that changes no existing board, such as creating one). Every
+        method that writes a board must name it: in a cluster
+        (:class:`~rankci.service.storage_cluster.ClusterStorage`) the write is fenced by those
+        boards' leases, in the same transaction, and a write that names none is refused."""
         with self._lock:
             if write and self.lost is not None:
                 raise LostOwnership(self.lost)
@@ -260,7 +271,7 @@ class Storage:
                     cur = self._conn.cursor()
                     try:
                         if write:
-                            self._fence(cur)
+                            self._fence(cur, boards)
                         result = work(cur)
                         committing = True
                         self._conn.commit()
@@ -319,9 +330,10 @@ class Storage:
                 ),
                 (board_id, num, spec, write_hash, read_hash, created_at),
             )
+            self._created(cur, num)
             return num
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, boards=())
 
     def board_ids(self) -> list[str]:
         def work(cur):
@@ -360,6 +372,7 @@ class Storage:
                 (value, board_id),
             ),
             write=True,
+            boards=board_id,
         )
 
     def delete_board(self, board_id: str, num: int) -> None:
@@ -368,7 +381,7 @@ class Storage:
             cur.execute(self._q("DELETE FROM events WHERE board = ?"), (num,))
             cur.execute(self._q("DELETE FROM boards WHERE id = ?"), (board_id,))
 
-        self._run(work, write=True)
+        self._run(work, write=True, boards=num)
 
     def insert_scores(self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray):
         """Insert new scores in one transaction and commit (the caller checked they are new).
@@ -377,7 +390,7 @@ class Storage:
         in one transaction: a group commit)."""
         nums = np.broadcast_to(np.asarray(num, dtype=np.int64), np.shape(model)).tolist()
         rows = list(zip(nums, model.tolist(), item.tolist(), score.tolist()))
-        self._run(lambda cur: self._bulk_insert(cur, rows), write=True)
+        self._run(lambda cur: self._bulk_insert(cur, rows), write=True, boards=nums)
 
     def load_scores(self, num: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every committed score of a board: model indices, item indices, scores."""
@@ -408,7 +421,7 @@ class Storage:
             )
             return seq
 
-        return self._run(work, write=True)
+        return self._run(work, write=True, boards=num)
 
     def load_events(self, num: int) -> list[tuple[int, int, str, str]]:
         """(seq, t, kind, detail) in order."""

@@ -115,11 +115,12 @@ class PostgresStorage(Storage):
         )
         return int(cur.fetchone()[0]), None
 
-    def _advisory(self, wait: float) -> bool:
+    def _advisory(self, wait: float, shared: bool = False) -> bool:
         """Take the session advisory lock that releases before the lease took (key: SHA-256 of
         ``rankci-serve:<database>/<schema>``) on a session of its own, held for the process's
         life, so that an earlier version is refused beside this one and this one beside it.
-        Returns whether it was taken within ``wait`` seconds."""
+        Returns whether it was taken within ``wait`` seconds. ``shared``: in shared mode, as
+        the members of a cluster hold it (:mod:`rankci.service.storage_cluster`)."""
         import psycopg
 
         if self._owner is not None and not self._owner.closed:
@@ -133,7 +134,8 @@ class PostgresStorage(Storage):
                 hashlib.sha256(f"rankci-serve:{where}".encode()).digest()[:8], "big", signed=True
             )
             deadline = time.monotonic() + wait
-            while not owner.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+            while not owner.execute(f"SELECT {take}(%s)", (key,)).fetchone()[0]:
                 if time.monotonic() > deadline:
                     owner.close()
                     return False
@@ -188,7 +190,7 @@ class PostgresStorage(Storage):
             f"every {LEASE_TTL / 5:g} s and expires {LEASE_TTL:g} s after the last renewal)"
         )
 
-    def _fence(self, cur) -> None:
+    def _fence(self, cur, boards=None) -> None:
         if self.fence is None:
             raise LostOwnership("this server does not own the database")
         cur.execute(
