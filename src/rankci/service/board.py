@@ -78,6 +78,11 @@ class Board:
         self.ranking_look = 0  # the number of the look that produced self.ranking
         self.error: str | None = None
         self.events: list[dict] = []
+        # voided items (sampling='iid' boards): their rows are skipped, never consumed. The row
+        # cursor ``row`` passes both consumed and skipped rows; ``monitor.t`` counts consumed ones
+        self.row = 0
+        self.voided: dict[str, dict] = {}
+        self.voided_rows: set[int] = set()
         # the look (1-based) at which each "row model better than column model" was first
         # certified, 0 if never: recorded as looks happen, so a rebuild reproduces it
         self.first_certified = np.zeros((m, m), dtype=np.int64)
@@ -113,7 +118,7 @@ class Board:
     def done(self) -> bool:
         """Nothing more can be consumed: every item, fewer than two active models, or an error."""
         mon = self.monitor
-        return self.error is not None or mon.finished or mon.t >= self.spec.n_items
+        return self.error is not None or mon.finished or self.row >= self.spec.n_items
 
     @property
     def state(self) -> str:
@@ -319,12 +324,59 @@ class Board:
             self._publish()
             return {"model": model, "t": t, **self.monitor.entrants[-1]}
 
+    def void(self, item: str) -> dict:
+        """Void an item found broken (stored as an event at the current item count): its row of
+        the shared order is skipped, never consumed, so scores posted for it are stored and never
+        used. Evidence already accumulated is never removed, so an item the monitor has consumed
+        already is refused (:data:`rankci.sequential.VOID_GUARANTEE`): past looks are unchanged,
+        and later looks are valid for a voiding rule that does not depend on the data.
+
+        Refused: an item not on the board (422); one voided already, one consumed already, a board
+        that is finished or in error, or a board with ``sampling="finite"``, whose ranked means
+        are those of the fixed benchmark (409)."""
+        with self.lock:
+            if item not in self.item_index:
+                raise Rejected(f"unknown item {item!r}: it is not on the board")
+            if item in self.voided:
+                look = self.voided[item]["look"]
+                raise Conflict(f"item {item!r} was voided already (at look {look})")
+            if self.spec.monitor.sampling == "finite":
+                raise Conflict(
+                    f"cannot void item {item!r}: the board has sampling='finite', whose "
+                    "statements are about the fixed benchmark of all its items; voiding changes "
+                    "that benchmark (create the board with sampling 'iid')"
+                )
+            if self.done:
+                raise Conflict(f"the board is {self.state}; no item can be voided")
+            row = int(self.position[self.item_index[item]])
+            if row < self.row:
+                raise Conflict(
+                    f"cannot void item {item!r}: the monitor consumed it already (position "
+                    f"{row} of the shared order); evidence is never removed, since an "
+                    "e-process cannot un-bet"
+                )
+            t = int(self.monitor.t)
+            detail = {"item": item, "look": len(self.monitor.looks), "row": self.row}
+            self._store(self.storage.add_event, self.num, t, "void", json.dumps(detail))
+            self._apply_event("void", detail, t)
+            self._advance()
+            self._publish()
+            return {"item": item, "t": t, **self.voided[item]}
+
     def _apply_event(self, kind: str, detail: dict, t: int) -> None:
-        if kind not in ("retire", "join", "withdraw"):  # pragma: no cover - no other is written
+        if kind not in ("retire", "join", "withdraw", "void"):  # pragma: no cover - no other
             raise ValueError(f"unknown event {kind!r}")
         if self.monitor.t != t:
             raise RuntimeError(f"event at t={t} replayed at t={self.monitor.t}")
         self.events.append({"t": t, "kind": kind, **detail})
+        if kind == "void":
+            if detail["row"] != self.row:
+                raise RuntimeError(f"void at row {detail['row']} replayed at row {self.row}")
+            item = detail["item"]
+            position = int(self.position[self.item_index[item]])
+            self.voided[item] = {"look": detail["look"], "row": detail["row"], "position": position}
+            self.voided_rows.add(position)
+            return
         if kind == "withdraw":
             # reported at once in the progress; in the ranking's details from the next look
             self.monitor.withdraw_model(detail["model"])
@@ -341,15 +393,31 @@ class Board:
             self.monitor.retire(detail["model"])
 
     # ------------------------------------------------------------------ the monitor
+    def _skip_voided(self) -> None:
+        """Move the row cursor past voided rows (always at once, so that it is a function of
+        the consumed count and the voids so far: a rebuild passes the same rows)."""
+        while self.row in self.voided_rows:
+            self.row += 1
+
     def _advance(self, limit: int | None = None) -> None:
-        """Consume every row that is complete for the active models, in order."""
+        """Consume every row that is complete for the active models, in order (voided rows
+        skipped; ``limit`` caps the consumed count ``monitor.t``)."""
         mon, spec = self.monitor, self.spec
         n, every = spec.n_items, spec.look_every
         cap = n if limit is None else min(limit, n)
-        while not self.done and mon.t < cap:
-            t = mon.t
-            stop = min(cap, (t // every + 1) * every)
-            block = self.x[t:stop, : mon.n_models]
+        while True:
+            self._skip_voided()
+            at_look = bool(mon.looks) and mon.looks[-1]["t"] == mon.t
+            if self.row >= n and self.error is None and mon.t and not at_look:
+                self._last_look()  # the rows left were voided: the last consumed item is a look
+            if self.done or mon.t >= cap:
+                break
+            t, row = mon.t, self.row
+            stop = min(n, row + (min(cap, (t // every + 1) * every) - t))
+            if self.voided_rows:
+                later = [r for r in self.voided_rows if row < r < stop]
+                stop = min(later, default=stop)
+            block = self.x[row:stop, : mon.n_models]
             complete = np.isfinite(block[:, mon.active]).all(axis=1)
             usable = len(complete) if complete.all() else int(np.argmin(complete))
             if usable == 0:
@@ -357,7 +425,9 @@ class Board:
             looks = len(mon.looks)
             try:
                 mon.update_block(block[:usable])
-                if mon.t == n and (not mon.looks or mon.looks[-1]["t"] != n):
+                self.row += usable
+                self._skip_voided()
+                if self.row >= n and (not mon.looks or mon.looks[-1]["t"] != mon.t):
                     mon.look()  # the last item is a look (model S), as in the replay contract
             except Exception as error:  # a contradiction (probability <= alpha) stops the board
                 self.error = f"{type(error).__name__}: {error}"
@@ -367,6 +437,18 @@ class Board:
                 self.ranking = mon.ranking()  # the look just taken (no new look)
                 self.ranking_look = len(mon.looks)
                 self._note_certified()
+
+    def _last_look(self) -> None:
+        """The look at the end of the shared order, reached by skipping voided rows."""
+        try:
+            self.monitor.look()
+        except Exception as error:  # a contradiction (probability <= alpha) stops the board
+            self.error = f"{type(error).__name__}: {error}"
+            log.error("board %s: %s", self.spec.id, self.error)
+            return
+        self.ranking = self.monitor.ranking()
+        self.ranking_look = len(self.monitor.looks)
+        self._note_certified()
 
     def _note_certified(self) -> None:
         """Record the look at which each pair certified at the look just taken was first

@@ -13,8 +13,8 @@ The file (``GET /api/boards/{id}/export``, ``rankci export``) has one row per ac
 and, as the Parquet key-value metadata ``rankci.board_export``, a JSON record:
 ``{"format": "rankci board export", "version": 1, "board": <the spec at creation, as stored>,
 "events": [{"seq", "t", "kind", "detail"}...], "n_scores": n}``. The events are the model
-additions (``join``) and retirements (``retire``) with the item count ``t`` at which they were
-applied.
+additions (``join``), retirements (``retire``), withdrawals (``withdraw``) and voided items
+(``void``) with the item count ``t`` at which they were applied.
 
 Why the rows are not in arrival order: the store keeps each (model, item) score once, not the
 moment it came, because a board's state does not depend on it. The monitor consumes row ``t`` of

@@ -30,7 +30,8 @@ def next_look(board: Board) -> int | None:
     if board.done:
         return None
     every, t = board.spec.look_every, board.monitor.t
-    return int(min((t // every + 1) * every, board.spec.n_items))
+    last = board.spec.n_items - len(getattr(board, "voided_rows", ()))  # voided: never consumed
+    return int(min((t // every + 1) * every, last))
 
 
 def progress(board: Board) -> dict:
@@ -53,7 +54,10 @@ def progress(board: Board) -> dict:
     spec, mon = board.spec, board.monitor
     n, m = spec.n_items, spec.n_models
     done = board.done
-    remaining = 0 if done else (n - mon.t) * int(mon.active.sum())
+    voided_rows = getattr(board, "voided_rows", set())
+    row = getattr(board, "row", mon.t)
+    ahead = n - row - sum(r >= row for r in voided_rows)  # rows left to consume
+    remaining = 0 if done else ahead * int(mon.active.sum())
     total = n * m
     return {
         "state": board.state,
@@ -72,6 +76,20 @@ def progress(board: Board) -> dict:
         "active": [] if done else mon.needs(),
         "retired": {name: dict(info) for name, info in mon.retired.items()},
         "withdrawn": {name: dict(info) for name, info in getattr(mon, "withdrawn", {}).items()},
+        **_voided(board),
+    }
+
+
+def _voided(board: Board) -> dict:
+    """The voided items, with the look at which each was voided, and what voiding means."""
+    voided = getattr(board, "voided", None)
+    if not voided:
+        return {}
+    from rankci.sequential import VOID_GUARANTEE
+
+    return {
+        "voided": {item: dict(info) for item, info in voided.items()},
+        "void_guarantee": VOID_GUARANTEE,
     }
 
 
@@ -91,13 +109,20 @@ def needed(board: Board, limit: int, columns: np.ndarray, horizon: str) -> list[
     """
     spec = board.spec
     out: list[dict] = []
-    start = board.monitor.t
+    voided_rows = getattr(board, "voided_rows", set())
+    start = getattr(board, "row", board.monitor.t)
     n = spec.n_items
-    if horizon == "look" and not board.done:
-        n = next_look(board)
+    if horizon == "look" and not board.done:  # the row at which the next look is reached
+        left, n = next_look(board) - board.monitor.t, start
+        while left > 0 and n < spec.n_items:
+            left -= n not in voided_rows
+            n += 1
     while columns.size and start < n and len(out) < limit:
         stop = min(n, start + max(64, limit // max(columns.size, 1) + 1))
-        rows, cols = np.nonzero(np.isnan(board.x[start:stop][:, columns]))
+        missing = np.isnan(board.x[start:stop][:, columns])
+        if voided_rows:  # a voided item's scores are never used: not asked for
+            missing[[r - start for r in voided_rows if start <= r < stop]] = False
+        rows, cols = np.nonzero(missing)
         take = limit - len(out)
         for r, c in zip(rows[:take].tolist(), cols[:take].tolist()):
             p = start + r

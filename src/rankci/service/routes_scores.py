@@ -132,6 +132,20 @@ def withdraw_model(model: str, board: WritableBoard) -> dict:
         raise rejected(error) from None
 
 
+@router.post(
+    "/api/boards/{board}/items/{item}/void",
+    tags=["scores"],
+    summary="Void an item found broken: its row is skipped from now on, evidence kept",
+)
+def void_item(item: str, board: WritableBoard) -> dict:
+    if board.spec.kind == "votes":
+        raise rejected(KindMismatch("a votes board has no items to void (scores boards only)"))
+    try:
+        return board.void(item)
+    except Rejected as error:
+        raise rejected(error) from None
+
+
 @router.get(
     "/api/boards/{board}/needs",
     tags=["scores"],

@@ -481,6 +481,9 @@ def _progress_section(data: dict) -> str:
             for m, info in p["withdrawn"].items()
         )
         facts.append(("withdrawn models", withdrawn))
+    if p.get("voided"):  # items voided from a look on: later scores stored, never used
+        voided = ", ".join(f"{item} (at look {info['look']})" for item, info in p["voided"].items())
+        facts.append(("voided items", f"{voided}. {p['void_guarantee']}"))
     rows = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
     return f'<section id="progress"><h2>Progress</h2><dl class="facts">{rows}</dl></section>'
 
