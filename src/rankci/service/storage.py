@@ -42,6 +42,7 @@ from rankci.service.storage_base import (
     PROBE_EVERY,
     RETRY_DELAYS,
     SCHEMA_VERSION,
+    VOTE_COLUMNS,
     BoardExists,
     BoardRow,
     LostOwnership,
@@ -65,6 +66,7 @@ __all__ = [
     "SQLiteStorage",
     "Storage",
     "StorageUnavailable",
+    "VOTE_COLUMNS",
     "open_storage",
 ]
 
