@@ -116,7 +116,8 @@ class CommitGroup:
         self.parts: list[tuple[int, tuple, object]] = []  # (board number, rows, then)
 
     def add(self, num: int, rows: tuple, then) -> None:
-        """Add board ``num``'s new scores ``rows`` (model, item, score arrays); ``then(error)``
+        """Add board ``num``'s new scores ``rows`` (model, item, score arrays, and for votes a
+        list of their text fields, one None or tuple per row); ``then(error)``
         is called after :meth:`write`, with None once they are committed."""
         self.parts.append((num, rows, then))
 
@@ -136,12 +137,14 @@ class CommitGroup:
         nums = np.concatenate([np.full(len(r[2]), num, dtype=np.int64) for num, r, _ in parts])
         try:
             # committed before anything changes in memory (and before any answer)
-            self.storage.insert_scores(
-                nums,
-                np.concatenate([r[0] for r in rows]),
-                np.concatenate([r[1] for r in rows]),
-                np.concatenate([r[2] for r in rows]),
-            )
+            fields = None  # a votes board's text fields (rows[3]), one entry per row
+            if any(len(r) > 3 for r in rows):
+                fields = [f for r in rows for f in (r[3] if len(r) > 3 else [None] * len(r[2]))]
+            columns = [np.concatenate([r[i] for r in rows]) for i in range(3)]
+            if fields is None:
+                self.storage.insert_scores(nums, *columns)
+            else:
+                self.storage.insert_scores(nums, *columns, fields)
         except Exception as error:
             for _, _, then in parts:
                 then(error)

@@ -174,10 +174,19 @@ class Vote(BaseModel):
     model_a: str
     model_b: str
     winner: Literal["model_a", "model_b", "tie", "tie (bothbad)"]
-    prompt: str | StrictInt | None = Field(None, description="The prompt or question id.")
-    voter: str | None = Field(None, description="The voter or judge.")
+    key: str | None = Field(
+        None,
+        description="Idempotency key: a vote posted again with its key is acknowledged as a "
+        "duplicate and not applied twice; the key with a different vote is refused (409).",
+    )
+    prompt: str | StrictInt | None = Field(
+        None, description="The prompt or question id (stored, not used by the monitor)."
+    )
+    voter: str | None = Field(None, description="The voter or judge (stored, not used).")
     timestamp: StrictFloat | StrictInt | str | None = Field(
-        None, description="Checked, not used: the order of a board's votes is their commit order."
+        None,
+        description="ISO 8601 (stored as given) or Unix seconds (stored as ISO 8601 UTC); not "
+        "used: the order of a board's votes is their commit order.",
     )
 
 

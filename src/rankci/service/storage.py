@@ -46,6 +46,7 @@ from rankci.service.storage_base import (
     PROBE_EVERY,
     RETRY_DELAYS,
     SCHEMA_VERSION,
+    VOTE_COLUMNS,
     BoardExists,
     BoardRow,
     LostOwnership,
@@ -72,6 +73,7 @@ __all__ = [
     "SQLiteStorage",
     "Storage",
     "StorageUnavailable",
+    "VOTE_COLUMNS",
     "open_storage",
 ]
 

@@ -32,10 +32,15 @@ __all__ = [
     "OwnerLockError",
     "Storage",
     "StorageUnavailable",
+    "VOTE_COLUMNS",
 ]
 
 log = logging.getLogger("rankci.service")
 SCHEMA_VERSION = "1"
+#: The optional text fields of a vote, stored in nullable columns of the ``scores`` table (added
+#: on open to a database made before them; NULL on every score and on votes without them):
+#: the idempotency key, the prompt, the voter and the ISO 8601 timestamp.
+VOTE_COLUMNS = ("vote_key", "prompt", "voter", "voted_at")
 RETRY_DELAYS = (0.05, 0.2, 0.5, 1.0)  # seconds between attempts of one operation
 PROBE_EVERY = 1.0  # seconds between background probes (lease renewal, recovery)
 
@@ -111,6 +116,18 @@ class Storage:
         """Before every operation: why it cannot be tried safely now, or None."""
         return None
 
+    def _columns(self, cur, table: str) -> set[str]:  # pragma: no cover - abstract
+        """The names of ``table``'s columns."""
+        raise NotImplementedError
+
+    def _add_vote_columns(self, cur) -> None:
+        """Add the optional vote fields (:data:`VOTE_COLUMNS`) to a ``scores`` table made before
+        them (nullable, so every earlier version still reads and writes the table)."""
+        have = self._columns(cur, "scores")
+        for column in VOTE_COLUMNS:
+            if column not in have:
+                cur.execute(f"ALTER TABLE scores ADD COLUMN {column} TEXT")  # noqa: S608 - fixed
+
     def _fence(self, cur, boards=None) -> None:
         """Inside a write transaction: refuse unless this process still owns the database (or,
         in a cluster, every board the write names: ``boards``, see :meth:`_run`)."""
@@ -142,6 +159,7 @@ class Storage:
                 with self._transaction() as cur:
                     for statement in self._schema():
                         cur.execute(statement)
+                    self._add_vote_columns(cur)
                     cur.execute(self._q("SELECT value FROM meta WHERE key = ?"), ("schema",))
                     row = cur.fetchone()
                     if row is None:
@@ -383,14 +401,49 @@ class Storage:
 
         self._run(work, write=True, boards=num)
 
-    def insert_scores(self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray):
+    def insert_scores(
+        self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray, fields=None
+    ):
         """Insert new scores in one transaction and commit (the caller checked they are new).
 
         ``num`` is the board's number, or an array of one per score (several boards' scores
-        in one transaction: a group commit)."""
+        in one transaction: a group commit). ``fields``, if given, holds one entry per score:
+        None, or the vote's text fields (:data:`VOTE_COLUMNS`, each a string or None)."""
         nums = np.broadcast_to(np.asarray(num, dtype=np.int64), np.shape(model)).tolist()
         rows = list(zip(nums, model.tolist(), item.tolist(), score.tolist()))
-        self._run(lambda cur: self._bulk_insert(cur, rows), write=True, boards=nums)
+        if fields is None:
+            self._run(lambda cur: self._bulk_insert(cur, rows), write=True, boards=nums)
+            return
+        plain = [row for row, f in zip(rows, fields) if f is None]
+        texted = [(*row, *f) for row, f in zip(rows, fields) if f is not None]
+        names = ", ".join(VOTE_COLUMNS)
+        marks = ", ".join("?" * (4 + len(VOTE_COLUMNS)))
+        sql = self._q(f"INSERT INTO scores (board, model, item, score, {names}) VALUES ({marks})")
+
+        def work(cur):
+            if plain:
+                self._bulk_insert(cur, plain)
+            cur.executemany(sql, texted)
+
+        self._run(work, write=True, boards=nums)
+
+    def load_vote_fields(self, num: int) -> list[tuple]:
+        """The stored text fields of a votes board's votes that have any: (sequence number,
+        *:data:`VOTE_COLUMNS`) rows, in sequence order."""
+        names = ", ".join(VOTE_COLUMNS)
+        where = " OR ".join(f"{c} IS NOT NULL" for c in VOTE_COLUMNS)
+
+        def work(cur):
+            cur.execute(
+                self._q(
+                    f"SELECT item, {names} FROM scores WHERE board = ? AND ({where}) "  # noqa: S608
+                    "ORDER BY item"
+                ),
+                (num,),
+            )
+            return [tuple(row) for row in cur.fetchall()]
+
+        return self._run(work)
 
     def load_scores(self, num: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every committed score of a board: model indices, item indices, scores."""

@@ -99,6 +99,14 @@ class PostgresStorage(Storage):
             "'-infinity') ON CONFLICT (id) DO NOTHING",
         ]
 
+    def _columns(self, cur, table: str) -> set[str]:
+        cur.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s",
+            (table,),
+        )
+        return {row[0] for row in cur.fetchall()}
+
     def _bulk_insert(self, cur, rows) -> None:
         with cur.copy("COPY scores (board, model, item, score) FROM STDIN") as copy:
             for row in rows:

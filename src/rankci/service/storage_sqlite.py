@@ -129,6 +129,10 @@ class SQLiteStorage(Storage):
             "PRIMARY KEY (board, seq))",
         ]
 
+    def _columns(self, cur, table: str) -> set[str]:
+        cur.execute(f"PRAGMA table_info({table})")
+        return {row[1] for row in cur.fetchall()}
+
     def lock_owner(self, wait: float = 15.0) -> None:
         """Take the database for this process: an exclusive ``flock`` on the database file
         itself (SQLite locks with ``fcntl`` byte ranges, which do not interact with ``flock``

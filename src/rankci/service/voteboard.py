@@ -11,18 +11,28 @@ models at creation on a closed board, and :data:`OPEN_PAIR_BASE` on a board made
 ``entry="open"``, whose models may join later (:meth:`VoteBoard.add_model`, stored as a ``join``
 event at the count of votes committed before it, and replayed there).
 
+Vote fields and the idempotency key. A vote may carry ``key`` (the idempotency key), ``prompt``,
+``voter`` and ``timestamp`` (ISO 8601, or Unix seconds stored as ISO 8601 UTC); they are stored as
+text in nullable columns of the vote's row (:data:`rankci.service.storage.VOTE_COLUMNS`) and not
+used by the e-processes (the leaderboard is the same with or without them). A vote whose ``key``
+was accepted before with the same vote (models, winner, fields) is a duplicate: acknowledged
+(counted in ``duplicates``), never applied twice, as a score posted again for its (model, item);
+with a different vote, the post is refused (409), as a different score for a stored (model, item).
+
 Determinism. The monitor is fed in chunks of exactly ``look_every`` votes, in sequence order, a
 look after each chunk; votes after the last look wait in memory. So the state at every look is a
 function of the stored votes alone - not of how the posts were batched or when anyone read -
 and :meth:`VoteBoard.load` rebuilds it bit for bit by replaying the stored votes, which is what
 ``ArenaMonitor`` fed the same votes offline in chunks of ``look_every`` gives. The time order is
-the order of commit: a client's ``timestamp`` is checked but not used for the order (nor stored).
+the order of commit: a client's ``timestamp`` is stored but not used for the order.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -36,7 +46,19 @@ from rankci.service.validation import MAX_REPORTED, Conflict, Rejected
 from rankci.votes.sequential import ArenaMonitor
 from rankci.votes.table import OUTCOMES, Votes
 
-__all__ = ["KindMismatch", "OPEN_PAIR_BASE", "VoteBoard", "validate_votes", "vote_leaderboard"]
+__all__ = [
+    "OPEN_PAIR_BASE",
+    "TEXT_FIELDS",
+    "KindMismatch",
+    "VoteBoard",
+    "VotePending",
+    "validate_votes",
+    "vote_fields",
+    "vote_leaderboard",
+]
+
+#: A vote's optional text fields, in the order of :data:`rankci.service.storage.VOTE_COLUMNS`.
+TEXT_FIELDS = ("key", "prompt", "voter", "timestamp")
 
 #: The ``M`` of the stored pair code ``a * M + b`` on an open votes board (models that join later
 #: keep the codes of the earlier ones): at most this many models.
@@ -54,11 +76,67 @@ class KindMismatch(Conflict):
     """Scores posted to a votes board, or votes to a scores board (409)."""
 
 
+class VotePending(Pending):
+    """A vote post waiting for its group's commit: :class:`~rankci.service.commits.Pending` with
+    the votes' text fields (``fields``: None, or one :func:`vote_fields` entry per vote)."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, model, item, score, fields, notify=None, loop=None, future=None) -> None:
+        super().__init__(model, item, score, notify, loop, future)
+        self.fields = fields
+
+
+def _field_text(field: str, value) -> str:
+    """The stored text of one of a vote's fields, or ValueError naming the problem: a name
+    (:func:`~rankci.service.spec.checked_name`: valid Unicode, 1-200 characters); a timestamp
+    is also ISO 8601 (stored as given) or finite Unix seconds (stored as ISO 8601 UTC)."""
+    if field == "timestamp" and type(value) in (int, float):
+        if not math.isfinite(value):
+            raise ValueError("timestamp must be finite Unix seconds or an ISO 8601 string")
+        try:
+            return datetime.fromtimestamp(value, timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"timestamp {value!r} is out of range (Unix seconds)") from None
+    text = checked_name(value, field)
+    if field == "timestamp":
+        try:
+            datetime.fromisoformat(text)
+        except ValueError:
+            shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
+            raise ValueError(
+                f"timestamp {shown} is not ISO 8601 (for example 2026-12-03T08:00:00Z)"
+            ) from None
+    return text
+
+
+def vote_fields(vote: dict) -> tuple | None:
+    """A valid vote's text fields as stored (:data:`TEXT_FIELDS` order, None where absent), or
+    None if it has none (call after :func:`validate_votes`).
+
+    Examples
+    --------
+    >>> vote_fields({"model_a": "x", "model_b": "y", "winner": "tie", "key": "k1", "prompt": 7})
+    ('k1', '7', None, None)
+    >>> vote_fields({"model_a": "x", "model_b": "y", "winner": "tie", "timestamp": 0})
+    (None, None, None, '1970-01-01T00:00:00+00:00')
+    >>> vote_fields({"model_a": "x", "model_b": "y", "winner": "tie"}) is None
+    True
+    """
+    values = [vote.get(field) for field in TEXT_FIELDS]
+    if all(v is None for v in values):
+        return None
+    return tuple(
+        None if v is None else _field_text(field, v) for field, v in zip(TEXT_FIELDS, values)
+    )
+
+
 def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Index arrays (a, b, outcome) of a post's votes, or :class:`Rejected` naming the problems.
 
-    ``entries`` are dicts ``{"model_a", "model_b", "winner"}`` with optional ``prompt``,
-    ``voter`` (names: valid Unicode, 1-200 characters) and ``timestamp`` (a number or a name).
+    ``entries`` are dicts ``{"model_a", "model_b", "winner"}`` with optional ``key``,
+    ``prompt``, ``voter`` (names: valid Unicode, 1-200 characters) and ``timestamp`` (ISO 8601,
+    or Unix seconds).
 
     Examples
     --------
@@ -79,7 +157,7 @@ def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, 
     texted = [
         row
         for row, v in enumerate(entries)
-        if v.get("prompt") is not None or v.get("voter") is not None or v.get("timestamp")
+        if any(v.get(field) is not None for field in TEXT_FIELDS)
     ]
     bad = (a < 0) | (b < 0) | (a == b) | (out < 0)
     if not bad.any() and not texted:
@@ -98,12 +176,12 @@ def validate_votes(entries, model_index: dict) -> tuple[np.ndarray, np.ndarray, 
         elif out[row] < 0:
             problem = ("winner", "winner must be one of " + ", ".join(OUTCOMES))
         else:
-            for field in ("prompt", "voter", "timestamp"):
+            for field in TEXT_FIELDS:
                 value = vote.get(field)
-                if value is None or (field == "timestamp" and type(value) in (int, float)):
+                if value is None:
                     continue
                 try:
-                    checked_name(value, field)
+                    _field_text(field, value)
                 except ValueError as error:
                     problem = (field, str(error))
                     break
@@ -188,6 +266,7 @@ class VoteBoard(Board):
         self._waiting_lock = threading.Lock()
         self.model_index = {name: j for j, name in enumerate(spec.models)}
         self.received = 0
+        self.keys: dict[str, tuple] = {}  # idempotency key -> (a, b, outcome, prompt, voter, at)
         self._unfed: list[tuple] = []  # (a, b, outcome) chunks committed, not yet fed
         self._n_unfed = 0
         self.monitor = ArenaMonitor(spec.models, spec.monitor)
@@ -224,6 +303,9 @@ class VoteBoard(Board):
             board._join(json.loads(detail)["model"])
         board.received = int(seq.size)
         board._feed(a[done:], b[done:], out[done:])
+        for s, key, *rest in storage.load_vote_fields(num):
+            if key is not None:  # the votes are numbered 0..n-1 (checked above)
+                board.keys[key] = (int(a[s]), int(b[s]), int(out[s]), *rest)
         board._publish()
         return board
 
@@ -312,7 +394,10 @@ class VoteBoard(Board):
     def submit_votes(self, entries, notify=None, loop=None, future=None) -> Pending:
         """Validate a vote post and queue it for the next group commit."""
         a, b, outcome = validate_votes(entries, self.model_index)
-        pending = Pending(a, b, outcome, notify, loop, future)
+        fields = [vote_fields(v) for v in entries]
+        if all(f is None for f in fields):
+            fields = None
+        pending = VotePending(a, b, outcome, fields, notify, loop, future)
         with self._waiting_lock:
             self._waiting.append(pending)
         return pending
@@ -327,28 +412,96 @@ class VoteBoard(Board):
             for pending in posts:
                 pending.error = error
             return posts
-        a = np.concatenate([p.model for p in posts])
-        b = np.concatenate([p.item for p in posts])
-        outcome = np.concatenate([p.score for p in posts])
+        kept, new_keys = self._deduplicate(posts)
+        if not kept:
+            return posts
+        a = np.concatenate([p.model[new] for p, new in kept])
+        b = np.concatenate([p.item[new] for p, new in kept])
+        outcome = np.concatenate([p.score[new] for p, new in kept])
+        fields = None
+        if any(p.fields is not None for p, _ in kept):
+            fields = [
+                f
+                for p, new in kept
+                for f in (
+                    [None] * int(new.sum())
+                    if p.fields is None
+                    else [p.fields[i] for i in np.flatnonzero(new)]
+                )
+            ]
+
+        def answer(error):
+            if error is None:
+                live, text = self.published.progress, self.published.progress_json
+                for pending, new in kept:
+                    accepted = int(new.sum())
+                    pending.result = Posted(accepted, int(new.size - accepted), live, text)
+                return
+            for pending, _ in kept:
+                pending.error = error
+
+        if a.size == 0:  # every vote a duplicate: acknowledged, nothing to store
+            answer(None)
+            return posts
         seq = np.arange(self.received, self.received + a.size, dtype=np.int64)
         rows = (a * self.pair_base + b, seq, outcome.astype(float))
+        if fields is not None:
+            rows = (*rows, fields)
 
         def then(error):
             if error is None:
                 self.received += int(a.size)
+                self.keys.update(new_keys)
                 self._feed(a, b, outcome)
                 self._publish()
-                live, text = self.published.progress, self.published.progress_json
-                for pending in posts:
-                    pending.result = Posted(int(pending.model.size), 0, live, text)
-                return
-            if isinstance(error, StorageUnavailable) and error.ambiguous:
+            elif isinstance(error, StorageUnavailable) and error.ambiguous:
                 self.stale = True
-            for pending in posts:
-                pending.error = error
+            answer(error)
 
         group.add(self.num, rows, then)
         return posts
+
+    def _deduplicate(self, posts: list[VotePending]) -> tuple[list, dict]:
+        """Each post checked, in order, against the keys committed and those of the earlier
+        posts of the group: (post, mask of its new votes) for the posts kept, and the new keys.
+        A post with a key accepted before for a different vote is refused alone (409)."""
+        kept: list[tuple[VotePending, np.ndarray]] = []
+        group_keys: dict[str, tuple] = {}
+        for pending in posts:
+            new = np.ones(pending.model.size, dtype=bool)
+            if pending.fields is None:
+                kept.append((pending, new))
+                continue
+            mine: dict[str, tuple] = {}
+            conflict = None
+            for i, f in enumerate(pending.fields):
+                if f is None or f[0] is None:
+                    continue
+                vote = (int(pending.model[i]), int(pending.item[i]), int(pending.score[i]), *f[1:])
+                seen = mine.get(f[0]) or group_keys.get(f[0]) or self.keys.get(f[0])
+                if seen is None:
+                    mine[f[0]] = vote
+                elif seen == vote:
+                    new[i] = False
+                else:
+                    conflict = (i, f[0], seen)
+                    break
+            if conflict is not None:
+                i, key, seen = conflict
+                names = self.spec.models
+                before = f"{names[seen[0]]} vs {names[seen[1]]}: {OUTCOMES[seen[2]]}"
+                problem = (
+                    f"key {key!r} was accepted before for a different vote ({before}, "
+                    f"prompt {seen[3]!r}, voter {seen[4]!r}, timestamp {seen[5]!r})"
+                )
+                pending.error = Conflict(
+                    f"vote {i}: key: {problem}; nothing of this post was stored",
+                    [{"vote": i, "field": "key", "problem": problem}],
+                )
+                continue
+            group_keys.update(mine)
+            kept.append((pending, new))
+        return kept, group_keys
 
     def _feed(self, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> None:
         """Queue committed votes; feed the monitor every full chunk of ``look_every``, then look."""
