@@ -106,7 +106,9 @@ def one_size(db: str, folder: Path, stored: int, n_items: int, additions: int, s
                  "score": float(x[c // MODELS, c % MODELS])}
                 for c in cells
             ]  # fmt: skip
-            request(conn, "POST", f"/api/boards/{board}/scores", json.dumps({"scores": scores}), token)
+            request(
+                conn, "POST", f"/api/boards/{board}/scores", json.dumps({"scores": scores}), token
+            )
             request(conn, "GET", "/api/health")  # keep the connection warm
         fill = time.perf_counter() - t0
         path = f"/api/boards/{board}/leaderboard"
