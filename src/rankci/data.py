@@ -33,7 +33,15 @@ from rankci._base import RankciWarning, check_choice, check_positive_int, seeded
 from rankci.method import MISSING, UNITS
 from rankci.subsampling import draw_items_per_cluster
 
-__all__ = ["Scores", "UnitScores", "UNITS", "MISSING", "InsufficientDataError", "PROMPT_RULE"]
+__all__ = [
+    "Scores",
+    "UnitScores",
+    "UNITS",
+    "MISSING",
+    "InsufficientDataError",
+    "PROMPT_RULE",
+    "distinct_count",
+]
 
 #: The one rule for prompt variants, applied when the table is read (so every command, the mixed
 #: model and the monitor included, sees the same rows): a prompt variant is kept only when every
@@ -226,7 +234,9 @@ class Scores:
         n_prompts = 1 if prompts is None else len(prompts)
         key = item_code.astype(np.int64) * n_prompts + (0 if prompt_code is None else prompt_code)
         key = key * len(models) + model_code
-        _refuse_duplicates(frame, key, model, item, prompt, place)
+        _refuse_duplicates(
+            frame, key, model, item, prompt, place, size=len(items) * n_prompts * len(models)
+        )
 
         if len(models) < 2:
             raise ValueError(
@@ -897,7 +907,7 @@ def _factorize(
     result = tuple(str(s) for s in sorted_labels)
     if role is not None:
         check_spellings(result, role, f"the {role} column {name!r}")
-    return remap[codes].astype(np.int32), result
+    return remap.astype(np.int32)[codes], result
 
 
 def check_spellings(labels: Sequence[str], role: str, where: str) -> None:
@@ -1016,6 +1026,27 @@ def _numeric_scores(
     return values
 
 
+def distinct_count(key: np.ndarray, size: int) -> int:
+    """How many distinct values the integer codes ``key`` (each in ``[0, size)``) take.
+
+    One pass marking a table of ``size`` flags when ``size`` is at most a few times the number of
+    codes (the usual dense key of a board), a sort otherwise; the same count either way.
+
+    Examples
+    --------
+    >>> distinct_count(np.array([3, 0, 3, 1]), 4)
+    3
+    """
+    key = np.asarray(key)
+    if key.size == 0:
+        return 0
+    if size <= 4 * key.size + 1024:
+        seen = np.zeros(size, dtype=bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen))
+    return int(np.unique(key).size)
+
+
 def _refuse_duplicates(
     frame: pd.DataFrame,
     key: np.ndarray,
@@ -1023,7 +1054,10 @@ def _refuse_duplicates(
     item: str,
     prompt: str | None,
     place: Callable[[int], str] = _BY_ROW,
+    size: int | None = None,
 ) -> None:
+    if size is not None and distinct_count(key, size) == key.size:  # no key twice: one pass
+        return
     order = np.argsort(key, kind="stable")
     repeated = np.flatnonzero(key[order][1:] == key[order][:-1])
     if repeated.size == 0:

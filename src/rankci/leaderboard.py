@@ -179,7 +179,8 @@ def _with_rng(spec: MethodSpec, rng: object) -> MethodSpec:
             f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}"
         )
     if isinstance(rng, np.random.Generator) or not spec.draws_random:
-        return spec.replace(seed=None)
+        # no seed to record: the spec as it is when it has none (no second validation)
+        return spec if spec.seed is None else spec.replace(seed=None)
     return spec.seeded() if rng is None else spec.replace(seed=int(rng))
 
 

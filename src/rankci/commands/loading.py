@@ -253,6 +253,8 @@ def reading_summary(scores: Scores, source: str) -> str:
     what was excluded or left unscored, and why."""
     import numpy as np
 
+    from rankci.data import distinct_count
+
     notes = scores.notes
     how = [notes[key] for key in ("layout",) if key in notes]
     if "delimiter" in notes:
@@ -277,7 +279,9 @@ def reading_summary(scores: Scores, source: str) -> str:
         line += "; rows excluded: none"
     n_prompts = 1 if scores.prompts is None else len(scores.prompts)
     prompt_code = 0 if scores.prompt_code is None else scores.prompt_code
-    n_obs = np.unique(scores.item_code.astype(np.int64) * n_prompts + prompt_code).size
+    n_obs = distinct_count(
+        scores.item_code.astype(np.int64) * n_prompts + prompt_code, len(scores.items) * n_prompts
+    )
     unscored = n_obs * scores.n_models - scores.n_rows
     if unscored:
         counts = n_obs - np.bincount(scores.model_code, minlength=scores.n_models)

@@ -31,6 +31,9 @@ __all__ = [
     "is_bounded",
     "largest_n",
     "paired_moments",
+    "range_is_bounded",
+    "range_width",
+    "scan_range",
     "score_width",
     "studentize",
     "variance_is_zero",
@@ -58,7 +61,17 @@ def score_width(x: np.ndarray) -> float:
     >>> score_width(np.array([[1000.0, 1001.0]]))
     1001.0
     """
-    lo, hi = finite_range(x)
+    return range_width(*finite_range(x))
+
+
+def range_width(lo: float | None, hi: float | None) -> float:
+    """:func:`score_width` from the finite range ``(lo, hi)`` of :func:`finite_range`.
+
+    Examples
+    --------
+    >>> range_width(0.0, 1.0), range_width(None, None)
+    (1.0, 1.0)
+    """
     if lo is None:
         return 1.0
     width = max(hi - lo, max(abs(lo), abs(hi)))
@@ -76,16 +89,29 @@ def finite_range(x: np.ndarray) -> tuple[float | None, float | None]:
     >>> finite_range(np.array([[0.5, np.nan], [2.0, -1.0]]))
     (-1.0, 2.0)
     """
+    return scan_range(x)[1:]
+
+
+def scan_range(x: np.ndarray) -> tuple[bool, float | None, float | None]:
+    """``(complete, lo, hi)``: whether every score is finite, and :func:`finite_range`, in one pass.
+
+    Examples
+    --------
+    >>> scan_range(np.array([[0.5, np.nan], [2.0, -1.0]]))
+    (False, -1.0, 2.0)
+    >>> scan_range(np.zeros((0, 2)))
+    (True, None, None)
+    """
     x = np.asarray(x, dtype=float)
     if x.size == 0:
-        return None, None
+        return True, None, None
     lo, hi = float(x.min()), float(x.max())
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        finite = x[np.isfinite(x)]
-        if finite.size == 0:
-            return None, None
-        lo, hi = float(finite.min()), float(finite.max())
-    return lo, hi
+    if np.isfinite(lo) and np.isfinite(hi):
+        return True, lo, hi
+    finite = x[np.isfinite(x)]
+    if finite.size == 0:
+        return False, None, None
+    return False, float(finite.min()), float(finite.max())
 
 
 def variance_is_zero(var: np.ndarray, width: float) -> np.ndarray:
@@ -273,5 +299,9 @@ def bounded_pvalue(mean: np.ndarray, delta: float, n: np.ndarray) -> np.ndarray:
 
 def is_bounded(x: np.ndarray) -> bool:
     """Whether every finite score lies in [0, 1] (the premise of :func:`bounded_pvalue`)."""
-    lo, hi = finite_range(x)
+    return range_is_bounded(*finite_range(x))
+
+
+def range_is_bounded(lo: float | None, hi: float | None) -> bool:
+    """:func:`is_bounded` from the finite range ``(lo, hi)`` of :func:`finite_range`."""
     return bool(lo is not None and lo >= 0.0 and hi <= 1.0)

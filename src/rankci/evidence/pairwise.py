@@ -47,7 +47,11 @@ import pandas as pd
 
 from rankci._base import RankciWarning, check_choice, check_nonnegative
 from rankci.data import UnitScores
-from rankci.evidence.auto import binary_columns, continuous_few_units_warning
+from rankci.evidence.auto import (
+    CONTINUOUS_MIN_UNITS,
+    binary_columns,
+    continuous_few_units_warning,
+)
 from rankci.evidence.moments import bounded_pvalue, is_bounded, largest_n, studentize
 from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
 from rankci.method import TESTS
@@ -292,7 +296,10 @@ def pairwise_tests(
     for matrix in (out.estimate, out.statistic, out.pvalue):
         np.fill_diagonal(matrix, np.nan)
     notes = dict(out.notes)
-    if test in ("t", "z"):  # the same warning as auto's, for the t on continuous few units
+    n_pair = np.asarray(out.n)
+    # the same warning as auto's, for the t on continuous few units (never when every pair has
+    # CONTINUOUS_MIN_UNITS units or more: then the models' 0/1 flags are not needed)
+    if test in ("t", "z") and n_pair.size and int(n_pair.min()) < CONTINUOUS_MIN_UNITS:
         warning = continuous_few_units_warning(
             units, out.n, binary_columns(units.values), options["exact_bound_n"]
         )

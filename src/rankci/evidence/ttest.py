@@ -28,7 +28,9 @@ from rankci.evidence.moments import (
     is_bounded,
     largest_n,
     paired_moments,
-    score_width,
+    range_is_bounded,
+    range_width,
+    scan_range,
     studentize,
     variance_is_zero,
 )
@@ -67,8 +69,11 @@ def z_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> TestAr
 
 def _test(units: UnitScores, delta: float, normal: bool, exact_bound_n: int) -> TestArrays:
     x = units.values
-    estimate, statistic, pvalue, n, se, df = t_or_z(x, delta, normal, exact_bound_n)
-    smallest = t_smallest_pvalue(largest_n(n), exact_bound_n, delta, is_bounded(x))
+    scanned = scan_range(x)  # one pass: completeness, bounds and width of the scores
+    estimate, statistic, pvalue, n, se, df = t_or_z(
+        x, delta, normal, exact_bound_n, scanned=scanned
+    )
+    smallest = t_smallest_pvalue(largest_n(n), exact_bound_n, delta, range_is_bounded(*scanned[1:]))
     return TestArrays(estimate, statistic, pvalue, n, se, df, smallest)
 
 
@@ -83,12 +88,21 @@ def t_smallest_pvalue(n_max: int, exact_bound_n: int, delta: float, bounded: boo
     return 0.0
 
 
-def t_or_z(x: np.ndarray, delta: float, normal: bool, exact_bound_n: int = 0):
-    if np.isfinite(x).all():
-        return t_or_z_complete(x, delta, normal, exact_bound_n)
+def t_or_z(
+    x: np.ndarray,
+    delta: float,
+    normal: bool,
+    exact_bound_n: int = 0,
+    *,
+    scanned: tuple[bool, float | None, float | None] | None = None,
+):
+    """The paired t (or z) arrays of every ordered pair; ``scanned`` is ``scan_range(x)``."""
+    complete, lo, hi = scan_range(x) if scanned is None else scanned
+    if complete:
+        return t_or_z_complete(x, delta, normal, exact_bound_n, scanned=(complete, lo, hi))
     n, mean, var, _ = paired_moments(x)
     with np.errstate(invalid="ignore", divide="ignore"):
-        zero = variance_is_zero(var / n, score_width(x))
+        zero = variance_is_zero(var / n, range_width(lo, hi))
         se = np.sqrt(var / n)
     stat = studentize(mean, delta, se, zero)
     df = (n - 1).astype(float)
@@ -112,7 +126,14 @@ THREADS = min(4, os.cpu_count() or 1)
 ROW_BLOCK = 256
 
 
-def t_or_z_complete(x: np.ndarray, delta: float, normal: bool, exact_bound_n: int = 0):
+def t_or_z_complete(
+    x: np.ndarray,
+    delta: float,
+    normal: bool,
+    exact_bound_n: int = 0,
+    *,
+    scanned: tuple[bool, float | None, float | None] | None = None,
+):
     """:func:`t_or_z` without missing cells, computed in blocks of rows.
 
     The same operations as the general path, element by element, so the same numbers; but each
@@ -127,8 +148,9 @@ def t_or_z_complete(x: np.ndarray, delta: float, normal: bool, exact_bound_n: in
     cov = centred.T @ centred / max(n_units - 1, 1)
     del centred
     var_j = np.diag(cov).copy()
-    bounded = is_bounded(x)
-    width = score_width(x)
+    _, lo, hi = scan_range(x) if scanned is None else scanned
+    bounded = range_is_bounded(lo, hi)
+    width = range_width(lo, hi)
     enough = n_units >= 2
     mean = np.empty((m, m))
     stat = np.empty((m, m))
