@@ -128,3 +128,36 @@ def test_dask_local_cluster_same_answer(tmp_path):
     assert got[columns].equals(want[columns])  # the same Ranking
     np.testing.assert_allclose(got["score"], want["score"], rtol=1e-14)  # sums in another order
     np.testing.assert_allclose(ranking.pairwise.pvalue, expected.pairwise.pvalue, rtol=1e-9)
+
+
+def test_cli_parquet_directory(tmp_path, capsys):
+    import json
+
+    from rankci.cli import main
+
+    frame = board(5, 120, 13)
+    write_parts(frame, tmp_path, 25)
+    assert main(["rank", str(tmp_path), "--test", "t", "--seed", "0", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    single = tmp_path.parent / f"{tmp_path.name}-whole.csv"
+    frame.to_csv(single, index=False)
+    assert main(["rank", str(single), "--test", "t", "--seed", "0", "--format", "json"]) == 0
+    want = json.loads(capsys.readouterr().out)  # the in-memory command on the same table
+    assert got.keys() == want.keys()
+    for key in got:
+        if key not in ("source", "data", "reading"):
+            assert got[key] == want[key], key
+    assert main(["rank", str(tmp_path)]) != 0  # --test auto is refused, naming --test t
+    assert "--test t" in capsys.readouterr().err
+
+
+def test_cli_dask_local(tmp_path, capsys):
+    from rankci.cli import main
+
+    frame = board(4, 80, 14)
+    write_parts(frame, tmp_path, 20)
+    args = ["rank", str(tmp_path), "--test", "t", "--seed", "0", "--format", "csv"]
+    assert main(args) == 0
+    local = capsys.readouterr().out
+    assert main([*args, "--dask", "local"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == local.splitlines()[0]
