@@ -124,18 +124,42 @@ def _models_of(fragments, model: str) -> tuple:
     return tuple(sorted(seen))
 
 
-def pivot_part(frame, models: tuple, columns: tuple[str, str, str], where: str):
-    """Items x models matrix of one part (a pandas frame), items sorted; refuses gaps.
+def _codes(column, where: str, name: str):
+    """Integer codes and sorted string labels of an Arrow column, through its dictionary."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        if pa.types.is_dictionary(column.type):
+            column = column.unify_dictionaries()
+        column = column.combine_chunks()
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    if column.null_count:
+        raise ValueError(f"{where}: {column.null_count} empty {name} labels")
+    labels = np.asarray([str(v) for v in column.dictionary.to_pylist()], dtype=object)
+    order, inverse = np.unique(labels, return_inverse=True)
+    codes = inverse[column.indices.to_numpy(zero_copy_only=False)]
+    used, codes = np.unique(codes, return_inverse=True)  # entries no row uses are dropped
+    return codes, order[used]
+
+
+def pivot_part(table, models: tuple, columns: tuple[str, str, str], where: str):
+    """Items x models matrix of one part (an Arrow table or pandas frame), items sorted.
 
     Returns (item labels, matrix). A missing cell, a duplicated (model, item) row or a
     non-finite score is a :class:`ValueError` naming ``where`` with the counts.
     """
+    import pyarrow as pa
+
     model, item, score = columns
+    if not isinstance(table, pa.Table):
+        table = pa.Table.from_pandas(table, preserve_index=False)
     names = np.asarray(models, dtype=object)
-    m_labels = frame[model].astype(str).to_numpy()
-    m_code = np.searchsorted(names, m_labels)
-    items, i_code = np.unique(frame[item].astype(str).to_numpy(), return_inverse=True)
-    values = frame[score].to_numpy(dtype=float)
+    local_code, local_models = _codes(table.column(model), where, "model")
+    m_code = np.searchsorted(names, local_models)[local_code]
+    i_code, items = _codes(table.column(item), where, "item")
+    values = table.column(score).to_numpy().astype(float, copy=False)
     cells = i_code.astype(np.int64) * len(models) + m_code
     counts = np.bincount(cells, minlength=len(items) * len(models))
     duplicated = int((counts > 1).sum())
@@ -234,8 +258,8 @@ def dataset_statistics(
 
     def parts():
         for fragment in fragments:
-            frame = fragment.to_table(columns=list(columns)).to_pandas()
-            yield fragment.path, pivot_part(frame, models, columns, fragment.path)
+            table = fragment.to_table(columns=list(columns))
+            yield fragment.path, pivot_part(table, models, columns, fragment.path)
 
     for path, (items, x) in parts():
         for label in items.tolist():
