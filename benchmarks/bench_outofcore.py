@@ -74,7 +74,8 @@ def main() -> int:
         f"python {sys.version.split()[0]}"
     )
     print(
-        "| M | N | scores | files | read (s) | outofcore (s) | ratio | dask local (s) | peak RSS (GB) |"
+        "| M | N | scores | files | read (s) | outofcore (s) | ratio | dask local (s) "
+        "| peak RSS (GB) |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     last = None
