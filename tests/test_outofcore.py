@@ -161,3 +161,12 @@ def test_cli_dask_local(tmp_path, capsys):
     local = capsys.readouterr().out
     assert main([*args, "--dask", "local"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == local.splitlines()[0]
+
+
+def test_docs_example_runs():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "outofcore.md").read_text()
+    code = re.search(r"## From Python\n\n```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "docs/outofcore.md", "exec"), {})  # its asserts are the test
