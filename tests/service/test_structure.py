@@ -100,7 +100,11 @@ def test_routes_live_in_the_routers_and_create_app_only_assembles():
     # issue 29: models joining an open board, and votes posted to a votes board
     assert "/api/boards/{board}/models" in found["routes_scores"]
     assert "/api/boards/{board}/votes" in found["routes_scores"]
-    assert len(every) == 22
+    # issue 29: a model withdrawn by its owner, and a board's history and export
+    assert "/api/boards/{board}/models/{model}/withdraw" in found["routes_scores"]
+    assert any(path.endswith("/export") for path in every), every
+    assert any(path.endswith("/history") for path in every), every
+    assert len(every) == 24
     for path in sorted(SERVICE.glob("*.py")):
         if path.stem not in ROUTERS:
             assert _routes(ast.parse(path.read_text(encoding="utf-8"))) == [], path.name

@@ -118,14 +118,14 @@ def test_against_a_direct_minimisation_and_numerical_sandwich():
 
 def test_bad_inputs_are_refused():
     votes, h = _arena()
-    with pytest.raises(ValueError, match="no battle is human-labelled"):
+    with pytest.raises(ValueError, match="no battle is labelled"):
         fit_ppi_bradley_terry(votes, np.full(votes.n_votes, -1))
     bad = h.copy()
     bad[5] = 7
-    with pytest.raises(ValueError, match=r"human\[5\] = 7"):
+    with pytest.raises(ValueError, match="vote 5: 7 is not a verdict"):
         fit_ppi_bradley_terry(votes, bad)
     none_for_m3 = np.where((votes.a == 3) | (votes.b == 3), -1, h)
-    with pytest.raises(ValueError, match="'m3' have no human-labelled battle"):
+    with pytest.raises(ValueError, match="'m3' have no labelled battle"):
         fit_ppi_bradley_terry(votes, none_for_m3)
     with pytest.raises(ValueError, match="lam"):
         fit_ppi_bradley_terry(votes, h, lam=1.5)
@@ -174,9 +174,13 @@ def test_one_pair_against_ppi_python_logistic():
 
 
 def test_ranking_of_the_ppi_fit_records_the_settings():
+    from rankci.votes import rank_votes
+
     votes, h = _arena(seed=11, n=6000, n_lab=1500)
     fit = fit_ppi_bradley_terry(votes, h, lam=0.5)
-    r = fit.ranking(seed=1)
+    votes = Votes.from_arrays(votes.a, votes.b, votes.outcome, models=votes.models,
+                              columns={"human": h})  # fmt: skip
+    r = rank_votes(votes, human="human", lam=0.5, seed=1)
     assert "prediction-powered" in r.guarantee and "1500 human-labelled" in r.guarantee
     assert r.details["ppi"]["lam"] == 0.5
     np.testing.assert_allclose(r.score, fit.ppi.strength)

@@ -464,8 +464,8 @@ class MonitorSpec:
 
         Examples
         --------
-        >>> MonitorSpec(retire="width", width=2, look_every=50).to_flags()[-6:]
-        ['--retire', 'width:2', '--look-every', '50', '--freeze', 'auto']
+        >>> MonitorSpec(retire="width", width=2, look_every=50).to_flags()[-8:]
+        ['--retire', 'width:2', '--look-every', '50', '--freeze', 'auto', '--entry', 'closed']
         """
         out: list[str] = []
         for setting in dataclasses.fields(self):

@@ -57,7 +57,7 @@ COVARIANCES = ("model", "sandwich", "cluster", "bootstrap")
 #: Elo points per unit of natural log-odds (400 / ln 10).
 ELO_SCALE = 400.0 / math.log(10.0)
 #: |strength| beyond this (log-odds) after convergence means a separated board.
-_DIVERGED = 25.0
+DIVERGED = 25.0
 #: codes up to this many are counted in a dense bincount (M x M pair keys, integer cluster ids);
 #: above it, the sorting np.unique (the same codes, in the same order)
 _DENSE_KEYS = 1 << 22
@@ -305,6 +305,7 @@ def pattern_gram(des: VoteDesign, wdd, wdt, wtt, has_tau: bool) -> np.ndarray:
 
 
 def pattern_vector(des: VoteDesign, gd, gt, has_tau: bool) -> np.ndarray:
+    """``sum_patterns x g``: per-pattern (d, tau) scores ``gd``, ``gt`` to the parameter scale."""
     m = des.n_models
     parts = [np.bincount(des.first, gd, m) - np.bincount(des.second, gd, m), des.extra.T @ gd]
     if has_tau:
@@ -312,7 +313,8 @@ def pattern_vector(des: VoteDesign, gd, gt, has_tau: bool) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _predictor(des: VoteDesign, theta: np.ndarray) -> tuple[np.ndarray, float]:
+def pattern_predictor(des: VoteDesign, theta: np.ndarray) -> tuple[np.ndarray, float]:
+    """The linear predictor ``d`` of every pattern and the tie parameter ``tau`` at ``theta``."""
     m, q = des.n_models, des.extra.shape[1]
     d = theta[des.first] - theta[des.second] + des.extra @ theta[m : m + q]
     tau = float(theta[m + q]) if theta.size > m + q else 0.0
@@ -333,12 +335,12 @@ def newton_scoring(
     n = counts.sum(axis=1)
 
     def loglik(th):
-        d, tau = _predictor(des, th)
+        d, tau = pattern_predictor(des, th)
         return float((counts * _terms(d, tau, ties)[0]).sum())
 
     current = loglik(theta)
     for it in range(1, max_iter + 1):
-        d, tau = _predictor(des, theta)
+        d, tau = pattern_predictor(des, theta)
         _, u, fdd, fdt, ftt = _terms(d, tau, ties)
         grad = pattern_vector(
             des, (counts * u[:, :, 0]).sum(1), (counts * u[:, :, 1]).sum(1), has_tau
@@ -501,7 +503,7 @@ def _separation_dense(votes: Votes) -> dict:
     return {votes.models[k]: str(word[label[k]]) for k in range(m)}
 
 
-def _check_fittable(votes: Votes, ties: str) -> None:
+def check_fittable(votes: Votes, ties: str) -> None:
     if votes.n_votes < 2:
         raise ValueError(
             f"votes: {votes.n_votes} vote(s); a Bradley-Terry fit needs votes in both directions "
@@ -745,7 +747,7 @@ def fit_bradley_terry(
                 f"{sorted(votes.columns)}"
             )
         _, groups = unique_codes(votes.columns[cluster])
-    _check_fittable(votes, ties)
+    check_fittable(votes, ties)
     des = vote_design(votes, position, covariates)
     has_tau = ties != "half"
     m, q = votes.n_models, des.extra.shape[1]
@@ -754,12 +756,12 @@ def fit_bradley_terry(
         share = float(np.clip((votes.outcome >= TIE).mean(), 0.01, 0.99))
         theta0[-1] = math.log(share / (1 - share)) if ties == "davidson" else math.log(share)
     theta, loglik, iterations, converged = newton_scoring(des, des.counts, ties, theta0, max_iter)
-    if not converged or not np.isfinite(theta).all() or np.abs(theta[:m]).max() > _DIVERGED:
+    if not converged or not np.isfinite(theta).all() or np.abs(theta[:m]).max() > DIVERGED:
         raise SeparationError(
             "votes: the Newton iterations did not converge to finite strengths (the covariates or "
             "the position effect separate the votes); no finite rating is given"
         )
-    d, tau = _predictor(des, theta)
+    d, tau = pattern_predictor(des, theta)
     _, u, fdd, fdt, ftt = _terms(d, tau, ties)
     n = des.counts.sum(axis=1)
     free = np.arange(1, theta.size)
@@ -848,7 +850,7 @@ def _bootstrap(des, ties, theta, groups, n_votes, reps, rng, jac, free):
         weight = np.bincount(gen.integers(0, n_groups, n_groups), minlength=n_groups)[groups]
         counts = des.recount(weight.astype(float))
         th, _, _, ok = newton_scoring(des, counts, ties, theta.copy(), max_iter=50, tol=1e-8)
-        if not ok or not np.isfinite(th).all() or np.abs(th[:m]).max() > _DIVERGED:
+        if not ok or not np.isfinite(th).all() or np.abs(th[:m]).max() > DIVERGED:
             failed += 1
             continue
         draws.append(jac @ th[free])

@@ -62,6 +62,16 @@ class VotesSpec:
     elo_anchor : str or None
         The model whose Elo display is ``elo_rating`` (None: the mean strength is).
     elo_rating : float, default 1000
+    human : str or None
+        A column of the votes with human verdicts on a subset of the battles (empty elsewhere):
+        the votes' own outcomes are then a judge's, corrected by prediction-powered inference
+        (:func:`rankci.votes.ppi.fit_ppi_bradley_terry`); ties as half a win, no position or
+        covariates, the PPI sandwich covariance (``covariance`` resolves to ``"ppi"``).
+    inclusion : str or None
+        With ``human``: the column of each battle's known probability of being labelled
+        (stratified labelling); None: uniform at random.
+    lam : "auto" or float, default "auto"
+        With ``human``: PPI++ power tuning, or a fixed lam in [0, 1] (0 human only, 1 PPI).
 
     Examples
     --------
@@ -87,10 +97,18 @@ class VotesSpec:
     seed: int | None = None
     elo_anchor: str | None = None
     elo_rating: float = 1000.0
+    human: str | None = None
+    inclusion: str | None = None
+    lam: str | float = "auto"
 
     def __post_init__(self) -> None:
         check_choice("ties", self.ties, TIES)
-        check_choice("covariance", self.covariance, ("auto", *COVARIANCES))
+        if self.human is None:
+            check_choice("covariance", self.covariance, ("auto", *COVARIANCES))
+            if self.inclusion is not None or self.lam != "auto":
+                raise ValueError("inclusion= and lam= apply with human= (a PPI fit) only")
+        else:
+            self._check_ppi()
         check_choice("multiplicity", self.multiplicity, VOTE_MULTIPLICITIES)
         check_choice("coverage", self.coverage, ("simultaneous", "marginal"))
         object.__setattr__(self, "alpha", check_alpha(self.alpha))
@@ -105,6 +123,33 @@ class VotesSpec:
         if self.seed is not None and (isinstance(self.seed, bool) or int(self.seed) < 0):
             raise ValueError(f"seed must be None or an integer >= 0, got {self.seed!r}")
 
+    def _check_ppi(self) -> None:
+        if not isinstance(self.human, str):
+            raise ValueError(f"human must be a column name, got {self.human!r}")
+        if self.ties != "half" or self.position or self.covariates:
+            raise ValueError(
+                "human= (a PPI fit) supports ties='half' without position or covariates; "
+                f"got ties={self.ties!r}, position={self.position}, covariates={self.covariates}"
+            )
+        if self.covariance not in ("auto", "ppi"):
+            raise ValueError(
+                f"human= (a PPI fit) uses the PPI sandwich covariance; covariance="
+                f"{self.covariance!r} is not offered with it"
+            )
+        if self.cluster not in ("auto", None):
+            raise ValueError(
+                f"human= (a PPI fit) treats battles as independent; cluster={self.cluster!r} is "
+                "not offered with it"
+            )
+        lam = self.lam
+        if isinstance(lam, str):
+            if lam != "auto":
+                raise ValueError(f"lam must be 'auto' or a number in [0, 1], got {lam!r}")
+        elif isinstance(lam, bool) or not 0.0 <= float(lam) <= 1.0:
+            raise ValueError(f"lam must be 'auto' or a number in [0, 1], got {lam!r}")
+        else:
+            object.__setattr__(self, "lam", float(lam))
+
     @property
     def draws_random(self) -> bool:
         """Whether the method draws random numbers (max-t critical values, the bootstrap)."""
@@ -112,6 +157,11 @@ class VotesSpec:
 
     def resolved(self, votes: Votes) -> VotesSpec:
         """The spec with ``cluster``, ``covariance`` and ``seed`` made explicit for these votes."""
+        if self.human is not None:
+            seed = self.seed if self.seed is not None or self.multiplicity != "max-t" else None
+            if seed is None and self.multiplicity == "max-t":
+                seed = fresh_seed()
+            return dataclasses.replace(self, cluster=None, covariance="ppi", seed=seed)
         cluster = self.cluster
         if cluster == "auto":
             cluster = next((c for c in ("prompt", "voter") if c in votes.columns), None)
@@ -210,14 +260,24 @@ def ranking_from_fit(fit: BradleyTerryFit, spec: VotesSpec, votes: Votes | None 
             f"a {'cluster ' if fit.cluster else ''}bootstrap covariance "
             f"({fit.details.get('bootstrap_used')} re-fits)"
         ),
+        "ppi": (
+            f"the prediction-powered (PPI++) sandwich covariance, {fit.details.get('n_labelled')} "
+            f"human-labelled battles, lam = {fit.details.get('lam', float('nan')):.3f}"
+        ),
     }[fit.covariance]
     ties_words = {
         "half": "ties as half a win to each side",
         "davidson": "Davidson ties",
         "rao-kupper": "Rao-Kupper ties",
     }[fit.ties]
+    what = (
+        "a prediction-powered Bradley-Terry fit of"
+        if fit.covariance == "ppi"
+        else ("a Bradley-Terry fit of")
+    )
     words = (
-        f"{evidence}, from a Bradley-Terry fit of {fit.n_votes} votes ({ties_words}) with "
+        f"{evidence}, from {what} {fit.n_votes} {'judge ' if fit.covariance == 'ppi' else ''}"
+        f"votes ({ties_words}) with "
         f"{cov_words}; the level is asymptotic"
     )
     if fit.cluster:
@@ -318,6 +378,9 @@ def rank_votes(
     seed: int | None = None,
     elo_anchor: str | None = None,
     elo_rating: float = 1000.0,
+    human: str | None = None,
+    inclusion: str | None = None,
+    lam: str | float = "auto",
     spec: VotesSpec | None = None,
 ) -> Ranking:
     """Rank the models of a vote table with simultaneous rank intervals.
@@ -334,6 +397,12 @@ def rank_votes(
     alpha, multiplicity, coverage, delta, ties, position, covariates, covariance, cluster,
     bootstrap_reps, draws, seed, elo_anchor, elo_rating
         See :class:`VotesSpec`.
+    human, inclusion, lam
+        Prediction-powered inference (:class:`VotesSpec`): the votes' outcomes are a judge's,
+        ``human`` names the column of human verdicts on a subset. The PPI strengths are
+        certified; ``details["ppi"]`` puts the judge-only, human-only and PPI fits side by
+        side (strengths, standard errors, rank intervals through the same certification) with
+        the effective number of human labels.
     spec : VotesSpec, optional
         Instead of the keywords (a ``Ranking.spec`` computes the same ranking again).
 
@@ -380,11 +449,39 @@ def rank_votes(
             seed=seed,
             elo_anchor=elo_anchor,
             elo_rating=elo_rating,
+            human=human,
+            inclusion=inclusion,
+            lam=lam,
         )
     spec = spec.resolved(votes)
     if spec.elo_anchor is not None and spec.elo_anchor not in votes.models:
         raise ValueError(f"elo_anchor {spec.elo_anchor!r} is not a model of the votes")
+    if spec.human is not None:
+        return _ppi_ranking(votes, spec)
     return ranking_from_fit(fit_from_spec(votes, spec), spec, votes)
+
+
+def _ppi_ranking(votes: Votes, spec: VotesSpec) -> Ranking:
+    """The PPI board, with the judge-only and human-only boards certified the same way."""
+    from rankci.votes.ppi import fit_ppi_bradley_terry
+
+    ppi = fit_ppi_bradley_terry(votes, spec.human, inclusion=spec.inclusion, lam=spec.lam)
+    ranking = ranking_from_fit(ppi.fit, spec, votes)
+    summary = ppi.to_dict()
+    intervals = {"ppi": (ranking.lower, ranking.upper)}
+    with warnings.catch_warnings():  # the side fits' "nothing certified" is shown in the table
+        warnings.simplefilter("ignore", RankciWarning)
+        for name, fit in (("judge", ppi.judge_fit), ("human", ppi.human_fit)):
+            if fit is not None:
+                side = ranking_from_fit(fit, spec, votes)
+                intervals[name] = (side.lower, side.upper)
+    for row in summary["fits"]:
+        k = votes.models.index(row["model"])
+        for name in ("judge", "human", "ppi"):
+            lo_hi = intervals.get(name)
+            row[f"{name}_rank"] = None if lo_hi is None else [int(lo_hi[0][k]), int(lo_hi[1][k])]
+    details = {**ranking.details, "ppi": summary}
+    return dataclasses.replace(ranking, details=details)
 
 
 def fit_from_spec(votes: Votes, spec: VotesSpec) -> BradleyTerryFit:

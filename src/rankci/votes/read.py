@@ -133,6 +133,7 @@ def read_votes(
     timestamp: str | None = None,
     position: str | None = None,
     covariates: tuple[str, ...] | list[str] = (),
+    keep: tuple[str, ...] | list[str] = (),
     baseline: str | None = None,
     strong_votes: int = 3,
     min_votes: int = 0,
@@ -162,6 +163,10 @@ def read_votes(
     covariates : sequence of str
         Numeric columns kept as ``Votes.columns[name]`` (floats), for example style features
         for a covariate fit. A vote with an empty covariate is excluded (``missing_values``).
+    keep : sequence of str
+        Columns kept exactly as read (objects, empty values kept) as ``Votes.columns[name]``:
+        the human verdicts and inclusion probabilities of a PPI fit
+        (:func:`rankci.votes.ppi.fit_ppi_bradley_terry`), empty where a battle is unlabelled.
     baseline : str, optional
         Arena-Hard: the baseline model, when the judgments do not name it in a ``baseline``
         field (v0.1 files: ``gpt-4-0314``).
@@ -278,6 +283,7 @@ def read_votes(
         raw,
         roles,
         covariates=tuple(covariates),
+        kept=tuple(keep),
         min_votes=int(min_votes),
         unknown_winner=unknown_winner,
         name=name,
@@ -749,6 +755,7 @@ def _finish(
     roles: dict,
     *,
     covariates: tuple[str, ...],
+    kept: tuple[str, ...] = (),
     min_votes: int,
     unknown_winner: str,
     name: str,
@@ -779,6 +786,12 @@ def _finish(
         _refuse_text(numbers, empty, values, name, column, "a number (covariates are numeric)")
         columns[column] = numbers[rows]
         missing_cov |= np.isnan(numbers)[rows]
+
+    for column in kept:
+        if column not in frame.columns:
+            listed = ", ".join(repr(c) for c in frame.columns)
+            raise ValueError(f"the column {column!r} is not in {name}; its columns are: {listed}")
+        columns[column] = frame[column].to_numpy(dtype=object)[rows]
 
     excluded = dict.fromkeys(EXCLUSIONS, 0)
     keep = np.ones(outcome.size, dtype=bool)
