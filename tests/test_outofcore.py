@@ -170,3 +170,24 @@ def test_docs_example_runs():
     text = (Path(__file__).parents[1] / "docs" / "outofcore.md").read_text()
     code = re.search(r"## From Python\n\n```python\n(.*?)```", text, re.S).group(1)
     exec(compile(code, "docs/outofcore.md", "exec"), {})  # its asserts are the test
+
+
+def test_csv_batches_equal_pandas(tmp_path, monkeypatch, capsys):
+    import rankci.io as rio
+
+    text = 'model,item,score\nA,007,1\n"B, Inc.",007,\nA, x ,0.5\nB, x ,1e-3\nA,0x1,0\nB,0x1,1\n'
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    want = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    got = rio.read_csv_batches(path)
+    assert got.columns.tolist() == want.columns.tolist()
+    assert got.fillna("<NA>").values.tolist() == want.fillna("<NA>").values.tolist()
+    path.write_text(text.replace("007,\n", "007,0.25\n"))
+    monkeypatch.setattr(rio, "BIG_CSV_BYTES", 1)  # read_scores takes the batch reader
+    monkeypatch.setenv("RANKCI_PROGRESS", "1")
+    batched = rankci.read_scores(path)
+    assert "reading s.csv" in capsys.readouterr().err  # the progress bar, forced
+    monkeypatch.setattr(rio, "BIG_CSV_BYTES", 1 << 60)
+    plain = rankci.read_scores(path)
+    assert batched.models == plain.models and batched.items == plain.items
+    assert batched.to_frame().equals(plain.to_frame())

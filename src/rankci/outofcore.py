@@ -40,7 +40,7 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> frame = pd.DataFrame({"model": np.repeat(["a", "b", "c"], 40),
 ...                       "item": np.tile([f"q{i:02d}" for i in range(40)], 3),
-...                       "score": rng.random(120) + np.repeat([0.0, 0.1, 0.6], 40)})
+...                       "score": 0.4 * rng.random(120) + np.repeat([0.0, 0.1, 0.6], 40)})
 >>> path = tempfile.mkdtemp() + "/board.parquet"
 >>> frame.to_parquet(path)
 >>> a = rank_dataset(path, test="t", rng=0)
