@@ -73,7 +73,8 @@ def _own_scores_commands() -> list[str]:
 
 def _stand_ins(folder: Path) -> None:
     """Files named as the README names them: scores.csv (long, models A-F, 8 clusters),
-    wide.parquet (its wide form), out/ (the lm-eval fixture), logs/ (real Inspect logs)."""
+    wide.parquet (its wide form), parts/ (it as Parquet files by item), out/ (the lm-eval
+    fixture), logs/ (real Inspect logs)."""
     import shutil
 
     import numpy as np
@@ -86,6 +87,11 @@ def _stand_ins(folder: Path) -> None:
     frame.to_csv(folder / "scores.csv", index=False)
     wide = frame.pivot(index="item", columns="model", values="score").reset_index()
     wide.to_parquet(folder / "wide.parquet")
+    (folder / "parts").mkdir()  # parts/: the long table cut by item into Parquet files
+    items = sorted(frame["item"].unique())
+    for k in range(4):
+        chunk = frame[frame["item"].isin(items[k::4])][["model", "item", "score"]]
+        chunk.to_parquet(folder / "parts" / f"part-{k}.parquet", index=False)
     shutil.copytree(ROOT / "tests" / "fixtures" / "lm_eval" / "logs", folder / "out")
     _inspect_logs(folder / "logs")
 

@@ -36,8 +36,10 @@ from rankci.evidence.moments import (
 )
 
 __all__ = [
+    "GRAM_ROWS",
     "ROW_BLOCK",
     "THREADS",
+    "centred_gram",
     "exact_floor",
     "t_or_z",
     "t_or_z_complete",
@@ -126,6 +128,34 @@ THREADS = min(4, os.cpu_count() or 1)
 ROW_BLOCK = 256
 
 
+#: Rows (units) per block of the Gram product ``centred.T @ centred``: the blocks' products are
+#: added in order, so the out-of-core path (:mod:`rankci.outofcore`), which sees the units a
+#: block at a time, gives the same covariance bit for bit. Boards with at most this many units
+#: take one product.
+GRAM_ROWS = 1 << 16
+
+
+def centred_gram(centred: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``centred.T @ centred`` as the sum, in order, of the products of blocks of
+    :data:`GRAM_ROWS` rows (added to ``out`` when given).
+
+    Examples
+    --------
+    >>> c = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    >>> centred_gram(c).tolist()
+    [[2.0, -2.0], [-2.0, 2.0]]
+    """
+    m = centred.shape[1]
+    gram = np.zeros((m, m)) if out is None else out
+    for r0 in range(0, max(centred.shape[0], 1), GRAM_ROWS):
+        block = centred[r0 : r0 + GRAM_ROWS]
+        if out is None and r0 == 0:
+            gram = block.T @ block
+        else:
+            gram += block.T @ block
+    return gram
+
+
 def t_or_z_complete(
     x: np.ndarray,
     delta: float,
@@ -142,15 +172,44 @@ def t_or_z_complete(
     p-values are computed once per unordered pair (:func:`t_upper_tail`). ``n`` and ``df``
     (one value for every pair) are read-only broadcast views, with no memory of their own.
     """
-    n_units, m = x.shape
+    n_units = x.shape[0]
     mu = x.mean(axis=0)
     centred = x - mu
-    cov = centred.T @ centred / max(n_units - 1, 1)
+    cov = centred_gram(centred) / max(n_units - 1, 1)
     del centred
-    var_j = np.diag(cov).copy()
     _, lo, hi = scan_range(x) if scanned is None else scanned
-    bounded = range_is_bounded(lo, hi)
-    width = range_width(lo, hi)
+    bounded, width = range_is_bounded(lo, hi), range_width(lo, hi)
+    out = t_or_z_from_moments(n_units, mu, cov, bounded, width, delta, normal, exact_bound_n)
+    mean, stat, pvalue, n, se, df_out = out
+    if n_units < MIN_CERTIFYING_UNITS:  # two units: at best the exact bound (or nothing)
+        no_zero = np.zeros(pvalue.shape, dtype=bool)
+        np.copyto(pvalue, exact_floor(x, pvalue, mean, delta, n_units, no_zero, 0))
+    if n_units < 2:
+        pvalue[:] = 1.0
+        stat[:] = np.nan
+    return mean, stat, pvalue, n, se, df_out
+
+
+def t_or_z_from_moments(
+    n_units: int,
+    mu: np.ndarray,
+    cov: np.ndarray,
+    bounded: bool,
+    width: float,
+    delta: float,
+    normal: bool,
+    exact_bound_n: int = 0,
+):
+    """:func:`t_or_z_complete` from the sufficient statistics of complete units.
+
+    ``n_units``, the column means ``mu``, the covariance ``cov`` (the centred Gram over
+    ``n_units - 1``), whether every score is in [0, 1] and :func:`score_width`; the path of
+    :func:`t_or_z_complete` and of :mod:`rankci.outofcore`. Needs at least
+    :data:`MIN_CERTIFYING_UNITS` units for the p-values of boards of two units (the caller
+    applies the exact floor there). ``cov`` is consumed (deleted from this frame).
+    """
+    m = mu.shape[0]
+    var_j = np.diag(cov).copy()
     enough = n_units >= 2
     mean = np.empty((m, m))
     stat = np.empty((m, m))
@@ -189,12 +248,6 @@ def t_or_z_complete(
             block[zero] = 1.0
     if bounded and n_units <= exact_bound_n and abs(delta) < 1:  # few units: the exact floor
         np.maximum(pvalue, bounded_pvalue(mean, delta, n_units), out=pvalue)
-    if n_units < MIN_CERTIFYING_UNITS:  # two units: at best the exact bound (or nothing)
-        no_zero = np.zeros(pvalue.shape, dtype=bool)
-        np.copyto(pvalue, exact_floor(x, pvalue, mean, delta, n_units, no_zero, 0))
-    if not enough:
-        pvalue[:] = 1.0
-        stat[:] = np.nan
     n = np.broadcast_to(np.int64(n_units), (m, m))  # as df: every pair has every unit
     return mean, stat, pvalue, n, se, df_out
 

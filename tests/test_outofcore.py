@@ -1,0 +1,193 @@
+"""The out-of-core path (rankci.outofcore) against the in-memory rankci.rank, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rankci
+import rankci.evidence.ttest as ttest
+import rankci.outofcore as outofcore
+from rankci.outofcore import dask_statistics, dataset_statistics, rank_dataset
+
+
+def board(m: int, n: int, seed: int, spread: float = 0.3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    models = [f"model {j}" for j in range(m)]
+    items = [f"q{i:05d}" for i in range(n)]
+    base = rng.random(n)[None, :] * 0.4
+    x = base + 0.3 * rng.random((m, n)) + np.linspace(0, spread, m)[:, None]
+    return pd.DataFrame(
+        {"model": np.repeat(models, n), "item": np.tile(items, m), "score": x.ravel()}
+    )
+
+
+def write_parts(frame: pd.DataFrame, directory, per_file: int) -> None:
+    items = sorted(frame["item"].unique())
+    for k, lo in enumerate(range(0, len(items), per_file)):
+        part = frame[frame["item"].isin(items[lo : lo + per_file])].sample(frac=1, random_state=k)
+        part.to_parquet(directory / f"part-{k:03d}.parquet", index=False)
+
+
+def same(a, b) -> None:
+    assert a.to_dict(pairs=True) == b.to_dict(pairs=True)
+    for name in ("estimate", "statistic", "pvalue", "se", "score"):
+        left, right = getattr(a.pairwise, name), getattr(b.pairwise, name)
+        assert np.array_equal(left, right, equal_nan=True), name  # 0 ulp
+    assert a.guarantee == b.guarantee
+
+
+CASES = [
+    (2, 30, 1, 7, {}),
+    (5, 200, 2, 33, {}),
+    (9, 400, 3, 50, {"coverage": "marginal"}),
+    (12, 150, 4, 150, {"test": "z"}),
+    (6, 250, 5, 40, {"multiplicity": "bonferroni", "delta": 0.02}),
+    (8, 90, 6, 11, {"spread": 0.0}),
+]
+
+
+@pytest.mark.parametrize("m, n, seed, per_file, options", CASES)
+def test_bit_identical_to_in_memory(tmp_path, m, n, seed, per_file, options):
+    options = dict(options)
+    spread = options.pop("spread", 0.3)
+    options.setdefault("test", "t")
+    frame = board(m, n, seed, spread)
+    write_parts(frame, tmp_path, per_file)
+    same(rank_dataset(tmp_path, rng=0, **options), rankci.rank(frame, rng=0, **options))
+
+
+def test_gram_blocks_carried_across_files(tmp_path, monkeypatch):
+    # blocks of 64 units in memory and out of core, files of 70 items: every block boundary
+    # falls inside a file, and the answers still agree bit for bit
+    monkeypatch.setattr(ttest, "GRAM_ROWS", 64)
+    monkeypatch.setattr(outofcore, "GRAM_ROWS", 64)
+    frame = board(6, 300, 7)
+    write_parts(frame, tmp_path, 70)
+    stats = dataset_statistics(tmp_path)
+    x = rankci.read_scores(frame).units().values
+    centred = x - x.mean(axis=0)
+    assert np.array_equal(stats.gram, ttest.centred_gram(centred))
+    same(rank_dataset(tmp_path, rng=0), rankci.rank(frame, test="t", rng=0))
+
+
+def test_statistics_against_brute_force(tmp_path):
+    frame = board(4, 60, 8)
+    write_parts(frame, tmp_path, 13)
+    stats = dataset_statistics(tmp_path)
+    x = frame.pivot(index="item", columns="model", values="score").to_numpy()
+    assert stats.n_units == 60 and stats.files == 5
+    np.testing.assert_allclose(stats.sums, x.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(stats.gram / 59, np.cov(x, rowvar=False), rtol=1e-12)
+
+
+def test_refuses_missing_and_duplicated_cells(tmp_path):
+    frame = board(3, 40, 9)
+    frame.drop(index=[0, 1]).to_parquet(tmp_path / "a.parquet", index=False)
+    with pytest.raises(ValueError, match="2 missing .* cells, 0 duplicated"):
+        dataset_statistics(tmp_path)
+    (tmp_path / "a.parquet").unlink()
+    pd.concat([frame, frame.iloc[:1]]).to_parquet(tmp_path / "b.parquet", index=False)
+    with pytest.raises(ValueError, match="0 missing .* cells, 1 duplicated"):
+        dataset_statistics(tmp_path)
+
+
+def test_refuses_item_split_across_files(tmp_path):
+    frame = board(3, 40, 10)
+    frame[frame["model"] == "model 0"].to_parquet(tmp_path / "a.parquet", index=False)
+    frame[frame["model"] != "model 0"].to_parquet(tmp_path / "b.parquet", index=False)
+    with pytest.raises(ValueError, match="missing"):
+        dataset_statistics(tmp_path)
+
+
+def test_refuses_other_methods(tmp_path):
+    board(3, 40, 11).to_parquet(tmp_path / "a.parquet", index=False)
+    with pytest.raises(ValueError, match="test 't' or 'z'"):
+        rank_dataset(tmp_path, test="auto")
+    with pytest.raises(ValueError, match="unit='item'"):
+        rank_dataset(tmp_path, unit="cluster")
+
+
+def test_dask_local_cluster_same_answer(tmp_path):
+    import distributed  # the rankci[dask] extra, installed for the tests
+
+    frame = board(7, 300, 12)
+    write_parts(frame, tmp_path, 60)
+    local = dataset_statistics(tmp_path)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False) as cluster:
+        with distributed.Client(cluster) as client:
+            remote = dask_statistics(tmp_path, client)
+            ranking = rank_dataset(tmp_path, rng=0, dask=client)
+    assert remote.models == local.models and remote.n_units == local.n_units
+    np.testing.assert_allclose(remote.sums, local.sums, rtol=1e-14)
+    np.testing.assert_allclose(remote.gram, local.gram, rtol=1e-12, atol=1e-12)
+    expected = rankci.rank(frame, test="t", rng=0)
+    got, want = ranking.to_frame(), expected.to_frame()
+    columns = ["model", "rank", "rank_lower", "rank_upper", "tier"]
+    assert got[columns].equals(want[columns])  # the same Ranking
+    np.testing.assert_allclose(got["score"], want["score"], rtol=1e-14)  # sums in another order
+    np.testing.assert_allclose(ranking.pairwise.pvalue, expected.pairwise.pvalue, rtol=1e-9)
+
+
+def test_cli_parquet_directory(tmp_path, capsys):
+    import json
+
+    from rankci.cli import main
+
+    frame = board(5, 120, 13)
+    write_parts(frame, tmp_path, 25)
+    assert main(["rank", str(tmp_path), "--test", "t", "--seed", "0", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    single = tmp_path.parent / f"{tmp_path.name}-whole.csv"
+    frame.to_csv(single, index=False)
+    assert main(["rank", str(single), "--test", "t", "--seed", "0", "--format", "json"]) == 0
+    want = json.loads(capsys.readouterr().out)  # the in-memory command on the same table
+    assert got.keys() == want.keys()
+    for key in got:
+        if key not in ("source", "data", "reading"):
+            assert got[key] == want[key], key
+    assert main(["rank", str(tmp_path)]) != 0  # --test auto is refused, naming --test t
+    assert "--test t" in capsys.readouterr().err
+
+
+def test_cli_dask_local(tmp_path, capsys):
+    from rankci.cli import main
+
+    frame = board(4, 80, 14)
+    write_parts(frame, tmp_path, 20)
+    args = ["rank", str(tmp_path), "--test", "t", "--seed", "0", "--format", "csv"]
+    assert main(args) == 0
+    local = capsys.readouterr().out
+    assert main([*args, "--dask", "local"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == local.splitlines()[0]
+
+
+def test_docs_example_runs():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "outofcore.md").read_text()
+    code = re.search(r"## From Python\n\n```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "docs/outofcore.md", "exec"), {})  # its asserts are the test
+
+
+def test_csv_batches_equal_pandas(tmp_path, monkeypatch, capsys):
+    import rankci.io as rio
+
+    text = 'model,item,score\nA,007,1\n"B, Inc.",007,\nA, x ,0.5\nB, x ,1e-3\nA,0x1,0\nB,0x1,1\n'
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    want = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    got = rio.read_csv_batches(path)
+    assert got.columns.tolist() == want.columns.tolist()
+    assert got.fillna("<NA>").values.tolist() == want.fillna("<NA>").values.tolist()
+    path.write_text(text.replace("007,\n", "007,0.25\n"))
+    monkeypatch.setattr(rio, "BIG_CSV_BYTES", 1)  # read_scores takes the batch reader
+    monkeypatch.setenv("RANKCI_PROGRESS", "1")
+    batched = rankci.read_scores(path)
+    assert "reading s.csv" in capsys.readouterr().err  # the progress bar, forced
+    monkeypatch.setattr(rio, "BIG_CSV_BYTES", 1 << 60)
+    plain = rankci.read_scores(path)
+    assert batched.models == plain.models and batched.items == plain.items
+    assert batched.to_frame().equals(plain.to_frame())
