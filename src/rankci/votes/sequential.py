@@ -535,12 +535,19 @@ def _subset(votes: Votes, rows: np.ndarray | slice) -> Votes:
 
 
 def replay_votes(
-    votes: Votes, spec: MonitorSpec | None = None, *, look_every: int | str = "1%"
+    votes: Votes,
+    spec: MonitorSpec | None = None,
+    *,
+    look_every: int | str = "1%",
+    monitor: ArenaMonitor | None = None,
 ) -> ArenaMonitor:
     """Feed a finished vote table through an :class:`ArenaMonitor` in time order, with a look
     every ``look_every`` votes (a count, or ``"P%"`` of the votes) and at the last vote.
 
     The time order is the ``timestamp`` column (stable) when present, else the row order.
+    ``monitor`` continues a monitor (one restored by :meth:`ArenaMonitor.restore`) instead of
+    starting one: the votes are fed after those it consumed, with its settings (a ``spec`` that
+    differs is refused); a model of the votes not on it joins it first (``entry="open"``).
 
     Examples
     --------
@@ -548,10 +555,28 @@ def replay_votes(
     >>> mon = replay_votes(v, look_every=10)
     >>> [look["t"] for look in mon.looks()]
     [10, 20, 30, 40]
+    >>> [look["t"] for look in replay_votes(v, look_every=25, monitor=mon).looks()]
+    [10, 20, 30, 40, 65, 80]
     """
     from rankci.sequential.spec import parse_look_every
 
-    mon = ArenaMonitor(votes.models, spec)
+    if monitor is None:
+        mon = ArenaMonitor(votes.models, spec)
+    else:
+        if spec is not None and spec != monitor.spec:
+            raise ValueError(
+                "replay_votes(spec, monitor=) continues the monitor with its own settings; "
+                f"the spec given differs from the monitor's ({monitor.spec!r})"
+            )
+        mon = monitor
+        new = [name for name in votes.models if name not in mon.models]
+        if new and mon.spec.entry != "open":
+            raise ValueError(
+                f"the votes name model {new[0]!r}, which is not on the arena being continued "
+                "(its models are fixed: entry='closed'): " + ", ".join(mon.models)
+            )
+        for name in new:
+            mon.add_model(name)
     n = votes.n_votes
     if n == 0:
         raise ValueError("the vote table holds no votes")
