@@ -357,3 +357,23 @@ def test_saved_settings_that_are_not_valid_are_refused(saved):
     write_state(path, meta, arrays)
     with pytest.raises(ValueError, match="saved monitor settings are not valid.*alpha"):
         OpenMonitor.restore(path)
+
+
+def test_continuing_a_monitor_with_other_settings_is_refused_naming_them():
+    import rankci
+    from rankci.sequential import replay
+    from rankci.votes.sequential import replay_votes
+
+    x = np.random.default_rng(1).random((60, 3)) < [0.8, 0.5, 0.2]
+    first = replay(rankci.Scores.from_matrix(x), sampling="iid", look_every=10)
+    other = first.monitor.spec.replace(alpha=0.1)
+    with pytest.raises(ValueError, match=r"differs in alpha \(0.1, not 0.05\)"):
+        replay(rankci.Scores.from_matrix(x), other, monitor=first.monitor)
+    with pytest.raises(ValueError, match="conflicts with the spec's look_every=10"):
+        replay(rankci.Scores.from_matrix(x), monitor=first.monitor, look_every=5)
+    votes = Votes.from_arrays([0] * 20, [1] * 20, [0] * 20, models=["x", "y"])
+    arena = replay_votes(votes, look_every=10)
+    with pytest.raises(ValueError, match="continues the monitor with its own settings"):
+        replay_votes(votes, MonitorSpec(sampling="iid", alpha=0.1), monitor=arena)
+    with pytest.raises(ValueError, match="'z', which is not on the arena being continued"):
+        replay_votes(Votes.from_arrays([0], [1], [0], models=["x", "z"]), monitor=arena)
