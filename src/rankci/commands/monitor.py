@@ -102,6 +102,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         flag = flags.get(setting.name)
         if flag is not None and " " not in flag:  # width: the T of --retire width:T
             group.add_argument(flag, dest=setting.name, **_flag_options(setting))
+    state = parser.add_argument_group("saved state")
+    state.add_argument(
+        "--save",
+        metavar="STATE.npz",
+        help="after the replay, write the monitor's whole state to STATE.npz (atomically), to "
+        "be continued by --resume on the items or votes that arrive next",
+    )
+    state.add_argument(
+        "--resume",
+        metavar="STATE.npz",
+        help="continue the monitor saved in STATE.npz: DATA's items (or votes) are fed after "
+        "those it consumed, with its saved settings (a monitor flag that differs is refused); "
+        "on an entry=open monitor, DATA's new models join it first",
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--format", default="table", choices=OUTPUT_FORMATS)
     output.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -138,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from rankci.commands.loading import vote_layout_of
     from rankci.sequential import replay
 
+    _check_save_path(args)
     if str(args.data).endswith(".parquet"):
         from rankci.service.export import is_board_export
 
@@ -145,13 +160,92 @@ def run(args: argparse.Namespace) -> int:
             return run_board_export(args)
     if vote_layout_of(args.data, args) is not None:
         return run_votes(args)
-    spec = monitor_spec(args)
+    resumed = _resumed(args, "scores")
+    spec = monitor_spec(args) if resumed is None else None
     _finite_bounds(args)
     scores = load_data(args)
     scores, rescaled = _rescaled(scores, args)
-    result = replay(scores, spec, order_seed=args.order_seed)
+    result = replay(scores, spec, order_seed=args.order_seed, monitor=resumed)
+    if args.save:
+        result.monitor.save(args.save)
     emit(render(result, args.format, args, rescaled), args)
     return 0
+
+
+def _check_save_path(args: argparse.Namespace) -> None:
+    """``--save`` into a folder that exists (checked before any work)."""
+    import os
+
+    if args.save:
+        folder = os.path.dirname(os.path.abspath(args.save))
+        if not os.path.isdir(folder):
+            raise ValueError(f"--save {args.save}: the folder {folder} does not exist")
+
+
+def _resumed(args: argparse.Namespace, data: str):
+    """The monitor of ``--resume STATE`` (None without it): a score monitor for a score table
+    (``data="scores"``), an arena monitor for votes; monitor flags that differ from its saved
+    settings are refused, naming them."""
+    if not args.resume:
+        return None
+    from rankci.sequential.persistence import (
+        ARENA_FORMAT,
+        FORMAT,
+        OLD_FORMATS,
+        OPEN_FORMAT,
+        read_state,
+    )
+
+    formats = (ARENA_FORMAT,) if data == "votes" else (FORMAT, *OLD_FORMATS, OPEN_FORMAT)
+    try:
+        form, _, _ = read_state(args.resume, *formats)
+    except ValueError as error:
+        kind = "a vote table" if data == "votes" else "a score table"
+        raise ValueError(f"--resume {error} (DATA {args.data} is {kind})") from None
+    if form == ARENA_FORMAT:
+        from rankci.votes.sequential import ArenaMonitor as restore_with
+    elif form == OPEN_FORMAT:
+        from rankci.sequential.entry import OpenMonitor as restore_with
+    else:
+        from rankci.sequential.monitor import Monitor as restore_with
+    monitor = restore_with.restore(args.resume)
+    conflicts = resume_conflicts(args, monitor.spec)
+    if conflicts:
+        raise ValueError(
+            f"--resume {args.resume}: the saved monitor keeps its settings; "
+            + "; ".join(conflicts)
+            + ". Drop these flags (or start a new monitor without --resume)"
+        )
+    return monitor
+
+
+def resume_conflicts(args: argparse.Namespace, saved: MonitorSpec) -> list[str]:
+    """The monitor flags given (other than their defaults) that differ from the saved spec,
+    each as ``"--flag VALUE (saved: VALUE)"``."""
+    flags = setting_flags()
+    given = [
+        name
+        for name, flag in flags.items()
+        if " " not in flag and hasattr(args, name) and getattr(args, name) != _default_of(name)
+    ]
+    if not given:
+        return []
+    values = {name: getattr(args, name) for name in given}
+    if "retire" in values:
+        values["retire"], values["width"] = parse_retire(args.retire)
+    if "freeze" in values:
+        values["freeze"] = FREEZE_CHOICES[args.freeze]
+    current = {f.name: getattr(saved, f.name) for f in dataclasses.fields(MonitorSpec)}
+    asked = MonitorSpec.from_flags({**current, **values})
+    out = []
+    for name in given:
+        names = ("retire", "width") if name == "retire" else (name,)
+        if any(getattr(asked, n) != getattr(saved, n) for n in names):
+            shown = getattr(saved, name)
+            if name == "retire" and saved.retire == "width":
+                shown = f"width:{saved.width}"
+            out.append(f"{flags[name]} {getattr(args, name)} (saved: {shown})")
+    return out
 
 
 def run_votes(args: argparse.Namespace) -> int:
@@ -160,21 +254,35 @@ def run_votes(args: argparse.Namespace) -> int:
     import sys
 
     from rankci.formats import VOTE_FORMATS
+    from rankci.sequential.spec import parse_look_every
     from rankci.votes.read import read_votes, reading_summary
     from rankci.votes.sequential import replay_votes
 
-    values = {name: getattr(args, name) for name in setting_flags() if hasattr(args, name)}
-    values["retire"], values["width"] = parse_retire(args.retire)
-    values["freeze"] = FREEZE_CHOICES[args.freeze]
-    if values.get("sampling") == "finite" and values.get("n_items") is not None:
-        raise ValueError("--sampling finite --n-items: a vote table is an open stream of votes")
-    values["sampling"] = "iid"
-    values["n_items"] = None
-    spec = MonitorSpec.from_flags(values)
+    resumed = _resumed(args, "votes")
+    if resumed is None:
+        values = {name: getattr(args, name) for name in setting_flags() if hasattr(args, name)}
+        values["retire"], values["width"] = parse_retire(args.retire)
+        values["freeze"] = FREEZE_CHOICES[args.freeze]
+        if values.get("sampling") == "finite" and values.get("n_items") is not None:
+            raise ValueError("--sampling finite --n-items: a vote table is an open stream of votes")
+        values["sampling"] = "iid"
+        values["n_items"] = None
+        spec = MonitorSpec.from_flags(values)
+    else:
+        spec = resumed.spec
     fmt = args.input_format if args.input_format in VOTE_FORMATS else "auto"
     votes = read_votes(args.data, format=fmt)
     print(f"rankci: {reading_summary(votes)}", file=sys.stderr)
-    mon = replay_votes(votes, spec, look_every=spec.look_every or "1%")
+    if votes.n_votes == 0:
+        raise ValueError(f"{args.data}: the vote table holds no votes")
+    # the look interval as a vote count, recorded in the spec (a "P%" is of this table's votes)
+    every = parse_look_every(spec.look_every or "1%", votes.n_votes)
+    if resumed is None:
+        mon = replay_votes(votes, spec.replace(look_every=every), look_every=every)
+    else:
+        mon = replay_votes(votes, look_every=every, monitor=resumed)
+    if args.save:
+        mon.save(args.save)
     emit(render_votes(mon, args.format, args, excluded=votes.excluded), args)
     return 0
 
@@ -196,6 +304,7 @@ def run_board_export(args: argparse.Namespace) -> int:
     ]
     if args.order_seed != 0:
         changed.append("--order-seed")
+    changed += [flag for flag in ("--save", "--resume") if getattr(args, flag[2:], None)]
     if changed:
         raise ValueError(
             f"{args.data} is a board export: its settings and item order are the board's "
@@ -278,10 +387,11 @@ def render_votes(
         ranking, cycle = None, str(error)
     share = mon.win_share()
     pairs = [{"winner": mon.models[j], "loser": mon.models[l]} for j, l in zip(*np.nonzero(cert))]
+    entry = mon.spec.entry
     if fmt == "json":
         payload = {
             "target": ARENA_TARGET,
-            "guarantee": arena_guarantee(mon.alpha, mon.n_models),
+            "guarantee": arena_guarantee(mon.alpha, mon.n_models, entry),
             "unit": "vote",
             "n_votes": mon.n_votes,
             "alpha": mon.alpha,
@@ -289,7 +399,7 @@ def render_votes(
             "certifier": "bonferroni",
             "looks": mon.looks(),
             "certified": pairs,
-            "threshold": mon.certifier.threshold,
+            "threshold": mon.certifier.threshold if entry != "open" else None,
             "excluded": dict(excluded or {}),
             "models": (
                 ranking.to_dict()["models"]
@@ -297,6 +407,8 @@ def render_votes(
                 else [{"model": m, "win_share": float(s)} for m, s in zip(mon.models, share)]
             ),
         }
+        if entry == "open":  # each pair's threshold is its later entrant's
+            payload["entrants"] = [dict(e) for e in mon.entrants]
         if cycle:
             payload["cycle"] = cycle
         return to_json(payload, args)
@@ -305,7 +417,12 @@ def render_votes(
         f"{mon.spec.bet} bet, alpha = {mon.alpha:g}; {len(mon.looks())} looks"
     )
     lines = [head, f"certified head-to-head dominances: {len(pairs)}"]
-    if not pairs:
+    if not pairs and entry == "open":
+        lines.append(
+            "nothing certified: no pair's wealth reached its threshold 1/alpha_jl (its later "
+            "entrant's level); more votes between the closest pairs are needed"
+        )
+    elif not pairs:
         top = float(np.nanmax(mon.log_wealth()))
         lines.append(
             f"nothing certified: no pair's wealth reached M(M-1)/alpha = "
@@ -325,7 +442,8 @@ def render_votes(
         lines += ["", text_table(frame)]
     else:
         lines.append(cycle)
-    return "\n".join([*lines, "", arena_guarantee(mon.alpha, mon.n_models), ARENA_TARGET])
+    guarantee = arena_guarantee(mon.alpha, mon.n_models, entry)
+    return "\n".join([*lines, "", guarantee, ARENA_TARGET])
 
 
 def _finite_bounds(args: argparse.Namespace) -> None:

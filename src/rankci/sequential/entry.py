@@ -69,6 +69,15 @@ from rankci.ranking import (
 )
 from rankci.sequential.intake import block_matrix, row_from_mapping, usable_rows
 from rankci.sequential.monitor import Monitor
+from rankci.sequential.persistence import (
+    OPEN_FORMAT,
+    changes_meta,
+    load_changes,
+    loaded,
+    read_state,
+    spec_of,
+    write_state,
+)
 from rankci.sequential.retirement import models_to_retire
 from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.statements import alpha_event_message
@@ -550,10 +559,130 @@ class OpenMonitor(Monitor):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
-        raise ValueError(
-            "an open-entry monitor (entry='open') cannot be saved to a file yet; replay its "
-            "scores and model additions instead"
+        """Write the whole state to one ``.npz`` file (atomically; format
+        :data:`~rankci.sequential.persistence.OPEN_FORMAT`): the spec, the entrants in entry
+        order, each entry's e-processes, the certified pairs, looks, retirements, withdrawals,
+        voids and named items. :meth:`restore` followed by the same items and additions gives
+        exactly what an uninterrupted monitor gives, bit for bit.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> mon = OpenMonitor(["a", "b"], sampling="iid", entry="open", look_every=50)
+        >>> rng = np.random.default_rng(0)
+        >>> mon.update_block(rng.random((100, 2)) < [0.8, 0.3])
+        100
+        >>> mon.add_model("c")
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     mon.save(os.path.join(folder, "open.npz"))
+        ...     again = OpenMonitor.restore(os.path.join(folder, "open.npz"))
+        >>> again.models, [e["t"] for e in again.entrants], again.looks == mon.looks
+        (('a', 'b', 'c'), [0, 0, 100], True)
+        """
+        groups, arrays = [], {}
+        for i, group in enumerate(self._groups):
+            wealth = group["wealth"]
+            stopped = isinstance(wealth, _Stopped)
+            groups.append({"start": int(group["start"]), "stopped": stopped})
+            if stopped:
+                arrays[f"group{i}.log_wealth"] = wealth.log_wealth()
+            else:
+                arrays.update({f"group{i}.{k}": v for k, v in wealth.state()["arrays"].items()})
+        config = {
+            "format": OPEN_FORMAT,
+            "models": list(self.models),
+            "n_initial": int(self.n_initial),
+            "spec": self.spec.to_dict(),
+        }
+        meta = {
+            "config": config,
+            "t": int(self._t),
+            "evaluations": int(self.evaluations),
+            "looks": self.looks,
+            "retired": self.retired,
+            "entrants": self.entrants,
+            "groups": groups,
+            "excluded_items": int(self._excluded_items),
+            "alpha_event": self.alpha_event,
+            **changes_meta(self),
+        }
+        arrays.update(
+            {
+                "active": self._active,
+                "sum": self._sum,
+                "count": self._count,
+                "level": self._level,
+                "dominance": self._dominance,
+                "missing_by_model": self._missing_by_model,
+            }
         )
+        write_state(path, meta, arrays)
+
+    @classmethod
+    def restore(cls, path: str | os.PathLike) -> OpenMonitor:
+        """An open-entry monitor in exactly the state written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            Naming the file: not a saved open-entry monitor (a closed one is restored by
+            ``Monitor.restore``, an arena by ``ArenaMonitor.restore``), of a format this version
+            does not read, or damaged (:func:`~rankci.sequential.persistence.read_state`).
+        """
+        name = os.fspath(path)
+        _, meta, arrays = read_state(name, OPEN_FORMAT)
+        try:
+            return cls._restored(name, meta, arrays)
+        except (KeyError, TypeError, IndexError) as error:
+            raise ValueError(
+                f"{name!r}: the saved open-entry monitor is incomplete ({error!r}): damaged"
+            ) from None
+
+    @classmethod
+    def _restored(cls, name: str, meta: dict, arrays: dict) -> OpenMonitor:
+        config = meta["config"]
+        spec = spec_of(name, config["spec"])
+        models, n_initial = [str(m) for m in config["models"]], int(config["n_initial"])
+        if spec.entry != "open" or not 2 <= n_initial <= len(models):
+            raise ValueError(f"{name!r}: the saved open-entry settings are not consistent")
+        monitor = cls(models[:n_initial], spec)
+        for model in models[n_initial:]:
+            monitor._add_group([model])  # the groups' shapes; their states are loaded below
+        if len(meta["groups"]) != len(monitor._groups):
+            raise ValueError(f"{name!r}: the saved entries do not match its models: damaged")
+        for i, (group, saved) in enumerate(zip(monitor._groups, meta["groups"])):
+            group["start"] = int(saved["start"])
+            prefix = f"group{i}."
+            if saved["stopped"]:
+                like = np.zeros((len(group["cols"]),) * 2)
+                lw = loaded(name, arrays[prefix + "log_wealth"], like, "log-wealths")
+                group["wealth"] = _Stopped.from_log_wealth(lw)
+                continue
+            state = {
+                "config": group["wealth"].state()["config"],
+                "arrays": {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)},
+            }
+            group["wealth"] = PairWealth.from_state(state)
+        for attr, what in (
+            ("active", "active models"),
+            ("sum", "score sums"),
+            ("count", "item counts"),
+            ("level", "levels"),
+            ("dominance", "certified pairs"),
+            ("missing_by_model", "missing counts"),
+        ):
+            like = getattr(monitor, "_" + attr)
+            setattr(monitor, "_" + attr, loaded(name, arrays[attr], like, what))
+        monitor._t = int(meta["t"])
+        monitor.evaluations = int(meta["evaluations"])
+        monitor.looks = list(meta["looks"])
+        monitor.retired = dict(meta["retired"])
+        monitor.entrants = [dict(e) for e in meta["entrants"]]
+        monitor._excluded_items = int(meta["excluded_items"])
+        monitor.alpha_event = meta["alpha_event"]
+        load_changes(monitor, meta)
+        monitor._ranking = None
+        return monitor
 
 
 class _Stopped:
@@ -563,6 +692,15 @@ class _Stopped:
         self._lw = wealth.log_wealth()
         self.n_active = 0
         self.active = np.zeros(wealth.n_models, dtype=bool)
+
+    @classmethod
+    def from_log_wealth(cls, log_wealth: np.ndarray) -> _Stopped:
+        """A stopped group from its saved log-wealths (NaN diagonal)."""
+        out = cls.__new__(cls)
+        out._lw = log_wealth
+        out.n_active = 0
+        out.active = np.zeros(log_wealth.shape[0], dtype=bool)
+        return out
 
     def log_wealth(self) -> np.ndarray:
         return self._lw

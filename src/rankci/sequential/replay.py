@@ -108,9 +108,14 @@ class MonitorRun:
         the prompt-variant rule dropped rows as the table was read, ``inconsistent_prompts``
         (``rows``, ``observations``, ``variants``, ``rows_by_model``, ``reason``).
     config : dict
-        alpha, sampling, certifier, bet, order_seed, look_every, retire, k, freeze.
+        alpha, sampling, certifier, bet, order_seed, look_every, retire, k, freeze (and
+        ``resumed_from``, the item and look counts of a monitor continued by
+        ``replay(..., monitor=)``).
     spec : MonitorSpec or None
         The settings the monitor ran with (``ranking.spec``).
+    monitor : Monitor or None
+        The monitor after the replay: ``monitor.save(path)`` keeps it, to be continued by
+        ``replay(more_scores, monitor=Monitor.restore(path))``.
     """
 
     ranking: Ranking
@@ -123,6 +128,7 @@ class MonitorRun:
     excluded: dict
     config: dict = field(default_factory=dict)
     spec: MonitorSpec | None = None
+    monitor: Any = field(default=None, compare=False)
 
     def to_frame(self) -> pd.DataFrame:
         """The final ranking, best first (with ``rank_set`` under the exact certifier)."""
@@ -197,6 +203,7 @@ def replay(
     spec: MonitorSpec | None = None,
     *,
     order_seed: int = 0,
+    monitor: Monitor | None = None,
     **settings: Any,
 ) -> MonitorRun:
     """Replay a Scores table through a :class:`Monitor` (see the module docstring's contract).
@@ -211,6 +218,14 @@ def replay(
     order_seed : int, default 0
         Seed of the item order, ``numpy.random.default_rng(order_seed).permutation(n)`` (a
         separate seed, part of the evaluation design; the board's field and ``--order-seed``).
+    monitor : Monitor, optional
+        Continue this monitor (one restored by ``Monitor.restore``, ``OpenMonitor.restore``)
+        instead of starting a new one: the items of ``scores`` are fed after those it consumed,
+        in the contract's order, with its own settings (a ``spec`` or keyword that differs from
+        ``monitor.spec`` is refused). A model of ``scores`` not on the monitor joins it first
+        (``add_model``; only with ``entry="open"``); a model of the monitor absent from
+        ``scores`` must be retired or withdrawn. ``n_consumed`` and ``evaluations`` count this
+        replay's items; ``looks`` are all the monitor's.
     **settings
         The settings of :class:`~rankci.sequential.spec.MonitorSpec` as keywords: alpha,
         sampling, bet, lam, grid, eps, certifier, look_every (items between looks, or ``"P%"`` of
@@ -241,10 +256,20 @@ def replay(
     >>> again = replay(rankci.Scores.from_matrix(x), run.ranking.spec)
     >>> again.looks == run.looks
     True
+
+    Continued on more items (a monitor kept with ``run.monitor.save``):
+
+    >>> first = replay(rankci.Scores.from_matrix(x[:400]), sampling="iid", look_every=100)
+    >>> more = replay(rankci.Scores.from_matrix(x[400:]), monitor=first.monitor)
+    >>> [look["t"] for look in more.looks], more.n_consumed
+    ([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000], 600)
     """
     if not isinstance(scores, Scores):
         raise ValueError(f"replay expects Scores (rankci.read_scores), got {type(scores).__name__}")
-    spec = MonitorSpec.given(spec, settings, "replay", defaults=REPLAY_DEFAULTS)
+    if monitor is not None:
+        spec = continued_spec(monitor, spec, settings)
+    else:
+        spec = MonitorSpec.given(spec, settings, "replay", defaults=REPLAY_DEFAULTS)
     if isinstance(order_seed, bool) or not isinstance(order_seed, (int, np.integer)):
         raise ValueError(f"order_seed must be an integer, got {order_seed!r}")
     units = scores.units("item", missing="pairwise")
@@ -264,20 +289,14 @@ def replay(
     if n == 0:
         raise ValueError("no item is scored by every model, so there is nothing to replay")
     order = evaluation_order(labels, order_seed)
-    finite = spec.sampling == "finite"
-    if finite and spec.n_items not in (None, n):
-        raise ValueError(
-            f"the spec's n_items={spec.n_items} is not the {n} items scored by every model, the "
-            "benchmark of this replay: leave n_items None"
-        )
-    every = None if spec.look_every is None else parse_look_every(spec.look_every, n)
-    if spec.entry == "open":  # the levels of models that may join (none joins in a table)
-        from rankci.sequential.entry import OpenMonitor as make
+    if monitor is not None:
+        start = {"t": int(monitor.t), "looks": len(monitor.looks)}
+        before = monitor.evaluations
+        values = continued_columns(monitor, units.models, values)
+        every = monitor.look_every
     else:
-        make = Monitor
-    monitor = make(
-        units.models, spec.replace(n_items=n if finite else spec.n_items, look_every=every)
-    )
+        start, before = None, 0
+        monitor, every = new_monitor(units.models, spec, n)
     monitor.update_block(values[order])
     ranking = monitor.ranking()  # the look at the last item (already taken under model F)
     silent = "alpha_event" not in ranking.details and not ranking.dominance.any()
@@ -285,6 +304,8 @@ def replay(
         why = nothing_certified_at(monitor.t, monitor.log_wealth(), monitor.alpha)
         ranking.details["nothing_certified"] = why
         warnings.warn(why, RankciWarning, stacklevel=2)
+    used = monitor.t - (start["t"] if start else 0)
+    evaluations = monitor.evaluations - before
     config = {
         "alpha": monitor.alpha,
         "sampling": monitor.sampling,
@@ -300,15 +321,75 @@ def replay(
         config["lam"] = float(spec.lam)
     if monitor.retire_rule == "width":
         config["width"] = monitor.width
+    if start is not None:
+        config["resumed_from"] = start
     return MonitorRun(
         ranking=ranking,
         looks=[dict(record) for record in monitor.looks],
         n_items=n,
-        n_consumed=monitor.t,
-        evaluations=monitor.evaluations,
-        cost_fraction=monitor.evaluations / (n * monitor.n_models),
+        n_consumed=used,
+        evaluations=evaluations,
+        cost_fraction=evaluations / (n * monitor.n_models),
         order=tuple(labels[order]),
         excluded=excluded,
         config=config,
         spec=monitor.spec,
+        monitor=monitor,
     )
+
+
+def new_monitor(models: Sequence[str], spec: MonitorSpec, n: int) -> tuple[Monitor, int | None]:
+    """The monitor of a replay of ``n`` complete items, and its look interval (items)."""
+    finite = spec.sampling == "finite"
+    if finite and spec.n_items not in (None, n):
+        raise ValueError(
+            f"the spec's n_items={spec.n_items} is not the {n} items scored by every model, the "
+            "benchmark of this replay: leave n_items None"
+        )
+    every = None if spec.look_every is None else parse_look_every(spec.look_every, n)
+    if spec.entry == "open":  # the levels of models that may join (none joins in a table)
+        from rankci.sequential.entry import OpenMonitor as make
+    else:
+        make = Monitor
+    monitor = make(models, spec.replace(n_items=n if finite else spec.n_items, look_every=every))
+    return monitor, every
+
+
+def continued_spec(monitor: Monitor, spec: MonitorSpec | None, settings: dict) -> MonitorSpec:
+    """The spec of ``replay(..., monitor=)``: the monitor's; a different one is refused."""
+    if not isinstance(monitor, Monitor):
+        raise ValueError(
+            f"monitor must be a rankci.sequential Monitor (or OpenMonitor), got "
+            f"{type(monitor).__name__}"
+        )
+    if spec is not None and spec != monitor.spec:
+        ours, theirs = monitor.spec.to_dict(), spec.to_dict()
+        differ = [k for k in sorted(set(ours) | set(theirs)) if ours.get(k) != theirs.get(k)]
+        raise ValueError(
+            "replay(spec, monitor=) continues the monitor with its own settings; the spec "
+            "differs in "
+            + ", ".join(f"{k} ({theirs.get(k)!r}, not {ours.get(k)!r})" for k in differ)
+        )
+    return MonitorSpec.given(monitor.spec, settings, "replay")
+
+
+def continued_columns(monitor: Monitor, models: Sequence[str], values: np.ndarray) -> np.ndarray:
+    """The items of a continued replay as (n, M) in the monitor's model order: models new to
+    the monitor join it first (``entry="open"``), a retired model's column is NaN."""
+    new = [m for m in models if m not in monitor.models]
+    if new and monitor.spec.entry != "open":
+        raise ValueError(
+            f"model {new[0]!r} is not on the monitor being continued, whose models are fixed "
+            "(entry='closed'): " + ", ".join(monitor.models)
+        )
+    absent = [m for m, on in zip(monitor.models, monitor.active) if on and m not in models]
+    if absent:
+        raise ValueError(
+            f"the scores have no column for model {absent[0]!r}, which the monitor being "
+            "continued still evaluates (retire or withdraw it first)"
+        )
+    for name in new:
+        monitor.add_model(name)
+    out = np.full((values.shape[0], monitor.n_models), np.nan)
+    out[:, [monitor.models.index(m) for m in models]] = values
+    return out
