@@ -545,7 +545,10 @@ class VoteBoard(Board):
         return body, ranking, self.monitor.looks()[:number]
 
     def export(self):
-        raise KindMismatch("a votes board exports its votes, not scores (not offered yet)")
+        raise KindMismatch(
+            "a votes board has no scores: its votes are exported as Parquet "
+            "(GET /api/boards/{id}/export)"
+        )
 
     def monitor_state(self) -> bytes:
         """The arena monitor's state as the ``.npz`` of
