@@ -36,6 +36,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections import ChainMap
 from collections.abc import Sequence
 from functools import partial
 
@@ -46,14 +47,16 @@ from rankci.service.commits import CommitGroup, Pending, Posted, commit_boards
 from rankci.service.history import board_history, utc_now
 from rankci.service.progress import needed, next_look, progress
 from rankci.service.published import Published
-from rankci.service.spec import BoardSpec
+from rankci.service.spec import MAX_CELLS, BoardSpec, checked_name
 from rankci.service.storage import Storage, StorageUnavailable
 from rankci.service.validation import Conflict, Rejected, group_new_cells, validate_entries
 
 __all__ = ["Board", "Conflict", "Posted", "Rejected", "saved_bytes"]
 
 log = logging.getLogger("rankci.service")
-
+#: The code a post's item not on the board yet gets until its commit places it (``NEW_ITEM + k``
+#: for the k-th such item of the post; item_entry "open").
+NEW_ITEM = 1 << 40
 
 
 def saved_bytes(monitor) -> bytes:
@@ -80,6 +83,11 @@ class Board:
         self.position[self.order] = np.arange(n)
         self.model_index = {name: j for j, name in enumerate(spec.models)}
         self.item_index = {item: i for i, item in enumerate(spec.items)}
+        # item_entry "open": an item first scored later takes the next position of the shared
+        # order (its index, also its position); x, position and order keep spare rows
+        self.growing = spec.item_entry == "open"
+        self.n_created = n  # the items given at creation
+        self.item_events: list[dict] = []  # the items added, one record per commit
         self.x = np.full((n, m), np.nan)  # rows in evaluation order
         self.received = 0
         self.monitor = spec.make_monitor()
@@ -110,12 +118,22 @@ class Board:
         board = cls(spec, num, storage)
         model, item, score = storage.load_scores(num)
         events = list(storage.load_events(num))
+        for _seq, t, kind, detail in events:  # items added later: placed before their scores
+            if kind == "items":
+                added = json.loads(detail)
+                if added["first"] != board.spec.n_items:
+                    raise RuntimeError(
+                        f"items event at item {added['first']} replayed at {board.spec.n_items}"
+                    )
+                board._register_items(added["items"], t)
         joined = sum(kind == "join" for _seq, _t, kind, _d in events)
         if joined:  # models added later: their columns exist before their scores are placed
             board.x = np.hstack([board.x, np.full((board.x.shape[0], joined), np.nan)])
         board.x[board.position[item], model] = score
         board.received = int(score.size)
         for _seq, t, kind, detail in events:
+            if kind == "items":
+                continue
             board._advance(limit=t)
             board._apply_event(kind, json.loads(detail), t)
         board._advance()
@@ -127,6 +145,8 @@ class Board:
     def done(self) -> bool:
         """Nothing more can be consumed: every item, fewer than two active models, or an error."""
         mon = self.monitor
+        if self.growing:  # more items may come: done only when the monitor is
+            return self.error is not None or mon.finished
         return self.error is not None or mon.finished or self.row >= self.spec.n_items
 
     @property
@@ -166,8 +186,10 @@ class Board:
         (:meth:`Pending.outcome`), ``notify()`` is called from the committing thread, or
         ``future`` is resolved on the asyncio ``loop``.
         """
-        model, item, score = validate_entries(entries, self.model_index, self.item_index)
+        index, new_names = self._item_codes(entries) if self.growing else (self.item_index, ())
+        model, item, score = validate_entries(entries, self.model_index, index)
         pending = Pending(model, item, score, notify, loop, future)
+        pending.new_names = new_names
         with self._waiting_lock:
             self._waiting.append(pending)
         return pending
@@ -203,7 +225,8 @@ class Board:
             posts, self._waiting = self._waiting, []
         if not posts:
             return posts
-        accepted, rows = self._stage(posts)
+        t = int(self.monitor.t)
+        accepted, rows, added = self._stage(posts)
         if rows is None:  # nothing new: answered without a write
             self._apply(accepted, None)
         elif self.stale:
@@ -211,12 +234,20 @@ class Board:
             for pending, _ in accepted:
                 pending.error = error
         else:
-            group.add(self.num, rows, partial(self._committed, accepted, rows))
+            events = ()
+            if added:  # the new items, committed with their scores
+                detail = json.dumps({"items": added, "first": self.spec.n_items})
+                events = ((t, "items", detail),)
+            group.add(self.num, rows, partial(self._committed, accepted, rows, added, t), events)
         return posts
 
-    def _committed(self, accepted: list, rows: tuple, error: BaseException | None) -> None:
+    def _committed(
+        self, accepted: list, rows: tuple, added: list, t: int, error: BaseException | None
+    ) -> None:
         """``group.write()``'s answer to :meth:`commit`: apply the rows, or fail the posts."""
         if error is None:
+            if added:
+                self._register_items(added, t)
             self._apply(accepted, rows)
             return
         if isinstance(error, StorageUnavailable) and error.ambiguous:
@@ -224,26 +255,123 @@ class Board:
         for pending, _ in accepted:
             pending.error = error
 
-    def _stage(self, group: list[Pending]) -> tuple[list, tuple | None]:
-        """Check a group against the stored scores: ``(accepted, rows)``, with ``accepted`` the
-        (post, mask of its new scores) of the posts not rejected (the others get their error)
-        and ``rows`` the (model, item, score) arrays to store, or None if nothing is new."""
-        names = (self.spec.models, self.spec.items)
+    def _stage(self, group: list[Pending]) -> tuple[list, tuple | None, list]:
+        """Check a group against the stored scores: ``(accepted, rows, added)``, with
+        ``accepted`` the (post, mask of its new scores) of the posts not rejected (the others get
+        their error), ``rows`` the (model, item, score) arrays to store, or None if nothing is
+        new, and ``added`` the names of the items the rows bring (item_entry "open"), in the
+        order they first appear in the accepted posts: the order they join the shared order."""
+        added: list = []
+        if self.growing:
+            group, added = self._place_new_items(group)
+        names = (self.spec.models, (*self.spec.items, *added))
         accepted = []
         for pending, new in zip(group, group_new_cells(self.x, self.position, group, names)):
             if isinstance(new, Rejected):
                 pending.error = new
             else:
                 accepted.append((pending, new))
+        if added:
+            added = self._keep_new_items(accepted, added)
         if not any(new.any() for _, new in accepted):
-            return accepted, None
+            return accepted, None, []
         if len(accepted) == 1:
             pending, new = accepted[0]
-            return accepted, (pending.model[new], pending.item[new], pending.score[new])
-        return accepted, tuple(
+            return accepted, (pending.model[new], pending.item[new], pending.score[new]), added
+        rows = tuple(
             np.concatenate([getattr(p, name)[new] for p, new in accepted])
             for name in ("model", "item", "score")
         )
+        return accepted, rows, added
+
+    # ------------------------------------------------------------------ items that grow
+    def _item_codes(self, entries) -> tuple[ChainMap, tuple[str, ...]]:
+        """The item index of a post on a board with item_entry "open": the board's items, and
+        each item not on it yet coded ``NEW_ITEM + k`` (its name checked as an item id is at
+        creation: a bad one rejects the post)."""
+        known, local = self.item_index, {}
+        for _model, item_id, _score in entries:
+            if isinstance(item_id, str) and item_id not in known and item_id not in local:
+                try:
+                    checked_name(item_id, "item id")
+                except ValueError as error:
+                    shown = item_id[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+                    raise Rejected(
+                        f"{error}; nothing was stored", [{"item": shown, "problem": str(error)}]
+                    ) from None
+                local[item_id] = NEW_ITEM + len(local)
+        return ChainMap(local, known), tuple(local)
+
+    def _place_new_items(self, group: list[Pending]) -> tuple[list[Pending], list[str]]:
+        """Give the new items of a group's posts their tentative indices (the next rows, in the
+        order the posts arrived), rejecting the posts that would take the board over
+        :data:`~rankci.service.spec.MAX_CELLS`; nothing is registered before the commit."""
+        n0, m = self.spec.n_items, len(self.model_index)
+        candidates: dict[str, int] = {}
+        kept = []
+        for pending in group:
+            if not pending.new_names:
+                kept.append(pending)
+                continue
+            fresh = [name for name in pending.new_names if name not in self.item_index]
+            brought = len({*fresh} - candidates.keys())
+            if (n0 + len(candidates) + brought) * m > MAX_CELLS:
+                pending.error = Conflict(
+                    f"the board holds {n0:,} items x {m} models; new item(s) such as "
+                    f"{fresh[0]!r} would take it over {MAX_CELLS:,} scores per board"
+                )
+                continue
+            codes = np.empty(len(pending.new_names), dtype=np.int64)
+            for k, name in enumerate(pending.new_names):
+                i = self.item_index.get(name)
+                codes[k] = candidates.setdefault(name, n0 + len(candidates)) if i is None else i
+            item = pending.item.copy()
+            mask = item >= NEW_ITEM
+            item[mask] = codes[item[mask] - NEW_ITEM]
+            pending.item, pending.new_names = item, ()
+            kept.append(pending)
+        if candidates:
+            self._reserve_rows(n0 + len(candidates))
+        return kept, list(candidates)
+
+    def _keep_new_items(self, accepted: list, added: list[str]) -> list[str]:
+        """The new items the accepted posts bring, in the order they first appear in them
+        (items only a rejected post named are dropped, and the others renumbered)."""
+        n0 = self.spec.n_items
+        final: dict[int, int] = {}
+        for pending, new in accepted:
+            for i in pending.item[new].tolist():
+                if i >= n0 and i not in final:
+                    final[i] = n0 + len(final)
+        if any(i != j for i, j in final.items()) or len(final) != len(added):
+            remap = np.arange(n0 + len(added), dtype=np.int64)
+            for i, j in final.items():
+                remap[i] = j
+            for pending, _ in accepted:
+                pending.item = remap[pending.item]
+        return [added[i - n0] for i in final]
+
+    def _reserve_rows(self, total: int) -> None:
+        """Room for ``total`` items: spare rows of NaN (doubling, so that a growing board copies
+        its matrix O(log n) times); an added item's position is its index."""
+        have = self.x.shape[0]
+        if total <= have:
+            return
+        cap = max(total, 2 * have, 64)
+        self.x = np.vstack([self.x, np.full((cap - have, self.x.shape[1]), np.nan)])
+        spare = np.arange(have, cap, dtype=np.int64)
+        self.position = np.concatenate([self.position, spare])
+        self.order = np.concatenate([self.order, spare])
+
+    def _register_items(self, names: list[str], t: int) -> None:
+        """The items ``names`` join the board at the end of the shared order (committed)."""
+        n0 = self.spec.n_items
+        self._reserve_rows(n0 + len(names))
+        for k, name in enumerate(names):
+            self.item_index[name] = n0 + k
+        items = (*self.spec.items, *names)
+        self.spec = dataclasses.replace(self.spec, items=items, _order=self.order[: len(items)])
+        self.item_events.append({"t": t, "items": list(names), "first": n0})
 
     def _apply(self, accepted: list, rows: tuple | None) -> None:
         """After ``rows`` were committed: feed them to the monitor, publish, and answer the
@@ -323,7 +451,8 @@ class Board:
                 )
             if model in self.model_index:
                 raise Conflict(f"model {model!r} is on the board already")
-            if self.error is not None or self.monitor.t >= self.spec.n_items:
+            full = not self.growing and self.monitor.t >= self.spec.n_items
+            if self.error is not None or full:
                 raise Conflict(f"the board is {self.state}; no model can be added")
             t = int(self.monitor.t)
             detail = {"model": model, "look": len(self.monitor.looks), "at": utc_now()}
@@ -417,7 +546,8 @@ class Board:
         while True:
             self._skip_voided()
             at_look = bool(mon.looks) and mon.looks[-1]["t"] == mon.t
-            if self.row >= n and self.error is None and mon.t and not at_look:
+            growing = self.growing  # more items may come: no look at the last one
+            if not growing and self.row >= n and self.error is None and mon.t and not at_look:
                 self._last_look()  # the rows left were voided: the last consumed item is a look
             if self.done or mon.t >= cap:
                 break
@@ -436,7 +566,8 @@ class Board:
                 mon.update_block(block[:usable])
                 self.row += usable
                 self._skip_voided()
-                if self.row >= n and (not mon.looks or mon.looks[-1]["t"] != mon.t):
+                last = not growing and self.row >= n
+                if last and (not mon.looks or mon.looks[-1]["t"] != mon.t):
                     mon.look()  # the last item is a look (model S), as in the replay contract
             except Exception as error:  # a contradiction (probability <= alpha) stops the board
                 self.error = f"{type(error).__name__}: {error}"

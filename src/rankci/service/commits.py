@@ -53,10 +53,14 @@ class Pending:
     asyncio ``loop`` and ``future``, the future is resolved on that loop.
     """
 
-    __slots__ = ("model", "item", "score", "notify", "loop", "future", "result", "error", "done")
+    __slots__ = (
+        "model", "item", "score", "notify", "loop", "future", "result", "error", "done",
+        "new_names",
+    )  # fmt: skip
 
     def __init__(self, model, item, score, notify=None, loop=None, future=None) -> None:
         self.model, self.item, self.score = model, item, score
+        self.new_names: tuple = ()  # items not on the board yet (item_entry "open")
         self.notify = notify  # called once the outcome is known
         self.loop, self.future = loop, future
         self.result: Posted | None = None
@@ -109,17 +113,20 @@ class CommitGroup:
     was stored, so nothing may change in memory).
     """
 
-    __slots__ = ("storage", "parts")
+    __slots__ = ("storage", "parts", "events")
 
     def __init__(self, storage) -> None:
         self.storage = storage
         self.parts: list[tuple[int, tuple, object]] = []  # (board number, rows, then)
+        self.events: list[tuple[int, int, str, str]] = []  # (board number, t, kind, detail)
 
-    def add(self, num: int, rows: tuple, then) -> None:
+    def add(self, num: int, rows: tuple, then, events=()) -> None:
         """Add board ``num``'s new scores ``rows`` (model, item, score arrays, and for votes a
         list of their text fields, one None or tuple per row); ``then(error)``
-        is called after :meth:`write`, with None once they are committed."""
+        is called after :meth:`write`, with None once they are committed. ``events``
+        ((t, kind, detail) of the board) are committed in the same transaction."""
         self.parts.append((num, rows, then))
+        self.events.extend((num, *event) for event in events)
 
     def write(self) -> None:
         """Commit every board's scores in one transaction, then call each board's ``then``."""
@@ -133,6 +140,8 @@ class CommitGroup:
                     then(NotOwner(f"this server's lease of board number {num} lapsed; retry"))
         if not parts:
             return
+        kept = {num for num, _, _ in parts}
+        events = [event for event in self.events if event[0] in kept]
         rows = [r for _, r, _ in parts]
         nums = np.concatenate([np.full(len(r[2]), num, dtype=np.int64) for num, r, _ in parts])
         try:
@@ -141,10 +150,10 @@ class CommitGroup:
             if any(len(r) > 3 for r in rows):
                 fields = [f for r in rows for f in (r[3] if len(r) > 3 else [None] * len(r[2]))]
             columns = [np.concatenate([r[i] for r in rows]) for i in range(3)]
-            if fields is None:
+            if fields is None and not events:
                 self.storage.insert_scores(nums, *columns)
             else:
-                self.storage.insert_scores(nums, *columns, fields)
+                self.storage.insert_scores(nums, *columns, fields, events=events)
         except Exception as error:
             for _, _, then in parts:
                 then(error)

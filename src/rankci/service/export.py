@@ -14,7 +14,9 @@ and, as the Parquet key-value metadata ``rankci.board_export``, a JSON record:
 ``{"format": "rankci board export", "version": 1, "board": <the spec at creation, as stored>,
 "events": [{"seq", "t", "kind", "detail"}...], "n_scores": n}``. The events are the model
 additions (``join``), retirements (``retire``), withdrawals (``withdraw``) and voided items
-(``void``) with the item count ``t`` at which they were applied.
+(``void``) with the item count ``t`` at which they were applied, then, on a board created with
+``item_entry: "open"``, the items that joined later (``items``: detail ``{"items": [names],
+"first": index}``, one record per commit, in commit order; their ``position`` is their index).
 
 **A votes board** exports every committed vote, in commit order (the order the monitor was fed):
 ``seq`` (int64, the vote's number from 0), ``model_a``, ``model_b``, ``winner`` (string: one of
@@ -103,10 +105,14 @@ class _Sink:
 
 
 def creation_spec(board):
-    """The board's spec as it was created (the models that joined later removed)."""
+    """The board's spec as it was created (the models that joined later, and the items added
+    later on a board with item_entry "open", removed)."""
     joined = sum(e["kind"] == "join" for e in board.events)
     models = board.spec.models[: len(board.spec.models) - joined]
-    return dataclasses.replace(board.spec, models=models)
+    n = getattr(board, "n_created", len(board.spec.items))
+    spec = dataclasses.replace(board.spec, models=models, items=board.spec.items[:n])
+    object.__setattr__(spec, "_order", None)  # the creation order, recomputed from the items
+    return spec
 
 
 def _metadata(board, n_scores: int) -> bytes:
@@ -119,6 +125,11 @@ def _metadata(board, n_scores: int) -> bytes:
         }
         for seq, e in enumerate(board.events)
     ]
+    for added in getattr(board, "item_events", ()):  # items that joined later, in order
+        detail = {"items": added["items"], "first": added["first"]}
+        events.append(
+            {"seq": len(events), "t": added["t"], "kind": "items", "detail": json.dumps(detail)}
+        )
     record = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -281,7 +292,10 @@ def read_board_export(path):
     model_index = {m: j for j, m in enumerate(models)}
     if spec.kind == "votes":
         return (spec, events, *_vote_columns(table, spec, model_index, name))
-    item_index = {item: i for i, item in enumerate(spec.items)}
+    items = list(spec.items) + [
+        name for _s, _t, kind, d in events if kind == "items" for name in json.loads(d)["items"]
+    ]
+    item_index = {item: i for i, item in enumerate(items)}
     try:
         model = np.array([model_index[m] for m in table.column("model").to_pylist()], np.int64)
         item = np.array([item_index[i] for i in table.column("item").to_pylist()], np.int64)
@@ -339,8 +353,9 @@ class MemoryStorage:
     def load_vote_fields(self, num: int):
         return list(self._vote_fields)
 
-    def insert_scores(self, nums, model, item, score, fields=None) -> None:
-        pass
+    def insert_scores(self, nums, model, item, score, fields=None, events=()) -> None:
+        for _num, t, kind, detail in events:
+            self.add_event(0, t, kind, detail)
 
     def add_event(self, num: int, t: int, kind: str, detail: str) -> None:
         self._events.append((len(self._events), t, kind, detail))

@@ -17,8 +17,8 @@ __all__ = ["needed", "next_look", "progress"]
 
 
 def next_look(board: Board) -> int | None:
-    """The item count of the next look (every ``look_every`` items, and the last item), or None
-    once the board is done.
+    """The item count of the next look (every ``look_every`` items, and the last item unless the
+    board's items may grow), or None once the board is done.
 
     Examples
     --------
@@ -30,6 +30,8 @@ def next_look(board: Board) -> int | None:
     if board.done:
         return None
     every, t = board.spec.look_every, board.monitor.t
+    if getattr(board, "growing", False):  # item_entry "open": no last item, more may come
+        return int((t // every + 1) * every)
     last = board.spec.n_items - len(getattr(board, "voided_rows", ()))  # voided: never consumed
     return int(min((t // every + 1) * every, last))
 

@@ -133,6 +133,13 @@ class Service:
                 f"{new!r} (its pairs' levels were fixed when it was created); create a new board "
                 f"with entry {new!r}, or add models to an open board (POST .../models)"
             )
+        if existing.item_entry != spec.item_entry:
+            message += (
+                f" with item_entry {existing.item_entry!r}: the item entry rule of an existing "
+                f"board cannot be changed to {spec.item_entry!r} (its shared order and its "
+                f"guarantee were fixed when it was created); create a new board with "
+                f"item_entry {spec.item_entry!r}"
+            )
         return message
 
     def spec(self, board_id: str) -> BoardSpec:
@@ -307,7 +314,7 @@ class Service:
             )
         options = request.model_dump(exclude={"id", "kind"})
         if request.kind == "votes":
-            for key in ("items", "clusters", "order_seed"):
+            for key in ("items", "clusters", "order_seed", "item_entry"):
                 options.pop(key)
             spec = make_vote_spec(
                 board_id=request.id, given=frozenset(request.model_fields_set), **options

@@ -86,12 +86,20 @@ class BoardFields(BaseModel):
     public: bool = Field(
         True, description="Public boards are readable by anyone; others need a token to read."
     )
+    item_entry: Literal["closed", "open"] = Field(
+        "closed",
+        description="'open': a score for an item not on the board appends that item to the "
+        "shared order, in the order scores are committed (sampling 'iid', no clusters; fixed "
+        "at creation). 'closed': the items given are the board's.",
+    )
 
     @model_validator(mode="after")
     def _settings_are_valid(self) -> BoardFields:
         if self.kind == "votes":
             if self.items is not None or self.clusters is not None:
                 raise ValueError("a votes board has no items or clusters: leave them out")
+            if self.item_entry != "closed":
+                raise ValueError("a votes board has no items: item_entry 'open' is for scores")
             return self  # checked by rankci.service.spec.make_vote_spec (with its defaults)
         if self.items is None:
             raise ValueError("items are required for a scores board")

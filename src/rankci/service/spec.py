@@ -31,6 +31,7 @@ from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_ever
 
 __all__ = [
     "BOARD_ID",
+    "ITEM_ENTRIES",
     "KINDS",
     "MAX_CELLS",
     "MAX_MODELS",
@@ -47,6 +48,7 @@ MAX_CELLS = 20_000_000  # models x items held in memory per board (160 MB of flo
 MAX_NAME = 200
 MAX_TITLE = 500  # characters of a board's title
 KINDS = ("scores", "votes")  # what a board holds
+ITEM_ENTRIES = ("closed", "open")  # whether a score may bring a new item
 #: The monitor settings a votes board allows (those of rankci.votes.sequential.ArenaMonitor).
 VOTE_SETTINGS = (
     "sampling='iid', bet in (mixture, agrapa, fixed), certifier in (auto, bonferroni), "
@@ -84,6 +86,10 @@ class BoardSpec:
         What the board holds (boards stored before kinds existed hold scores). A votes board
         has no items (``items == ()``); its ``look_every`` is a vote count
         (:mod:`rankci.service.voteboard`).
+    item_entry : {"closed", "open"}
+        ``"open"``: a score for an item not on the board appends that item to the shared order
+        (in the order the scores were committed; ``sampling="iid"`` only). Fixed at creation;
+        boards stored before it existed load as ``"closed"`` (their items fixed).
     """
 
     id: str
@@ -99,6 +105,7 @@ class BoardSpec:
     title: str = ""
     created_at: str = ""
     kind: str = "scores"
+    item_entry: str = "closed"
     _order: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
@@ -135,7 +142,7 @@ class BoardSpec:
             for key, value in self.monitor.to_dict().items()
             if key not in ("flow", "version", "n_items")
         }
-        return {**out, "order_seed": self.order_seed}
+        return {**out, "order_seed": self.order_seed, "item_entry": self.item_entry}
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -144,6 +151,8 @@ class BoardSpec:
         data["monitor"] = self.monitor.to_dict()
         if self.kind == "scores":  # stored as before kinds existed
             del data["kind"]
+        if self.item_entry == "closed":  # stored as before item entry existed
+            del data["item_entry"]
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -168,6 +177,9 @@ class BoardSpec:
                 old["n_items"] = len(data["items"])
             data["monitor"] = MonitorSpec.from_dict(old)
         data.setdefault("kind", "scores")  # stored before kinds existed
+        data.setdefault("item_entry", "closed")  # stored before items could grow
+        if data["item_entry"] not in ITEM_ENTRIES:
+            raise ValueError(f"the stored board has an unknown item_entry {data['item_entry']!r}")
         if data["kind"] not in KINDS:
             raise ValueError(f"the stored board has an unknown kind {data['kind']!r}")
         return cls(**data)
@@ -221,6 +233,7 @@ def make_spec(
     public: bool = True,
     title: str = "",
     monitor: MonitorSpec | None = None,
+    item_entry: str = "closed",
     **settings: Any,
 ) -> BoardSpec:
     """Validate a board's description; every problem is a ValueError naming the field.
@@ -250,6 +263,10 @@ def make_spec(
         The monitor's settings (:class:`~rankci.sequential.spec.MonitorSpec`; ``n_items`` None
         or N). Or give them as keywords (``**settings``: alpha, sampling, bet, lam, grid, eps,
         certifier, retire, k, width, look_every, freeze), with ``look_every="1%"`` by default.
+    item_entry : {"closed", "open"}, default "closed"
+        ``"open"``: scores may name items not on the board, which then join the shared order
+        at its end, in the order they are committed (``sampling="iid"``, no clusters; a
+        percentage ``look_every`` is taken of the items given at creation).
 
     Returns
     -------
@@ -288,6 +305,7 @@ def make_spec(
     order_seed = _order_seed(order_seed)
     if settings.look_every is None:
         raise ValueError("look_every must be an item count or 'P%': a board looks at a schedule")
+    _check_item_entry(item_entry, settings.sampling, clusters)
     finite = settings.sampling == "finite"
     if finite and settings.n_items not in (None, len(items)):
         raise ValueError(f"n_items must be the number of items ({len(items)}) or None")
@@ -315,7 +333,24 @@ def make_spec(
         public=bool(public),
         title=checked_name(title or f"{benchmark} · {run}", "title", MAX_TITLE),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        item_entry=item_entry,
     )
+
+
+def _check_item_entry(item_entry: object, sampling: str, clusters) -> None:
+    """Items may grow only under ``sampling="iid"`` (the population of items is open) and on
+    a board without clusters (a new item names none)."""
+    if item_entry not in ITEM_ENTRIES:
+        raise ValueError(f"item_entry must be 'closed' or 'open', got {item_entry!r}")
+    if item_entry == "closed":
+        return
+    if sampling != "iid":
+        raise ValueError(
+            "item_entry 'open' needs sampling 'iid': under sampling 'finite' the benchmark is "
+            "the fixed set of items given at creation, whose means are ranked"
+        )
+    if clusters is not None:
+        raise ValueError("item_entry 'open' is for a board without clusters (a new item has none)")
 
 
 def _model_names(models: Sequence[str]) -> tuple[str, ...]:

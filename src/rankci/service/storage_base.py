@@ -402,17 +402,26 @@ class Storage:
         self._run(work, write=True, boards=num)
 
     def insert_scores(
-        self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray, fields=None
+        self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray, fields=None,
+        events=(),
     ):
         """Insert new scores in one transaction and commit (the caller checked they are new).
 
         ``num`` is the board's number, or an array of one per score (several boards' scores
         in one transaction: a group commit). ``fields``, if given, holds one entry per score:
-        None, or the vote's text fields (:data:`VOTE_COLUMNS`, each a string or None)."""
+        None, or the vote's text fields (:data:`VOTE_COLUMNS`, each a string or None).
+        ``events`` (board number, t, kind, detail) are inserted in the same transaction (the
+        items a board with ``item_entry: "open"`` gains with these scores)."""
         nums = np.broadcast_to(np.asarray(num, dtype=np.int64), np.shape(model)).tolist()
         rows = list(zip(nums, model.tolist(), item.tolist(), score.tolist()))
         if fields is None:
-            self._run(lambda cur: self._bulk_insert(cur, rows), write=True, boards=nums)
+
+            def plain_work(cur):
+                self._bulk_insert(cur, rows)
+                for event in events:
+                    self._insert_event(cur, *event)
+
+            self._run(plain_work, write=True, boards=nums)
             return
         plain = [row for row, f in zip(rows, fields) if f is None]
         texted = [(*row, *f) for row, f in zip(rows, fields) if f is not None]
@@ -424,6 +433,8 @@ class Storage:
             if plain:
                 self._bulk_insert(cur, plain)
             cur.executemany(sql, texted)
+            for event in events:
+                self._insert_event(cur, *event)
 
         self._run(work, write=True, boards=nums)
 
@@ -462,19 +473,19 @@ class Storage:
             np.asarray(score, dtype=float),
         )
 
-    def add_event(self, num: int, t: int, kind: str, detail: str) -> int:
-        def work(cur):
-            cur.execute(
-                self._q("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE board = ?"), (num,)
-            )
-            seq = int(cur.fetchone()[0])
-            cur.execute(
-                self._q("INSERT INTO events (board, seq, t, kind, detail) VALUES (?, ?, ?, ?, ?)"),
-                (num, seq, t, kind, detail),
-            )
-            return seq
+    def _insert_event(self, cur, num: int, t: int, kind: str, detail: str) -> int:
+        cur.execute(self._q("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE board = ?"), (num,))
+        seq = int(cur.fetchone()[0])
+        cur.execute(
+            self._q("INSERT INTO events (board, seq, t, kind, detail) VALUES (?, ?, ?, ?, ?)"),
+            (num, seq, t, kind, detail),
+        )
+        return seq
 
-        return self._run(work, write=True, boards=num)
+    def add_event(self, num: int, t: int, kind: str, detail: str) -> int:
+        return self._run(
+            lambda cur: self._insert_event(cur, num, t, kind, detail), write=True, boards=num
+        )
 
     def load_events(self, num: int) -> list[tuple[int, int, str, str]]:
         """(seq, t, kind, detail) in order."""
