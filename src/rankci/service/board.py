@@ -67,6 +67,7 @@ def saved_bytes(monitor) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
 
+
 class Board:
     """One leaderboard: its spec, the received scores, and the monitor's state."""
 

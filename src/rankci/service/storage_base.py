@@ -402,7 +402,12 @@ class Storage:
         self._run(work, write=True, boards=num)
 
     def insert_scores(
-        self, num, model: np.ndarray, item: np.ndarray, score: np.ndarray, fields=None,
+        self,
+        num,
+        model: np.ndarray,
+        item: np.ndarray,
+        score: np.ndarray,
+        fields=None,
         events=(),
     ):
         """Insert new scores in one transaction and commit (the caller checked they are new).
