@@ -10,12 +10,14 @@ import json
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from service_server import database, running
 
 from rankci.cli import main
 from rankci.sequential import Monitor
-from rankci.service.board import Board, Rejected
+from rankci.service.board import Board, Conflict, Rejected
 from rankci.service.export import parquet_chunks, replay_export
+from rankci.service.schemas import BoardCreate
 from rankci.service.spec import make_spec
 from rankci.service.storage import open_storage
 
@@ -94,7 +96,7 @@ def test_growing_board_equals_update_item_after_restart_and_replay(tmp_path, kin
     assert replayed.monitor.looks == looks and replayed.spec.items == board.spec.items
 
 
-def test_a_closed_board_refuses_new_items_and_open_needs_iid(tmp_path):
+def test_a_closed_board_refuses_new_items_and_open_needs_iid(tmp_path, monkeypatch):
     spec = make_spec(benchmark="b", run="c", models=["a", "b"], items=["q0"], look_every=1)
     storage = open_storage(str(tmp_path / "b.db")).open()
     storage.lock_owner()
@@ -122,6 +124,13 @@ def test_a_closed_board_refuses_new_items_and_open_needs_iid(tmp_path):
     with pytest.raises(Rejected, match="unknown model 'z'"):  # the model is checked as ever
         board.post([("z", "q5", 1.0)])
     assert board.spec.items == ("q0",) and board.received == 0
+    monkeypatch.setattr("rankci.service.board.MAX_CELLS", 6)  # 3 items x 2 models at most
+    board.post([("a", "q1", 1.0), ("a", "q2", 1.0)])
+    with pytest.raises(Conflict, match="'q3' would take it over 6 scores per board"):
+        board.post([("b", "q1", 0.0), ("a", "q3", 1.0)])
+    assert board.spec.items == ("q0", "q1", "q2") and board.received == 2
+    with pytest.raises(ValidationError, match="a votes board has no items"):
+        BoardCreate(benchmark="b", run="v", kind="votes", models=["a", "b"], item_entry="open")
     storage.close()
 
 

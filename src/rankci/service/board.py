@@ -265,6 +265,8 @@ class Board:
         added: list = []
         if self.growing:
             group, added = self._place_new_items(group)
+            if not group:  # every post was refused (the board would be too large)
+                return [], None, []
         names = (self.spec.models, (*self.spec.items, *added))
         accepted = []
         for pending, new in zip(group, group_new_cells(self.x, self.position, group, names)):
