@@ -160,3 +160,42 @@ def jsonable(value: object) -> object:
         return value
 
     return convert(value)
+
+
+class LazyModule:
+    """A module imported on first attribute access: ``pd = LazyModule("pandas")`` at the top of a
+    module keeps ``pd.DataFrame`` working everywhere in it while a command that never touches a
+    DataFrame (``rankci rank`` on Parquet) never pays pandas' import.
+
+    Examples
+    --------
+    >>> json_module = LazyModule("json")
+    >>> json_module.dumps([1])
+    '[1]'
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> object:
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attribute)
+
+    def __repr__(self) -> str:
+        return f"LazyModule({self._name!r})"
+
+
+def is_dataframe(value: object) -> bool:
+    """Whether ``value`` is a pandas DataFrame, without importing pandas (an object can only be
+    one when pandas is already imported).
+
+    Examples
+    --------
+    >>> is_dataframe([1, 2])
+    False
+    """
+    import sys
+
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.DataFrame)

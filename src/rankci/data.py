@@ -27,11 +27,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import RankciWarning, check_choice, check_positive_int, seeded_generator
+from rankci._base import (
+    LazyModule,
+    RankciWarning,
+    check_choice,
+    check_positive_int,
+    is_dataframe,
+    seeded_generator,
+)
 from rankci.method import MISSING, UNITS
 from rankci.subsampling import draw_items_per_cluster
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 __all__ = [
     "Scores",
@@ -203,7 +211,7 @@ class Scores:
         (trials 0, 1, 3 beside 0, 1, 2, 3) is refused by default; ``trial_gaps="allow"`` reads
         it as fewer trials, counted in ``notes["repeated_trials"]["gaps"]``.
         """
-        if not isinstance(frame, pd.DataFrame):
+        if not is_dataframe(frame):
             raise ValueError(f"expected a pandas DataFrame, got {type(frame).__name__}")
         roles = {"model": model, "item": item, "score": score, "cluster": cluster, "prompt": prompt}
         if trial is not None:

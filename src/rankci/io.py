@@ -52,10 +52,11 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import check_choice
-from rankci.data import Scores, check_spellings, row_place
+from rankci._base import LazyModule, check_choice, is_dataframe
+from rankci.data import Scores, check_spellings, distinct_count, row_place
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 __all__ = [
     "read_scores",
@@ -191,9 +192,14 @@ def read_scores(
     check_choice("format", format, FORMATS)
     text: dict | None = None  # how a text file was read (delimiter, decimal commas)
     lines = None  # the 1-based file line of each row (text files and JSON Lines), for messages
-    if isinstance(source, pd.DataFrame):
+    if is_dataframe(source):
         frame = source
     else:
+        roles = {"model": model, "item": item, "score": score, "cluster": cluster}
+        roles.update(prompt=prompt, trial=trial, per_item=per_item, trial_gaps=trial_gaps)
+        fast = read_parquet_codes(Path(source), format, layout, bounds, roles)
+        if fast is not None:
+            return fast
         frame, text = read_table_text(Path(source), format)
         if text is not None:
             text = dict(text)
@@ -216,6 +222,181 @@ def read_scores(
     if layout == "long":
         return _read_long(frame, given, bounds, is_text, decimal_comma, notes, lines)
     return _read_wide(frame, given, bounds, is_text, decimal_comma, notes, lines)
+
+
+def read_parquet_codes(path: Path, format: str, layout: str, bounds, given: dict) -> Scores | None:
+    """A long Parquet table of text ids read by pyarrow straight into integer codes.
+
+    The path of :func:`read_scores` for the usual board (a ``.parquet`` file in long form with
+    string model and item columns and a numeric score column, no cluster, prompt or trial
+    column): each id column is dictionary-encoded by Arrow (no Python string per row), its few
+    distinct labels sorted, and every check of :meth:`Scores.from_frame` made in one vectorised
+    pass over the codes and scores. The result is the Scores the pandas path gives, field for
+    field. Anything else (another layout or column type, a missing, blank, non-finite or
+    out-of-range value, a duplicated row, one model, a pandas index column) returns None and
+    the caller takes the general path, which words the error.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.parquet"
+    >>> pd.DataFrame({"model": ["b", "a", "b", "a"], "item": ["q2", "q2", "q1", "q1"],
+    ...               "score": [1, 0, 1, 1]}).to_parquet(p)
+    >>> s = read_parquet_codes(p, "auto", "auto", (0.0, 1.0), {})
+    >>> s.models, s.items, s.model_code.tolist(), s.score.tolist()
+    (('a', 'b'), ('q1', 'q2'), [1, 0, 1, 0], [1.0, 0.0, 1.0, 1.0])
+    """
+    if layout not in ("auto", "long") or given.get("per_item", "mean") != "mean":
+        return None
+    if format != "parquet" and not (format == "auto" and path.suffix.lower() == ".parquet"):
+        return None
+    if not path.is_file() or _head(path, 4) != b"PAR1":
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+    names = list(schema.names)
+    meta = schema.pandas_metadata or {}
+    if len(set(names)) != len(names) or any(
+        isinstance(c, str) for c in meta.get("index_columns", [])
+    ):
+        return None
+    stub = _Columns(names)
+    if layout == "auto" and not (given.get("model") or given.get("score")):
+        if not (_alias(stub, "model", ()) and _alias(stub, "score", ())):
+            return None
+    try:
+        columns = _resolve(stub, given, ("model", "item", "score", "cluster", "prompt", "trial"))
+    except ValueError:
+        return None
+    if columns.pop("trial") is not None or columns["cluster"] or columns["prompt"]:
+        return None
+    if any(columns[role] is None for role in ("model", "item", "score")):
+        return None
+    fields = {field.name: field.type for field in schema}
+    ids = [columns["model"], columns["item"]]
+    if len({*ids, columns["score"]}) < 3 or not all(_is_text(fields[name]) for name in ids):
+        return None
+    try:  # id columns read as Arrow dictionaries: integer codes, no string per row
+        # ParquetFile, not read_table: the dataset layer of read_table imports pandas
+        parquet = pq.ParquetFile(path, read_dictionary=ids)
+        table = parquet.read(columns=[*ids, columns["score"]]).unify_dictionaries()
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+    if table.num_rows == 0:
+        return None
+    codes = {}
+    for role in ("model", "item"):
+        encoded = _text_codes(table.column(columns[role]))
+        if encoded is None:
+            return None
+        codes[role] = encoded
+    values = _float_scores(table.column(columns["score"]), bounds)
+    if values is None:
+        return None
+    (model_code, models), (item_code, items) = codes["model"], codes["item"]
+    key = item_code.astype(np.int64) * len(models) + model_code
+    if len(models) < 2 or distinct_count(key, len(items) * len(models)) != key.size:
+        return None
+    check_spellings(models, "model", f"the model column {columns['model']!r}")
+    check_spellings(items, "item", f"the item column {columns['item']!r}")
+    return Scores(
+        models=models,
+        items=items,
+        clusters=None,
+        prompts=None,
+        model_code=model_code,
+        item_code=item_code,
+        prompt_code=None,
+        item_cluster=None,
+        score=values,
+        notes={"layout": "long", "columns": columns},
+    )
+
+
+class _Columns:
+    """The column names of a table not yet read (what :func:`_alias` and :func:`_resolve` use)."""
+
+    def __init__(self, names: list[str]):
+        self.columns = names
+
+
+def _is_text(kind) -> bool:
+    """Whether an Arrow type is text, or a dictionary of text."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _text_codes(column) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """(int32 codes, sorted labels) of a dictionary-encoded text column (its dictionaries
+    unified), counting only the labels that occur; None for a missing value or a blank label
+    (the general path words those)."""
+    import pyarrow as pa
+
+    if column.null_count or not pa.types.is_dictionary(column.type) or column.num_chunks == 0:
+        return None
+    dictionary = column.chunk(0).dictionary
+    if dictionary.null_count:
+        return None
+    indices = np.concatenate([_buffer_values(chunk.indices) for chunk in column.chunks])
+    labels = np.asarray(dictionary.to_pylist(), dtype=object)
+    used = np.bincount(indices, minlength=labels.size) > 0
+    if not used.all():  # a dictionary may hold labels no row has (pandas categories)
+        renumber = np.cumsum(used) - 1
+        indices, labels = renumber[indices], labels[used]
+    if any(label.strip() == "" for label in labels):
+        return None
+    sorted_labels, remap = np.unique(labels, return_inverse=True)
+    return remap.astype(np.int32)[indices], tuple(str(label) for label in sorted_labels)
+
+
+def _buffer_values(array) -> np.ndarray:
+    """A null-free Arrow array of a fixed-width number type as NumPy, read from its data buffer
+    (``Array.to_numpy`` imports pandas); booleans, bit-packed, are unpacked by NumPy."""
+    import pyarrow as pa
+
+    kind, n = array.type, len(array)
+    data = array.buffers()[1]
+    if pa.types.is_boolean(kind):
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little")
+        return bits[array.offset : array.offset + n].astype(bool)
+    dtype = np.dtype(_NUMPY_TYPES[str(kind)])
+    return np.frombuffer(data, dtype=dtype, count=n, offset=array.offset * dtype.itemsize)
+
+
+#: Arrow's fixed-width number types by name, as NumPy types
+_NUMPY_TYPES = {
+    **{f"int{b}": f"int{b}" for b in (8, 16, 32, 64)},
+    **{f"uint{b}": f"uint{b}" for b in (8, 16, 32, 64)},
+    "halffloat": "float16",
+    "float": "float32",
+    "double": "float64",
+}
+
+
+def _float_scores(column, bounds) -> np.ndarray | None:
+    """The scores as float64 when numeric, present, finite and within ``bounds``; else None."""
+    import pyarrow as pa
+
+    kind = column.type
+    if str(kind) not in _NUMPY_TYPES and not pa.types.is_boolean(kind):
+        return None
+    if column.null_count:
+        return None
+    values = np.array(_buffer_values(column.combine_chunks()), dtype=float)  # its own copy
+    lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None  # NaN or infinite somewhere
+    if bounds is not None and (lo < bounds[0] or hi > bounds[1]):
+        return None
+    return values
 
 
 def read_table(path: Path, format: str) -> pd.DataFrame:
@@ -842,6 +1023,7 @@ def _read_wide(
     notes: dict,
     lines=None,
 ) -> Scores:
+
     if given.get("model") or given.get("score"):
         raise ValueError(
             "model= and score= name columns of the long form; in wide form every other column "
@@ -932,6 +1114,6 @@ def as_scores(data: Scores | pd.DataFrame | str | os.PathLike) -> Scores:
     """
     if isinstance(data, Scores):
         return data
-    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
+    if is_dataframe(data) or isinstance(data, (str, os.PathLike)):
         return read_scores(data)
     raise ValueError(f"expected Scores, a DataFrame or a file path, got {type(data).__name__}")

@@ -22,9 +22,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import check_positive_int, jsonable
+from rankci._base import LazyModule, check_positive_int, jsonable
 from rankci.certify.certification import Certification
 from rankci.data import InsufficientDataError, Scores
 from rankci.evidence.resampling import DEFAULT_REPS, default_reps
@@ -32,6 +31,8 @@ from rankci.io import as_scores
 from rankci.method import MethodSpec
 from rankci.ranking import Ranking
 from rankci.registry import MULTIPLICITY_REGISTRY
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 __all__ = [
     "DEFAULT_REPS",

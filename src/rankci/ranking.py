@@ -36,14 +36,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import check_positive_int, jsonable
+from rankci._base import LazyModule, check_positive_int, jsonable
 from rankci.method import COVERAGES, UNIT_SCOPE, MethodSpec
 
 if TYPE_CHECKING:
     from rankci.evidence.pairwise import Pairwise
     from rankci.sequential.spec import MonitorSpec
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 __all__ = [
     "COVERAGES",
@@ -203,6 +204,30 @@ class Ranking:
             frame[name] = np.asarray(values)[idx]
         return frame
 
+    def _columns(self, k: int | None = None) -> dict[str, np.ndarray] | None:
+        """The columns of :meth:`to_frame` as NumPy arrays (no pandas), in its order; None when a
+        column is not one-dimensional text, boolean, integer or float (then the frame is used)."""
+        idx = self.order()
+        n = len(idx)
+        columns = {
+            "model": np.asarray(self.models, dtype=object)[idx],
+            "score": np.asarray(self.score, dtype=float)[idx],
+            "rank": self.rank[idx],
+            "rank_lower": self.lower[idx],
+            "rank_upper": self.upper[idx],
+            "tier": self.tier[idx] if self.tier is not None else np.full(n, None, dtype=object),
+        }
+        if k is not None:
+            columns[f"top_{k}"] = self.top_k(k)[idx]
+        for name, values in self.model_columns.items():
+            columns[name] = np.asarray(values)[idx]
+        for name, values in columns.items():
+            values = np.asarray(values)
+            if values.ndim != 1 or values.shape[0] != n or values.dtype.kind not in "biufOU":
+                return None
+            columns[name] = values
+        return columns
+
     def to_dict(self, k: int | None = None, pairs: bool = False) -> dict:
         """JSON-safe summary, following the schema of ``rankci rank --format json``.
 
@@ -212,8 +237,13 @@ class Ranking:
         instead (:meth:`dominance_pairs`), one per certified statement. None for marginal
         coverage.
         """
-        frame = self.to_frame(k)
-        rows = [dict(zip(frame.columns, values)) for values in zip(*_json_columns(frame))]
+        columns = self._columns(k)
+        if columns is None:  # a column of another kind: read through the DataFrame
+            frame = self.to_frame(k)
+            names, values = list(frame.columns), _json_columns(frame)
+        else:
+            names, values = list(columns), [_json_values(v) for v in columns.values()]
+        rows = [dict(zip(names, row)) for row in zip(*values)]
         if self.dominance is None:
             dominance = None
         elif pairs:
@@ -352,6 +382,25 @@ def _json_columns(frame: pd.DataFrame) -> list[list]:
             values = jsonable(column.to_numpy())
         columns.append(values)
     return columns
+
+
+def _json_values(values: np.ndarray) -> list:
+    """One column as :func:`_json_columns` writes it, from a NumPy array (text, boolean,
+    integer or float): floats non-finite as None, text and objects by :func:`jsonable` with
+    None (and pandas' NA) as None."""
+    kind = values.dtype.kind
+    if kind == "f":
+        return [v if np.isfinite(v) else None for v in values.astype(float).tolist()]
+    if kind in "biu":
+        return jsonable(values)
+    import sys
+
+    pandas = sys.modules.get("pandas")
+    missing = (None,) if pandas is None else (None, pandas.NA)
+    return [
+        None if any(value is m for m in missing) else jsonable(value)
+        for value in values.astype(object).tolist()
+    ]
 
 
 # ---------------------------------------------------------------------- counting

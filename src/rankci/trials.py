@@ -43,10 +43,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import RankciWarning
+from rankci._base import LazyModule, RankciWarning
 from rankci.method import PER_ITEM_HELP, parse_per_item
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 __all__ = [
     "PER_ITEM_HELP",

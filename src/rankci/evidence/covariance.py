@@ -32,13 +32,14 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import check_choice, jsonable
+from rankci._base import LazyModule, check_choice, jsonable
 from rankci.data import MISSING, UNITS, Scores, UnitScores
 from rankci.evidence import bootstrap as boot
 from rankci.io import as_scores
 from rankci.method import COVARIANCES
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 KINDS = ("item", "cluster")
 SMALL_SAMPLE = ("auto", "none", "cadjust", "cr2")

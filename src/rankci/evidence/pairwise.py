@@ -43,9 +43,8 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import RankciWarning, check_choice, check_nonnegative
+from rankci._base import LazyModule, RankciWarning, check_choice, check_nonnegative
 from rankci.data import UnitScores
 from rankci.evidence.auto import (
     CONTINUOUS_MIN_UNITS,
@@ -56,6 +55,8 @@ from rankci.evidence.moments import bounded_pvalue, is_bounded, largest_n, stude
 from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
 from rankci.method import TESTS
 from rankci.registry import TEST_REGISTRY
+
+pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
 __all__ = [
     "Pairwise",

@@ -276,7 +276,7 @@ def t_upper_tail(
         r1 = min(r0 + ROW_BLOCK, m)
         a = -np.abs(stat[r0:r1, r0:])
         d = df if scalar_df else df[r0:r1, r0:]
-        q = special.stdtr(d, a)
+        q = _upper_block_tail(a, d, r1 - r0, scalar_df)
         out[r0:r1, r0:] = q
         if r1 < m:  # mirror into the rows below the block, where the pair is the same
             mirror = a[:, r1 - r0 :].T
@@ -307,6 +307,33 @@ def t_upper_tail(
         negative = stat[rows] < 0
         block[negative] = 1.0 - block[negative]
     return out
+
+
+def _upper_block_tail(a: np.ndarray, d, size: int, scalar_df: bool) -> np.ndarray:
+    """``special.stdtr(d, a)`` for a block of rows ``a`` whose first ``size`` columns are the
+    square block on the diagonal: there ``stdtr`` is called on the upper triangle only and the
+    strict lower triangle is mirrored where the pair's entries are equal (computed directly
+    where they are not), so the same numbers with about half the calls on the diagonal."""
+    q = np.empty(a.shape)
+    if a.shape[1] > size:
+        right = d if scalar_df else d[:, size:]
+        q[:, size:] = special.stdtr(right, a[:, size:])
+    square = a[:, :size]
+    upper = np.triu_indices(size)
+    block = np.empty((size, size))
+    block[upper] = special.stdtr(d if scalar_df else d[:, :size][upper], square[upper])
+    lower = np.tril_indices(size, -1)
+    mirrored = block.T[lower]
+    same = square[lower] == square.T[lower]
+    if not scalar_df:
+        same &= d[:, :size][lower] == d[:, :size].T[lower]
+    if not same.all():
+        differ = ~same
+        dl = d if scalar_df else d[:, :size][lower][differ]
+        mirrored[differ] = special.stdtr(dl, square[lower][differ])
+    block[lower] = mirrored
+    q[:, :size] = block
+    return q
 
 
 def exact_floor(x, pvalue, mean, delta, n, zero, exact_bound_n):
