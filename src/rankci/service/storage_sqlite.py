@@ -10,7 +10,6 @@ runs at start (:meth:`SQLiteStorage.check_integrity`).
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
 
@@ -66,18 +65,23 @@ class SQLiteStorage(Storage):
 
     def _unwritable(self) -> str | None:
         """Why the database file or its WAL cannot be written (a read-only file or filesystem,
-        an immutable file), or None; SQLite itself reports some of these as an I/O error."""
+        an immutable file), or None; SQLite itself reports some of these as an I/O error.
+
+        Asked with ``access(2)``, never by opening the files: closing any descriptor of a file
+        drops every POSIX lock this process holds on it, SQLite's included, and then another
+        process opening the database (``rankci export DB``, a backup) takes the WAL index for
+        its own and resets it under this one (a SIGBUS, or worse; SQLite's "How To Corrupt",
+        section 2.2). Linux's ``access`` reports an immutable file as not writable, and a
+        read-only filesystem as ``EROFS``."""
         for name in (self.path, f"{self.path}-wal", f"{self.path}-shm"):
-            try:
-                os.close(os.open(name, os.O_WRONLY | os.O_APPEND))
-            except FileNotFoundError:
+            if os.access(name, os.W_OK) or not os.path.exists(name):
                 continue
-            except PermissionError as error:
-                return f"the database file is read-only ({name}: {error.strerror})"
-            except OSError as error:
-                if error.errno == errno.EROFS:
-                    return f"the database file is read-only ({name}: {error.strerror})"
-                return None
+            try:
+                read_only_fs = bool(os.statvfs(name).f_flag & os.ST_RDONLY)
+            except OSError:
+                read_only_fs = False
+            why = "a read-only filesystem" if read_only_fs else "not writable by this process"
+            return f"the database file is read-only ({name}: {why})"
         return None
 
     def health(self) -> dict:
