@@ -23,7 +23,8 @@ child process.
 
 The modules are imported (one small fit) before anything is timed.
 
-Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_arena.py [--votes 2000000 --models 200 --repeat 3]``;
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_arena.py`` (``--votes 2000000 --models 200
+--repeat 3`` by default);
 ``--quick`` (20,000 votes, 20 models, once).
 """
 
@@ -35,7 +36,6 @@ import os
 import platform
 import resource
 import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -60,10 +60,14 @@ def make_votes(n: int, m: int, prompts: int, seed: int = 0) -> pd.DataFrame:
     winner = np.where(u < 0.1, 3, np.where(u < 0.2, 2, np.where(rng.random(n) < p, 0, 1)))
     names = np.array([f"model-{k:03d}" for k in range(m)], dtype=object)
     labels = np.array(["model_a", "model_b", "tie", "tie (bothbad)"], dtype=object)
-    return pd.DataFrame({
-        "model_a": pd.Categorical(names[a]), "model_b": pd.Categorical(names[b]),
-        "winner": pd.Categorical(labels[winner]), "prompt": rng.integers(0, prompts, n),
-    })
+    return pd.DataFrame(
+        {
+            "model_a": pd.Categorical(names[a]),
+            "model_b": pd.Categorical(names[b]),
+            "winner": pd.Categorical(labels[winner]),
+            "prompt": rng.integers(0, prompts, n),
+        }
+    )
 
 
 def votes_from_frame(frame: pd.DataFrame) -> Votes:
@@ -80,8 +84,9 @@ def votes_from_frame(frame: pd.DataFrame) -> Votes:
     winner = frame["winner"].astype("category")
     lookup = np.array([WINNER_CODE[str(c)] for c in winner.cat.categories], dtype=np.int8)
     outcome = lookup[winner.cat.codes.to_numpy()]
-    return Votes.from_arrays(a_codes, b_codes, outcome, models=models,
-                             columns={"prompt": frame["prompt"].to_numpy()})
+    return Votes.from_arrays(
+        a_codes, b_codes, outcome, models=models, columns={"prompt": frame["prompt"].to_numpy()}
+    )
 
 
 def _best(call, repeat):
@@ -104,8 +109,9 @@ def statsmodels_baseline(frame: pd.DataFrame, n_sm: int):
     x[np.arange(n_sm), votes.b] = -1
     y = np.where(votes.outcome == 0, 1.0, np.where(votes.outcome == 1, 0.0, 0.5))
     t0 = time.perf_counter()
-    ref = sm.Logit(y, x[:, 1:]).fit(disp=0, method="newton", cov_type="cluster",
-                                    cov_kwds={"groups": votes.columns["prompt"]})
+    ref = sm.Logit(y, x[:, 1:]).fit(
+        disp=0, method="newton", cov_type="cluster", cov_kwds={"groups": votes.columns["prompt"]}
+    )
     seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
     fit = fit_bradley_terry(votes, covariance="cluster", cluster="prompt")
@@ -116,7 +122,9 @@ def statsmodels_baseline(frame: pd.DataFrame, n_sm: int):
     c = np.eye(m) - 1.0 / m
     se = np.sqrt(np.diag(c @ v @ c.T))
     return {
-        "votes": n_sm, "seconds": seconds, "rankci_seconds_same_votes": ours,
+        "votes": n_sm,
+        "seconds": seconds,
+        "rankci_seconds_same_votes": ours,
         "max_abs_diff_strength": float(np.abs((s - s.mean()) - fit.strength).max()),
         "max_rel_diff_se": float(np.abs(se / fit.se - 1).max()),
     }
@@ -136,11 +144,13 @@ PEER = textwrap.dedent(
         from arena_rank.utils.data_utils import PairDataset
         t0 = time.perf_counter()
         ds = PairDataset.from_pandas(df)
-        res = BradleyTerry(n_competitors=ds.n_competitors).compute_ratings_and_cis(ds, ci_method="sandwich")
+        model = BradleyTerry(n_competitors=ds.n_competitors)
+        res = model.compute_ratings_and_cis(ds, ci_method="sandwich")
         np.asarray(res["ratings"])
         out["arena_rank_sandwich_s"] = time.perf_counter() - t0
-        out["arena_rank_ratings"] = dict(zip(res["competitors"], np.asarray(res["ratings"]).tolist()))
-        out["arena_rank_se"] = dict(zip(res["competitors"], np.sqrt(np.asarray(res["variances"])).tolist()))
+        names = res["competitors"]
+        out["arena_rank_ratings"] = dict(zip(names, np.asarray(res["ratings"]).tolist()))
+        out["arena_rank_se"] = dict(zip(names, np.sqrt(np.asarray(res["variances"])).tolist()))
         if reps:  # its bootstrap forks a multiprocessing pool after JAX has started
             t0 = time.perf_counter()
             BradleyTerry(n_competitors=ds.n_competitors).compute_ratings_and_cis(
@@ -159,7 +169,9 @@ PEER = textwrap.dedent(
         compute = space[fn.name]
         out["fastchat_function"] = fn.name
         sub = df.iloc[:n_sub]
-        t0 = time.perf_counter(); elo = compute(sub); out["fastchat_mle_s"] = [n_sub, time.perf_counter() - t0]
+        t0 = time.perf_counter()
+        elo = compute(sub)
+        out["fastchat_mle_s"] = [n_sub, time.perf_counter() - t0]
         out["fastchat_elo"] = {k: float(v) for k, v in elo.items()}
     except Exception as err:
         out["fastchat_error"] = repr(err)
@@ -172,7 +184,9 @@ def run_peers(args, path, frame, votes) -> dict:
     """The peers in their own venv, on the same Parquet file; their answers against rankci's."""
     done = subprocess.run(
         [args.peer_python, "-c", PEER, str(path), str(args.fastchat_votes), str(args.peer_reps)],
-        capture_output=True, text=True, timeout=3000,
+        capture_output=True,
+        text=True,
+        timeout=3000,
     )
     if done.returncode != 0:
         return {"error": done.stderr[-2000:]}
@@ -181,7 +195,9 @@ def run_peers(args, path, frame, votes) -> dict:
     if "arena_rank_ratings" in peers:
         theirs = np.array([peers["arena_rank_ratings"][m] for m in sandwich.models])
         log_odds = (theirs - 1000.0) / (400 / np.log(10))
-        peers["arena_rank_max_abs_diff_log_odds"] = float(np.abs(log_odds - log_odds.mean() - sandwich.strength).max())
+        peers["arena_rank_max_abs_diff_log_odds"] = float(
+            np.abs(log_odds - log_odds.mean() - sandwich.strength).max()
+        )
         se = np.array([peers["arena_rank_se"][m] for m in sandwich.models]) / (400 / np.log(10))
         peers["arena_rank_max_rel_diff_se"] = float(np.abs(se / sandwich.se - 1).max())
         del peers["arena_rank_ratings"], peers["arena_rank_se"]
@@ -190,7 +206,9 @@ def run_peers(args, path, frame, votes) -> dict:
         sub = votes_from_frame(frame.iloc[: args.fastchat_votes])
         ours = fit_bradley_terry(sub, covariance="model")
         theirs = np.array([elo[m] for m in ours.models]) / (400 / np.log(10))
-        peers["fastchat_max_abs_diff_log_odds"] = float(np.abs(theirs - theirs.mean() - ours.strength).max())
+        peers["fastchat_max_abs_diff_log_odds"] = float(
+            np.abs(theirs - theirs.mean() - ours.strength).max()
+        )
     return peers
 
 
@@ -202,19 +220,38 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sm-votes", type=int, default=100_000)
     parser.add_argument("--peer-python")
-    parser.add_argument("--fastchat-votes", type=int, default=100_000,
-                        help="FastChat's dense design: timed on these first votes, scaled up")
-    parser.add_argument("--peer-reps", type=int, default=0,
-                        help="arena-rank bootstrap rounds to time (0: none; its multiprocessing "
-                        "pool forked after JAX hung on this machine)")
+    parser.add_argument(
+        "--fastchat-votes",
+        type=int,
+        default=100_000,
+        help="FastChat's dense design: timed on these first votes, scaled up",
+    )
+    parser.add_argument(
+        "--peer-reps",
+        type=int,
+        default=0,
+        help="arena-rank bootstrap rounds to time (0: none; its multiprocessing "
+        "pool forked after JAX hung on this machine)",
+    )
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
-        args.votes, args.models, args.prompts, args.repeat, args.sm_votes = 20_000, 20, 2_000, 1, 5_000
+        args.votes, args.models, args.prompts, args.repeat, args.sm_votes = (
+            20_000,
+            20,
+            2_000,
+            1,
+            5_000,
+        )
         args.fastchat_votes = 5_000
-    warm = votes_from_frame(make_votes(2_000, 5, 100, seed=1))  # imports (scipy.stats, ...) not timed
-    ranking_from_fit(fit_bradley_terry(warm, covariance="cluster", cluster="prompt"),
-                     VotesSpec(covariance="cluster", cluster="prompt", seed=1), warm)
+    warm = votes_from_frame(
+        make_votes(2_000, 5, 100, seed=1)
+    )  # imports (scipy.stats, ...) not timed
+    ranking_from_fit(
+        fit_bradley_terry(warm, covariance="cluster", cluster="prompt"),
+        VotesSpec(covariance="cluster", cluster="prompt", seed=1),
+        warm,
+    )
     frame = make_votes(args.votes, args.models, args.prompts)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "votes.parquet"
@@ -223,8 +260,9 @@ def main(argv=None) -> int:
         cols = ["model_a", "model_b", "winner", "prompt"]
         t_read, frame = _best(lambda: pd.read_parquet(path, columns=cols), args.repeat)
         t_votes, votes = _best(lambda: votes_from_frame(frame), args.repeat)
-        t_fit, fit = _best(lambda: fit_bradley_terry(votes, covariance="cluster", cluster="prompt"),
-                           args.repeat)
+        t_fit, fit = _best(
+            lambda: fit_bradley_terry(votes, covariance="cluster", cluster="prompt"), args.repeat
+        )
         spec = VotesSpec(covariance="cluster", cluster="prompt", seed=1)
         t_rank, ranking = _best(lambda: ranking_from_fit(fit, spec, votes), args.repeat)
         total = t_read + t_votes + t_fit + t_rank
@@ -235,16 +273,23 @@ def main(argv=None) -> int:
         if args.peer_python:
             peers = run_peers(args, path, frame, votes)
     record = {
-        "votes": args.votes, "models": args.models, "prompts": args.prompts,
-        "read_s": t_read, "votes_s": t_votes, "fit_sandwich_s": t_fit, "rank_maxt_s": t_rank,
+        "votes": args.votes,
+        "models": args.models,
+        "prompts": args.prompts,
+        "read_s": t_read,
+        "votes_s": t_votes,
+        "fit_sandwich_s": t_fit,
+        "rank_maxt_s": t_rank,
         "fit_hc0_s": t_hc0,
-        "total_s": total, "iterations": fit.iterations,
+        "total_s": total,
+        "iterations": fit.iterations,
         "certified_pairs": int(ranking.dominance.sum()),
         "mean_interval_length": float((ranking.upper - ranking.lower + 1).mean()),
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-        "statsmodels": baseline, "peers": peers,
+        "statsmodels": baseline,
+        "peers": peers,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} "
-                   f"(1 min) at the end, Python {platform.python_version()}, numpy {np.__version__}",
+        f"(1 min) at the end, Python {platform.python_version()}, numpy {np.__version__}",
     }
     print(json.dumps(record, indent=1))
     return 0

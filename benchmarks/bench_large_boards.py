@@ -162,7 +162,9 @@ def main(argv=None) -> int:
     print("| case | data (models × items) | command | time (s) | peak RSS (MiB) | × rank | note |")
     print("|---|---|---|---|---|---|---|")
     for case, data, command, seconds, peak, ratio, extra in rows:
-        print(f"| {case} | {data} | {command} | {seconds:.2f} | {peak:.0f} | {ratio:.2f} | {extra} |")
+        print(
+            f"| {case} | {data} | {command} | {seconds:.2f} | {peak:.0f} | {ratio:.2f} | {extra} |"
+        )
     print(
         f"| Tukey post-hoc | ChemBench (35 × 2,788) | mixed_model, default Tukey p | "
         f"{tukey['with']:.3f} | — | {tukey['with'] / tukey['without']:.2f} × the fit without "

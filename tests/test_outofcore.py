@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -38,6 +40,11 @@ def same(a, b) -> None:
     assert a.guarantee == b.guarantee
 
 
+# dask.dataframe's own parquet reader calls DataFrame.reset_index(inplace=True), which pandas
+# deprecates (a warning from dask's code, not rankci's)
+DASK_PANDAS = "ignore:The inplace keyword in DataFrame.reset_index"
+
+
 CASES = [
     (2, 30, 1, 7, {}),
     (5, 200, 2, 33, {}),
@@ -55,7 +62,17 @@ def test_bit_identical_to_in_memory(tmp_path, m, n, seed, per_file, options):
     options.setdefault("test", "t")
     frame = board(m, n, seed, spread)
     write_parts(frame, tmp_path, per_file)
-    same(rank_dataset(tmp_path, rng=0, **options), rankci.rank(frame, rng=0, **options))
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        got = rank_dataset(tmp_path, rng=0, **options)
+    with warnings.catch_warnings(record=True) as inside:
+        warnings.simplefilter("always")
+        want = rankci.rank(frame, rng=0, **options)
+    same(got, want)
+    # the same warnings, word for word (the board without spread certifies nothing, and says so)
+    assert [str(w.message) for w in outside] == [str(w.message) for w in inside]
+    if spread == 0.0:
+        assert any("nothing is certified" in str(w.message) for w in outside)
 
 
 def test_gram_blocks_carried_across_files(tmp_path, monkeypatch):
@@ -109,13 +126,16 @@ def test_refuses_other_methods(tmp_path):
         rank_dataset(tmp_path, unit="cluster")
 
 
+@pytest.mark.filterwarnings(DASK_PANDAS)
 def test_dask_local_cluster_same_answer(tmp_path):
     import distributed  # the rankci[dask] extra, installed for the tests
 
     frame = board(7, 300, 12)
     write_parts(frame, tmp_path, 60)
     local = dataset_statistics(tmp_path)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster) as client:
             remote = dask_statistics(tmp_path, client)
             ranking = rank_dataset(tmp_path, rng=0, dask=client)
@@ -151,6 +171,7 @@ def test_cli_parquet_directory(tmp_path, capsys):
     assert "--test t" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings(DASK_PANDAS)
 def test_cli_dask_local(tmp_path, capsys):
     from rankci.cli import main
 
@@ -163,6 +184,7 @@ def test_cli_dask_local(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[0] == local.splitlines()[0]
 
 
+@pytest.mark.filterwarnings(DASK_PANDAS)
 def test_docs_example_runs():
     import re
     from pathlib import Path

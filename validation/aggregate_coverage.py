@@ -16,7 +16,8 @@ twins of two of them: a twin's scores are its model's, shuffled across the items
 so every category score of the pair ties exactly -- where win rate and Borda are least smooth),
 n = 50 and 200 items per category.
 
-Run:  nice -n 19 env OMP_NUM_THREADS=1 python validation/aggregate_coverage.py   (full: 400 replicates, 500 draws)
+Run:  nice -n 19 env OMP_NUM_THREADS=1 python validation/aggregate_coverage.py
+      (full: 400 replicates, 500 draws)
       python validation/aggregate_coverage.py --quick   (3 replicates, 200 draws: CI smoke run)
 """
 
@@ -111,9 +112,7 @@ def run_design(name, models, n, reps, draws, seed) -> list[dict]:
     for child in seeds:
         rng = np.random.default_rng(child)
         parts = {
-            b: rankci.Scores.from_matrix(
-                x[rng.integers(0, x.shape[0], size=n)], models=models
-            )
+            b: rankci.Scores.from_matrix(x[rng.integers(0, x.shape[0], size=n)], models=models)
             for b, x in pool.items()
         }
         for a in AGGREGATES:
@@ -162,8 +161,8 @@ def main(argv=None) -> int:
         for j, n in enumerate((50, 200)):
             rows.extend(run_design(name, models, n, reps, draws, SEED + 10 * k + j))
     elapsed = time.time() - start
-    print(f"| design | n / category | aggregate | coverage (± MC SE) | certified pairs | "
-          f"zero-SE pairs | smallest true gap |")  # fmt: skip
+    print("| design | n / category | aggregate | coverage (± MC SE) | certified pairs | "
+          "zero-SE pairs | smallest true gap |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         print(

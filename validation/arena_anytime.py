@@ -28,7 +28,8 @@ Methods, on the same votes:
 
 Measured per design: the family-wise error at any look (some false dominance "j beats l" with
 beta_j <= beta_l certified at some look; for ``fixed_end`` only at the end), with its Monte-Carlo
-SE; the mean number of true dominances certified at the end (of 13 in the BT designs: 15 pairs, two of them tied).
+SE; the mean number of true dominances certified at the end (of 13 in the BT designs: 15 pairs,
+two of them tied).
 
 Run:  nice -n 19 OMP_NUM_THREADS=1 python validation/arena_anytime.py   (1,000 runs per design)
       python validation/arena_anytime.py --quick                       (a few runs, seconds)
@@ -171,13 +172,21 @@ def main() -> None:
         print(
             f"{name:<14} {r['anytime_error']:>10.3f} ({r['anytime_error_se']:.3f}) "
             f"{r['fixed_daily_error']:>13.3f} ({r['fixed_daily_error_se']:.3f}) "
-            f"{r['fixed_end_error']:>12.3f} {r['anytime_correct']:>10.2f} / {r['true_dominances']:<3}"
+            f"{r['fixed_end_error']:>12.3f} {r['anytime_correct']:>10.2f} / "
+            f"{r['true_dominances']:<3}"
             f" {r['fixed_end_correct']:>12.2f}"
         )
     print(f"{runs} runs per design, {elapsed:.0f} s")
     record = {
-        "settings": {"M": M, "N": N, "batch": BATCH, "alpha": ALPHA, "tie": TIE,
-                     "beta_bt": BETA_BT.tolist(), "bet": "mixture"},
+        "settings": {
+            "M": M,
+            "N": N,
+            "batch": BATCH,
+            "alpha": ALPHA,
+            "tie": TIE,
+            "beta_bt": BETA_BT.tolist(),
+            "bet": "mixture",
+        },
         "designs": rows,
         "seconds": round(elapsed, 1),
     }

@@ -145,7 +145,11 @@ def draw(design: str, rng, n: int) -> Votes:
 ROWS = [
     ("balanced", "balanced", {}),
     ("lopsided", "lopsided", {}),
-    ("power voters (clustered by voter)", "power voters", {"cluster": "voter", "covariance": "cluster"}),
+    (
+        "power voters (clustered by voter)",
+        "power voters",
+        {"cluster": "voter", "covariance": "cluster"},
+    ),
     ("power voters, unclustered", "power voters", {}),
     ("position bias, no position parameter", "position bias", {}),
     ("position bias, position=True", "position bias", {"position": True}),
@@ -165,9 +169,15 @@ def replicate(design, fit_kwargs, rng, n, truth):
     out = {}
     seed = int(rng.integers(2**31))
     for mult in ("max-t", "holm"):
-        spec = VotesSpec(multiplicity=mult, alpha=ALPHA, seed=seed, covariance=kwargs["covariance"],
-                         cluster=kwargs.get("cluster"), ties=kwargs.get("ties", "half"),
-                         position=kwargs.get("position", False))
+        spec = VotesSpec(
+            multiplicity=mult,
+            alpha=ALPHA,
+            seed=seed,
+            covariance=kwargs["covariance"],
+            cluster=kwargs.get("cluster"),
+            ties=kwargs.get("ties", "half"),
+            position=kwargs.get("position", False),
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RankciWarning)
             r = ranking_from_fit(fit, spec, votes)
@@ -193,7 +203,10 @@ def main(argv=None) -> int:
     truth_projection = projection(intransitive_matrix())
     started = time.time()
     results = []
-    print(f"{'design':<42} {'method':<6} {'coverage':>14} {'fwer':>14} {'len':>5} {'Rank(UB) err':>14}")
+    print(
+        f"{'design':<42} {'method':<6} {'coverage':>14} {'fwer':>14} {'len':>5} "
+        f"{'Rank(UB) err':>14}"
+    )
     for k, (label, design, fit_kwargs) in enumerate(ROWS):
         rng = np.random.default_rng([args.seed, k])
         truth = {"intransitive": truth_projection, "crowded": CROWDED}.get(design, THETA)
@@ -205,18 +218,35 @@ def main(argv=None) -> int:
             fwer = np.mean([r[mult][1] for r in reps_out])
             length = np.mean([r[mult][2] for r in reps_out])
             se = lambda p: float(np.sqrt(p * (1 - p) / reps))  # noqa: E731
-            results.append({
-                "design": label, "method": mult, "reps": reps, "votes": votes,
-                "coverage": float(cov), "coverage_se": se(cov), "fwer": float(fwer),
-                "fwer_se": se(fwer), "mean_length": float(length),
-                "rank_ub_error": float(ub), "rank_ub_error_se": se(ub),
-            })
-            print(f"{label:<42} {mult:<6} {cov:>7.3f} ± {se(cov):.3f} {fwer:>7.3f} ± {se(fwer):.3f} "
-                  f"{length:>5.2f} {ub:>7.3f} ± {se(ub):.3f}")
+            results.append(
+                {
+                    "design": label,
+                    "method": mult,
+                    "reps": reps,
+                    "votes": votes,
+                    "coverage": float(cov),
+                    "coverage_se": se(cov),
+                    "fwer": float(fwer),
+                    "fwer_se": se(fwer),
+                    "mean_length": float(length),
+                    "rank_ub_error": float(ub),
+                    "rank_ub_error_se": se(ub),
+                }
+            )
+            print(
+                f"{label:<42} {mult:<6} {cov:>7.3f} ± {se(cov):.3f} {fwer:>7.3f} ± {se(fwer):.3f} "
+                f"{length:>5.2f} {ub:>7.3f} ± {se(ub):.3f}"
+            )
     record = {
-        "study": "arena_coverage", "alpha": ALPHA, "models": M, "theta": THETA.tolist(),
-        "intransitive_projection": truth_projection.tolist(), "seed": args.seed,
-        "seconds": round(time.time() - started, 1), "quick": bool(args.quick), "results": results,
+        "study": "arena_coverage",
+        "alpha": ALPHA,
+        "models": M,
+        "theta": THETA.tolist(),
+        "intransitive_projection": truth_projection.tolist(),
+        "seed": args.seed,
+        "seconds": round(time.time() - started, 1),
+        "quick": bool(args.quick),
+        "results": results,
     }
     save_record(record, RECORDED, args.out, args.quick)
     print(f"{time.time() - started:.0f} s")

@@ -470,7 +470,10 @@ def _with_dask(source, dask, **columns) -> SufficientStatistics:
     if not isinstance(dask, str):
         return dask_statistics(source, dask, **columns)
     if dask == "local":
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=False) as cluster:
+        # no dashboard: a second local cluster (or any program on port 8787) would collide
+        with LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster:
             with Client(cluster) as client:
                 return dask_statistics(source, client, **columns)
     with Client(dask) as client:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from service_server import running
 
+from rankci.sequential import OpenMonitor
 from rankci.service.board import Board, Conflict
 from rankci.service.spec import make_spec
 from rankci.service.storage import open_storage
@@ -104,7 +105,14 @@ def test_post_models_endpoint(tmp_path):
         assert rows["c"]["joined_at"] == 0 and rows["c"]["n_items"] == 30
         assert rows["c"]["threshold"] == pytest.approx(2 * 3 * 4 / 0.05)
         assert api.get(f"/boards/{board}")[0] == 200
-        assert api.get(f"/api/boards/{board}/monitor")[0] == 409
+        status, state = api.request("GET", f"/api/boards/{board}/monitor")
+        assert status == 200  # the open monitor's whole state, restored below
+        (tmp_path / "open.npz").write_bytes(state)
+        restored = OpenMonitor.restore(tmp_path / "open.npz")
+        assert list(restored.models) == ["a", "b", "c"] and restored.t == 30
+        assert sorted(map(list, restored.ranking().dominance_pairs())) == sorted(
+            leaderboard["certified_pairs"]
+        )
         closed = {**body, "run": "closed", "sampling": "finite", "entry": "closed"}
         status, created = api.post("/api/boards", closed)
         board, token = created["board"]["id"], created["write_token"]

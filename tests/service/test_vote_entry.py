@@ -135,9 +135,17 @@ def test_a_model_joins_a_votes_board_and_survives_restart_and_kill(kind, tmp_pat
             api = server.client()
             raw_restarted = api.request("GET", f"/api/boards/{board}/leaderboard")
             status, history = api.get(f"/api/boards/{board}/history")
+            state = api.request("GET", f"/api/boards/{board}/monitor")
         finally:
             server.stop()
     mon = _offline(a, b, outcome, every, join_at)
+    # the served .npz is the open arena's whole state: restored, it is the offline monitor
+    assert state[0] == 200
+    (tmp_path / "state.npz").write_bytes(state[1])
+    restored = ArenaMonitor.restore(tmp_path / "state.npz")
+    assert restored.looks() == mon.looks() and restored.models == mon.models
+    assert np.array_equal(restored.certified(), mon.certified())
+    assert restored.entrants == mon.entrants
     _check(live, mon)
     assert raw_restarted[1] == raw_live[1]  # the same bytes after a restart
     assert [e["model"] for e in history["events"]] == ["delta"]

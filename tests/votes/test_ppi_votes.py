@@ -1,9 +1,12 @@
 """PPI++ Bradley-Terry (rankci.votes.ppi) against independent references."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from rankci import RankciWarning
 from rankci.votes.bradley_terry import fit_bradley_terry
 from rankci.votes.ppi import fit_ppi_bradley_terry
 from rankci.votes.table import Votes
@@ -24,7 +27,9 @@ def _arena(seed=0, n=3000, m=4, n_lab=600, flip=0.2):
 
 def test_lam_zero_is_the_human_only_fit():
     votes, h = _arena()
-    fit = fit_ppi_bradley_terry(votes, h, lam=0.0)
+    with warnings.catch_warnings():  # lam = 0 asked for: the human-only fit, nothing to warn of
+        warnings.simplefilter("error", RankciWarning)
+        fit = fit_ppi_bradley_terry(votes, h, lam=0.0)
     keep = h >= 0
     plain = fit_bradley_terry(
         Votes.from_arrays(votes.a[keep], votes.b[keep], h[keep], models=votes.models)
@@ -35,11 +40,18 @@ def test_lam_zero_is_the_human_only_fit():
 
 def test_judge_equal_to_human_everywhere_is_the_plain_fit():
     votes, _ = _arena(flip=0.0)
-    fit = fit_ppi_bradley_terry(votes, votes.outcome.astype(int), lam=0.7)
+    # every battle labelled: the judge cannot help, and the warning says why (not that the judge
+    # is uninformative: here it is the humans exactly)
+    with pytest.warns(RankciWarning, match="every battle has a human verdict") as caught:
+        fit = fit_ppi_bradley_terry(votes, votes.outcome.astype(int), lam=0.7)
+    assert not any("gains nothing" in str(w.message) for w in caught)
     plain = fit_bradley_terry(votes)
     np.testing.assert_allclose(fit.ppi.strength, plain.strength, atol=1e-6)
     np.testing.assert_allclose(fit.ppi.cov, plain.cov, atol=1e-8)
-    assert fit_ppi_bradley_terry(votes, votes.outcome.astype(int)).lam == pytest.approx(1.0)
+    with pytest.warns(RankciWarning, match="does not depend on lam") as caught:
+        tuned = fit_ppi_bradley_terry(votes, votes.outcome.astype(int))
+    assert tuned.lam == pytest.approx(1.0)
+    assert not any("gains nothing" in str(w.message) for w in caught)
 
 
 def test_against_a_direct_minimisation_and_numerical_sandwich():
@@ -135,7 +147,9 @@ def test_lam_zero_matches_statsmodels_logit_hc0():
     import statsmodels.api as sm
 
     votes, h = _arena(seed=5)
-    fit = fit_ppi_bradley_terry(votes, h, lam=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankciWarning)
+        fit = fit_ppi_bradley_terry(votes, h, lam=0.0)
     keep = h >= 0
     m = votes.n_models
     x = np.zeros((keep.sum(), m))

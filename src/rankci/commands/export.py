@@ -1,4 +1,4 @@
-"""``rankci export SOURCE BOARD -o FILE``: a board's every accepted score, as Parquet.
+"""``rankci export SOURCE BOARD -o FILE``: a board's every accepted score (or vote), as Parquet.
 
 ``SOURCE`` is either a running server (``http://host:port``; a private board needs
 ``--token``, its read or write token) or the database a server uses (what ``rankci serve --db``
@@ -14,7 +14,7 @@ import sys
 
 NAME = "export"
 HELP = (
-    "export a board of rankci serve (every accepted score, with its spec and model additions) "
+    "export a board of rankci serve (every accepted score or vote, with its spec and events) "
     "as Parquet, from a running server or its database; rankci monitor replays the file"
 )
 
@@ -70,6 +70,7 @@ def _from_database(args: argparse.Namespace) -> int:
     from rankci.service.export import parquet_chunks
     from rankci.service.spec import BoardSpec
     from rankci.service.storage import open_storage
+    from rankci.service.voteboard import VoteBoard
 
     storage = open_storage(args.source).open()
     try:
@@ -81,9 +82,8 @@ def _from_database(args: argparse.Namespace) -> int:
                 + (", ".join(known[:20]) + (" ..." if len(known) > 20 else "") or "none")
             )
         spec = BoardSpec.from_json(row.spec)
-        if spec.kind != "scores":
-            raise ValueError(f"board {args.board!r} is a votes board: no Parquet export yet")
-        board = Board.load(spec, row.num, storage)
+        kind = VoteBoard if spec.kind == "votes" else Board
+        board = kind.load(spec, row.num, storage)
         return _write(args.output, parquet_chunks(board))
     finally:
         storage.close()

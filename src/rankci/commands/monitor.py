@@ -311,6 +311,17 @@ def run_board_export(args: argparse.Namespace) -> int:
             f"(stored in the file), so {', '.join(changed)} cannot apply; drop them"
         )
     board = replay_export(args.data)
+    if board.spec.kind == "votes":  # the arena monitor, fed every full chunk as the board fed it
+        looks = board.monitor.looks()
+        print(
+            f"rankci: replayed votes board {board.spec.id!r} from {args.data}: "
+            f"{board.received} votes ({board.monitor.n_votes} fed to the monitor, the rest "
+            f"waiting for a full chunk of {board.spec.look_every}), {len(board.events)} events, "
+            f"{len(looks)} looks",
+            file=sys.stderr,
+        )
+        emit(render_votes(board.monitor, args.format, args), args)
+        return 0
     print(
         f"rankci: replayed board {board.spec.id!r} from {args.data}: {board.received} scores, "
         f"{len(board.events)} events, {len(board.monitor.looks)} looks",

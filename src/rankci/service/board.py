@@ -50,10 +50,19 @@ from rankci.service.spec import BoardSpec
 from rankci.service.storage import Storage, StorageUnavailable
 from rankci.service.validation import Conflict, Rejected, group_new_cells, validate_entries
 
-__all__ = ["Board", "Conflict", "Posted", "Rejected"]
+__all__ = ["Board", "Conflict", "Posted", "Rejected", "saved_bytes"]
 
 log = logging.getLogger("rankci.service")
 
+
+
+def saved_bytes(monitor) -> bytes:
+    """The bytes of ``monitor.save(path)`` (a ``.npz``), through a temporary file."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "monitor.npz")
+        monitor.save(path)
+        with open(path, "rb") as handle:
+            return handle.read()
 
 class Board:
     """One leaderboard: its spec, the received scores, and the monitor's state."""
@@ -540,9 +549,7 @@ class Board:
             return pos, model, self.x[pos, model]
 
     def monitor_state(self) -> bytes:
-        """The monitor's state as the ``.npz`` of :meth:`rankci.sequential.Monitor.save`."""
-        with self.lock, tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "monitor.npz")
-            self.monitor.save(path)
-            with open(path, "rb") as handle:
-                return handle.read()
+        """The monitor's state as the ``.npz`` of :meth:`rankci.sequential.Monitor.save`
+        (:meth:`rankci.sequential.OpenMonitor.save` on a board with ``entry: "open"``)."""
+        with self.lock:
+            return saved_bytes(self.monitor)

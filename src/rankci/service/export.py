@@ -16,11 +16,21 @@ and, as the Parquet key-value metadata ``rankci.board_export``, a JSON record:
 additions (``join``), retirements (``retire``), withdrawals (``withdraw``) and voided items
 (``void``) with the item count ``t`` at which they were applied.
 
-Why the rows are not in arrival order: the store keeps each (model, item) score once, not the
-moment it came, because a board's state does not depend on it. The monitor consumes row ``t`` of
-the shared order once every active model has a score on it, so its looks are a function of the
-set of scores and of the events alone (:mod:`rankci.service.board`); the export holds exactly
-those, and :func:`replay_export` rebuilds the board's looks from them bit for bit.
+**A votes board** exports every committed vote, in commit order (the order the monitor was fed):
+``seq`` (int64, the vote's number from 0), ``model_a``, ``model_b``, ``winner`` (string: one of
+:data:`rankci.votes.table.OUTCOMES`), and the vote's stored text fields ``key``, ``prompt``,
+``voter``, ``timestamp`` (string or null; ``timestamp`` as stored, ISO 8601). The metadata is the
+same record; its events are the model additions (``join``) with the vote count ``t`` at which
+each was applied. Votes committed and not yet fed to the monitor (fewer than ``look_every`` since
+the last look) are exported too: a replay holds them as the board does, waiting for the next full
+chunk.
+
+Why the rows of a scores board are not in arrival order: the store keeps each (model, item)
+score once, not the moment it came, because a board's state does not depend on it. The monitor
+consumes row ``t`` of the shared order once every active model has a score on it, so its looks
+are a function of the set of scores and of the events alone (:mod:`rankci.service.board`); the
+export holds exactly those, and :func:`replay_export` rebuilds the board's looks from them bit
+for bit.
 
 Examples
 --------
@@ -123,8 +133,15 @@ def parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
     """The board's export as Parquet bytes, one row group at a time (see the module).
 
     The scores are copied once under the board's lock (the board holds them in memory anyway);
-    each chunk then holds at most ``row_group`` rows' worth of encoded bytes.
+    each chunk then holds at most ``row_group`` rows' worth of encoded bytes. A votes board's
+    votes are read from its store under the board's lock, at once (:func:`vote_parquet_chunks`).
     """
+    if board.spec.kind == "votes":
+        return vote_parquet_chunks(board, row_group)
+    return _score_chunks(board, row_group)
+
+
+def _score_chunks(board, row_group: int) -> Iterator[bytes]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -164,6 +181,60 @@ def parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
     yield sink.take()
 
 
+#: The export's names of the stored vote fields (:data:`rankci.service.storage.VOTE_COLUMNS`).
+VOTE_FIELDS = ("key", "prompt", "voter", "timestamp")
+
+
+def vote_parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
+    """A votes board's export as Parquet bytes (see the module): every committed vote in commit
+    order, with its stored fields, read from the store now, under the board's lock (no commit
+    can fall between the votes and the events read; a store that cannot be read raises here,
+    before any byte is sent)."""
+    with board.lock:
+        pair, seq, outcome = board.storage.load_scores(board.num)
+        stored = board.storage.load_vote_fields(board.num)
+        meta = _metadata(board, int(seq.size))
+        models = np.asarray(board.spec.models, dtype=object)
+        base = board.pair_base
+    order = np.argsort(seq, kind="stable")
+    return _vote_chunks(pair[order], outcome[order].astype(np.int64), stored, meta, models, base,
+                        row_group)  # fmt: skip
+
+
+def _vote_chunks(pair, outcome, stored, meta, models, base, row_group) -> Iterator[bytes]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rankci.votes.table import OUTCOMES
+
+    n = int(pair.size)
+    fields = [np.full(n, None, dtype=object) for _ in VOTE_FIELDS]
+    for s, *values in stored:
+        for column, value in zip(fields, values):
+            column[s] = value
+    schema = pa.schema(
+        [pa.field("seq", pa.int64())]
+        + [pa.field(name, pa.string()) for name in ("model_a", "model_b", "winner")]
+        + [pa.field(name, pa.string()) for name in VOTE_FIELDS],
+        metadata={EXPORT_KEY: meta},
+    )
+    winners = np.asarray(OUTCOMES, dtype=object)
+    sink = _Sink()
+    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+        for start in range(0, max(n, 1), row_group):
+            part = slice(start, start + row_group)
+            columns = [
+                pa.array(np.arange(start, min(start + row_group, n), dtype=np.int64)),
+                pa.array(models[pair[part] // base], type=pa.string()),
+                pa.array(models[pair[part] % base], type=pa.string()),
+                pa.array(winners[outcome[part]], type=pa.string()),
+                *(pa.array(column[part], type=pa.string()) for column in fields),
+            ]
+            writer.write_table(pa.Table.from_arrays(columns, schema=schema))
+            yield sink.take()
+    yield sink.take()
+
+
 def is_board_export(path) -> bool:
     """Whether ``path`` is a Parquet file written by :func:`parquet_chunks`."""
     try:
@@ -178,6 +249,8 @@ def is_board_export(path) -> bool:
 def read_board_export(path):
     """``(spec, events, model, item, score)`` of an export: the spec at creation, the events as
     stored ``(seq, t, kind, detail)``, and the model and item indices and scores of every row.
+    For a votes board: ``(spec, events, pair, seq, outcome, fields)``, the votes as the board
+    stores them (its pair codes, numbers and outcome codes) and their stored text fields.
 
     Raises ValueError naming the file when it is not a board export, or a newer one.
     """
@@ -206,6 +279,8 @@ def read_board_export(path):
         json.loads(d)["model"] for _s, _t, kind, d in events if kind == "join"
     ]
     model_index = {m: j for j, m in enumerate(models)}
+    if spec.kind == "votes":
+        return (spec, events, *_vote_columns(table, spec, model_index, name))
     item_index = {item: i for i, item in enumerate(spec.items)}
     try:
         model = np.array([model_index[m] for m in table.column("model").to_pylist()], np.int64)
@@ -216,12 +291,44 @@ def read_board_export(path):
     return spec, events, model, item, score
 
 
-class MemoryStorage:
-    """Just what :meth:`Board.load` reads and a board writes, held in memory (a replay)."""
+def _vote_columns(table, spec, model_index: dict, name) -> tuple:
+    """``(pair, seq, outcome, fields)`` of a votes export's rows, as a votes board stores them
+    (:mod:`rankci.service.voteboard`): the pair code ``a * M + b``, the vote's number, its outcome
+    code, and the (seq, key, prompt, voter, timestamp) rows of the votes that have a field."""
+    from rankci.service.voteboard import OPEN_PAIR_BASE
+    from rankci.votes.table import OUTCOMES
 
-    def __init__(self, model, item, score, events) -> None:
+    outcome_code = {w: k for k, w in enumerate(OUTCOMES)}
+    seq = table.column("seq").to_numpy().astype(np.int64)
+    if not np.array_equal(seq, np.arange(seq.size)):
+        raise ValueError(f"{name}: the votes are not numbered 0..n-1 in order (column 'seq')")
+    try:
+        a = np.array([model_index[m] for m in table.column("model_a").to_pylist()], np.int64)
+        b = np.array([model_index[m] for m in table.column("model_b").to_pylist()], np.int64)
+    except KeyError as error:
+        raise ValueError(f"{name}: a vote names {error.args[0]!r}, not on the board") from None
+    try:
+        outcome = np.array(
+            [outcome_code[w] for w in table.column("winner").to_pylist()], dtype=float
+        )
+    except KeyError as error:
+        raise ValueError(
+            f"{name}: winner {error.args[0]!r} is not one of {', '.join(OUTCOMES)}"
+        ) from None
+    base = OPEN_PAIR_BASE if spec.monitor.entry == "open" else spec.n_models
+    columns = [table.column(f).to_pylist() for f in VOTE_FIELDS]
+    fields = [(s, *v) for s, v in enumerate(zip(*columns)) if any(x is not None for x in v)]
+    return a * base + b, seq, outcome, fields
+
+
+class MemoryStorage:
+    """Just what :meth:`Board.load` (and :meth:`VoteBoard.load`) reads and a board writes, held
+    in memory (a replay)."""
+
+    def __init__(self, model, item, score, events, vote_fields=()) -> None:
         self._scores = (np.asarray(model), np.asarray(item), np.asarray(score))
         self._events = list(events)
+        self._vote_fields = list(vote_fields)
 
     def load_scores(self, num: int):
         return self._scores
@@ -229,7 +336,10 @@ class MemoryStorage:
     def load_events(self, num: int):
         return list(self._events)
 
-    def insert_scores(self, nums, model, item, score) -> None:
+    def load_vote_fields(self, num: int):
+        return list(self._vote_fields)
+
+    def insert_scores(self, nums, model, item, score, fields=None) -> None:
         pass
 
     def add_event(self, num: int, t: int, kind: str, detail: str) -> None:
@@ -240,6 +350,11 @@ def replay_export(path):
     """The board an export describes, rebuilt as the server rebuilds it after a restart
     (:meth:`rankci.service.board.Board.load`): the same looks, bit for bit."""
     from rankci.service.board import Board
+    from rankci.service.voteboard import VoteBoard
 
-    spec, events, model, item, score = read_board_export(path)
+    spec, events, *columns = read_board_export(path)
+    if spec.kind == "votes":
+        pair, seq, outcome, fields = columns
+        return VoteBoard.load(spec, 0, MemoryStorage(pair, seq, outcome, events, fields))
+    model, item, score = columns
     return Board.load(spec, 0, MemoryStorage(model, item, score, events))

@@ -103,24 +103,11 @@ def history(board: ReadableBoard):
 @router.get(
     "/api/boards/{board}/monitor",
     tags=["leaderboard"],
-    summary="The monitor's full state (.npz; rankci.sequential.Monitor.restore reads it)",
+    summary="The monitor's full state (.npz; Monitor.restore, OpenMonitor.restore on a board "
+    "with entry open, ArenaMonitor.restore on a votes board)",
     response_class=Response,
 )
 def monitor_state(board: ReadableBoard):
-    if board.spec.kind == "votes":
-        raise HTTPException(
-            409,
-            "an arena monitor has no saved state: a votes board is rebuilt by replaying its "
-            "stored votes",
-        )
-    if board.spec.monitor.entry == "open":
-        raise HTTPException(
-            409,
-            {
-                "message": "a board with entry open has no .npz monitor state yet: its state "
-                "is its scores and model additions (GET /api/boards/{id}/scores and /history)"
-            },
-        )
     return Response(
         board.monitor_state(),
         media_type="application/octet-stream",

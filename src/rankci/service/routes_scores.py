@@ -176,7 +176,12 @@ def needs(
 )
 def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl)$")):
     if board.spec.kind != "scores":
-        raise rejected(KindMismatch("a votes board has no scores to export (votes: not yet)"))
+        raise rejected(
+            KindMismatch(
+                "a votes board has no scores to export; its votes are exported as Parquet "
+                "(GET /api/boards/{id}/export)"
+            )
+        )
     lines = _csv_lines(board) if format == "csv" else _jsonl_lines(board)
     return StreamingResponse(
         lines,
@@ -188,13 +193,11 @@ def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl
 @router.get(
     "/api/boards/{board}/export",
     tags=["scores"],
-    summary="Export every accepted score as Parquet, with the spec and the model additions "
-    "(rankci monitor replays it)",
+    summary="Export every accepted score (or vote, on a votes board) as Parquet, with the spec "
+    "and the model additions (rankci monitor replays it)",
     response_class=StreamingResponse,
 )
 def export_parquet(board: ReadableBoard):
-    if board.spec.kind != "scores":
-        raise rejected(KindMismatch("a votes board has no Parquet export yet (scores boards do)"))
     return StreamingResponse(
         parquet_chunks(board),
         media_type=EXPORT_MEDIA_TYPE,

@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from rankci.ranking import Ranking
-from rankci.service.board import Board
+from rankci.service.board import Board, saved_bytes
 from rankci.service.commits import CommitGroup, Pending, Posted
 from rankci.service.published import Published, PublishedState
 from rankci.service.spec import BoardSpec, checked_name
@@ -545,9 +545,14 @@ class VoteBoard(Board):
         return body, ranking, self.monitor.looks()[:number]
 
     def export(self):
-        raise KindMismatch("a votes board exports its votes, not scores (not offered yet)")
+        raise KindMismatch(
+            "a votes board has no scores: its votes are exported as Parquet "
+            "(GET /api/boards/{id}/export)"
+        )
 
     def monitor_state(self) -> bytes:
-        raise KindMismatch(
-            "an arena monitor has no saved state: it is rebuilt by replaying the stored votes"
-        )
+        """The arena monitor's state as the ``.npz`` of
+        :meth:`rankci.votes.sequential.ArenaMonitor.save`: the votes fed so far (every full
+        chunk of ``look_every``); votes committed but not yet fed are not in it."""
+        with self.lock:
+            return saved_bytes(self.monitor)

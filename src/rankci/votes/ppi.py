@@ -575,7 +575,20 @@ def fit_ppi_bradley_terry(
             "are asymptotic in the labelled count and lam is estimated from these labels; "
             "label more battles, or fix lam"
         )
-    if np.isfinite(effective) and effective < MIN_GAIN * n_lab:
+    every_labelled = n_lab == votes.n_votes
+    if every_labelled and lam != "auto":  # (auto says so where it sets lam = 1)
+        notes.append(
+            "every battle has a human verdict: the rectified loss is the human-only loss for "
+            "any lam, so the PPI fit is the human-only fit"
+        )
+    # lam = 0 given by the caller is the human-only fit by request, not a finding
+    chosen_zero = lam != "auto" and lam_value == 0.0
+    if (
+        np.isfinite(effective)
+        and effective < MIN_GAIN * n_lab
+        and not every_labelled
+        and not chosen_zero
+    ):
         warns.append(
             f"PPI gains nothing over human-only: effective labels {effective:.1f} from {n_lab} "
             f"labelled battles (lam = {lam_value:.3f}); the judge's verdicts carry (almost) no "
