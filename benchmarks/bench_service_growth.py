@@ -112,11 +112,15 @@ def run(args, folder: Path) -> dict:
                 thread.join()
             if k < joins:
                 body = json.dumps({"model": names[start_m + k]}).encode()
+                # a fresh connection: a keep-alive one idle through a long segment is closed by
+                # the server (uvicorn's timeout_keep_alive, 5 s) and would fail here
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
                 t0 = time.perf_counter()
                 answer = json.loads(
                     request(conn, "POST", f"/api/boards/{board}/models", body, token)
                 )
                 additions.append(time.perf_counter() - t0)
+                conn.close()
                 # every posted row was consumed: the model joins at the segment's end
                 assert answer["t"] == (k + 1) * per_segment, (answer, k)
                 models.value = start_m + k + 1
