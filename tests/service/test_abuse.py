@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from service_server import ADMIN, running
 
 
@@ -40,7 +41,7 @@ class _Client2:
         import http.client
 
         conn = http.client.HTTPConnection(
-            "127.0.0.1", self.port, timeout=30, source_address=("127.0.0.2", 0)
+            "127.0.0.1", self.port, timeout=WAIT_GUARD, source_address=("127.0.0.2", 0)
         )
         try:
             headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -51,7 +52,7 @@ class _Client2:
             conn.close()
 
 
-def _raw(port, data: bytes, timeout=10.0) -> bytes:
+def _raw(port, data: bytes, timeout=WAIT_GUARD) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(data)
         answer = b""
@@ -138,7 +139,7 @@ port, board, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 stop = time.monotonic() + seconds
 counts = {}
 def flood():
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_GUARD)
     body = json.dumps({"model": "a", "item": "1", "score": 1.0})
     headers = {"Authorization": "Bearer rkci_" + "w" * 43, "Content-Type": "application/json"}
     while time.monotonic() < stop:
@@ -187,7 +188,7 @@ def test_a_wrong_token_flood_neither_stalls_readers_nor_writers(tmp_path):
                 assert status in (200, 409)
                 write_times.append(time.perf_counter() - began)
                 writes += 1
-            out, _ = flood.communicate(timeout=60)
+            out, _ = flood.communicate(timeout=WAIT_GUARD)
         finally:
             if flood.poll() is None:
                 flood.kill()
