@@ -243,7 +243,7 @@ def test_a_complete_100_kib_header_is_refused_against_the_64_kib_limit(tmp_path)
             b"X-Big: " + b"a" * 100 * 1024 + b"\r\n",  # one header
             b"".join(b"X-%d: %s\r\n" % (i, b"b" * 1000) for i in range(100)),  # many
         ):
-            with socket.create_connection(("127.0.0.1", server.port), timeout=20) as sock:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_GUARD) as sock:
                 sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: t\r\n" + head + b"\r\n")
                 answer = b""
                 while chunk := sock.recv(65536):
