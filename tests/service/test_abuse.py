@@ -139,7 +139,7 @@ port, board, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 stop = time.monotonic() + seconds
 counts = {}
 def flood():
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_GUARD)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)  # WAIT_GUARD
     body = json.dumps({"model": "a", "item": "1", "score": 1.0})
     headers = {"Authorization": "Bearer rkci_" + "w" * 43, "Content-Type": "application/json"}
     while time.monotonic() < stop:
