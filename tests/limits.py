@@ -10,3 +10,9 @@ output rather than a silent stall.
 """
 
 HANG_GUARD = 3600  # seconds
+
+#: How long a test waits for a state it polls for (a server up, a page rendered, a retry loop) or
+#: for a socket's answer: again a guard against a hang, never a limit. The literal 10-60 s waits
+#: these replaced held on a quiet machine and could expire at load 12, where a server's start
+#: alone was seen to take tens of seconds. Ten minutes: a wait that long is a hang.
+WAIT_GUARD = 600  # seconds

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from limits import HANG_GUARD, WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 POSTGRES_ENV = "RANKCI_TEST_POSTGRES_URL"
 ADMIN = "test-admin-token-" + uuid.uuid4().hex  # RANKCI_ADMIN_TOKEN of every test server
@@ -47,7 +48,7 @@ class Client:
 
     def __init__(self, port: int) -> None:
         self.port = port
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_GUARD)
         self.last_used = time.monotonic()
 
     def request(self, method: str, path: str, body=None, token: str | None = None, raw=None):
@@ -153,7 +154,7 @@ class Server:
             )
         self._wait()
 
-    def _wait(self, timeout: float = 60.0) -> None:
+    def _wait(self, timeout: float = WAIT_GUARD) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -203,7 +204,7 @@ def serve_once(*args: str) -> tuple[int, str]:
         [sys.executable, "-m", "rankci", "serve", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD,
     )
     return done.returncode, done.stderr
 
@@ -248,7 +249,7 @@ def _postgres_bin() -> str:
     return os.path.dirname(found[-1])
 
 
-def _su_postgres(command: str, timeout: float = 60) -> None:
+def _su_postgres(command: str, timeout: float = WAIT_GUARD) -> None:
     done = subprocess.run(
         ["su", "postgres", "-s", "/bin/sh", "-c", command], capture_output=True, timeout=timeout
     )
@@ -287,7 +288,7 @@ def private_postgres():
             subprocess.run(
                 ["su", "postgres", "-s", "/bin/sh", "-c", f"{ctl} -m immediate stop"],
                 capture_output=True,
-                timeout=60,
+                timeout=WAIT_GUARD,
             )
         shutil.rmtree(folder, ignore_errors=True)
 

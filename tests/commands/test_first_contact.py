@@ -7,6 +7,7 @@ import zipfile
 
 import pandas as pd
 import pytest
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 
 from rankci.cli import main
 
@@ -377,7 +378,7 @@ def test_the_served_page_of_a_finished_board_says_so_not_next_look_at_none(tmp_p
         ]
         status, posted = api.post(f"/api/boards/{board}/scores", {"scores": scores}, token)
         assert status in (200, 201), posted
-        deadline, page = time.monotonic() + 60, ""
+        deadline, page = time.monotonic() + WAIT_GUARD, ""
         while time.monotonic() < deadline and "items consumed" not in page:
             status, fragment = api.get(f"/boards/{board}/fragment")
             page = fragment.get("html", "") if status == 200 else ""

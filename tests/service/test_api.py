@@ -11,6 +11,7 @@ import socket
 import numpy as np
 import pandas as pd
 import pytest
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from service_server import ADMIN, Client, database, running
 
 import rankci
@@ -220,7 +221,7 @@ def test_tokens_guard_writes_and_private_reads(api):
 
 def _raw_post(port, path, token, head: str, body_parts) -> tuple[int, bytes]:
     """Send a request by hand (the server may answer before the body is complete)."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_GUARD)
     sock.sendall(
         f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token}\r\n"
         f"Content-Type: application/json\r\n{head}\r\n".encode()

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from service_server import database, running
 
 from rankci.service.board import Board, Conflict, Rejected
@@ -104,7 +105,7 @@ def test_withdraw_endpoint_and_page(tmp_path):
         _, described = api.get(f"/api/boards/{board}")
         assert described["progress"]["withdrawn"]["c"]["look"] == t // 10
         assert api.get(f"/boards/{board}")[0] == 200
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + WAIT_GUARD
         while True:  # rendered in the background: poll with a generous timeout
             status, fragment = api.get(f"/boards/{board}/fragment")
             assert status == 200, fragment

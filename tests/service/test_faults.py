@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from service_server import ADMIN, Server, postgres_schema, private_postgres, running
 
 
@@ -43,7 +44,7 @@ def _stream(server, board_id, token, models, items, acknowledged):
         batch = [
             {"model": m, "item": item, "score": float((i + j) % 2)} for j, m in enumerate(models)
         ]
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT_GUARD
         while time.monotonic() < deadline:
             try:
                 status, body = client.post(
@@ -64,7 +65,7 @@ def _stream(server, board_id, token, models, items, acknowledged):
 def _stored_items(api, board_id) -> set[str]:
     """The items stored, read once the server has its database back (503 until then, never 500:
     the writer can finish before the last fault, whose reconnection the read then meets)."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_GUARD
     while True:
         status, exported = api.get(f"/api/boards/{board_id}/scores?format=jsonl")
         if status != 503 or time.monotonic() > deadline:
@@ -190,7 +191,7 @@ def test_a_corrupted_board_is_quarantined_and_the_others_serve(tmp_path):
         handle.write(b"\xff" * page_size)
     with running(db, tmp_path / "server.log") as server:
         api = server.client()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT_GUARD
         while not (health := api.get("/api/health")[1])["boards"]["warmed"]:
             assert time.monotonic() < deadline
             time.sleep(0.2)
@@ -232,7 +233,7 @@ def test_sqlite_read_only_file_answers_503_with_the_reason_then_recovers(tmp_pat
             assert after["scores_received"] == before["scores_received"]
         finally:
             subprocess.run(["chattr", "-i", *files], timeout=30, check=True)
-        deadline = time.monotonic() + 20  # the background probe reconnects once writable
+        deadline = time.monotonic() + WAIT_GUARD  # the background probe reconnects once writable
         while api.get("/api/health")[1]["status"] != "ok":
             assert time.monotonic() < deadline, api.get("/api/health")[1]
             time.sleep(0.2)

@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+from limits import HANG_GUARD, WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from service_server import ADMIN, Server, postgres_schema, private_postgres, running
 
 
@@ -115,7 +116,7 @@ def test_postgres_owner_excludes_an_earlier_release_and_is_excluded_by_it(tmp_pa
                 assert not old.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
 
 
-def _serve(*args, timeout=120):
+def _serve(*args, timeout=HANG_GUARD):
     done = subprocess.run(
         [sys.executable, "-m", "rankci", "serve", *args],
         capture_output=True,
@@ -139,7 +140,7 @@ def test_serve_refuses_unbounded_or_negative_times_and_bad_urls_without_a_traceb
         "postgresql://u:p@127.0.0.1:notaport/db",
         "postgresql://nobody:wrong@127.0.0.1:1/db",
     ):
-        code, err = _serve("--db", url, "--port", "18999", timeout=60)
+        code, err = _serve("--db", url, "--port", "18999")
         assert code == 2 and "--db" in err and "Traceback" not in err, (url, err[-2000:])
 
 
@@ -149,7 +150,7 @@ def test_the_page_escapes_the_retired_models_line_once(tmp_path):
         board, token = _board(api, models=["a&b", "c<d>"], items=[str(i) for i in range(30)])
         status, answer = api.post(f"/api/boards/{board}/retire", {"model": "a&b"}, token)
         assert status == 200, answer
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT_GUARD
         while time.monotonic() < deadline:
             status, data = api.get(f"/boards/{board}/fragment")
             html = json.loads(data)["html"] if isinstance(data, bytes) else data.get("html", "")
@@ -170,7 +171,7 @@ class _From:
         import http.client
 
         conn = http.client.HTTPConnection(
-            "127.0.0.1", self.port, timeout=30, source_address=(self.source, 0)
+            "127.0.0.1", self.port, timeout=WAIT_GUARD, source_address=(self.source, 0)
         )
         try:
             sent = dict(headers or {})
@@ -226,7 +227,7 @@ def test_tokens_in_query_strings_are_redacted_from_the_access_log(tmp_path):
     with running(str(tmp_path / "b.sqlite"), log, args=["--log-level", "info"]) as server:
         board, token = _board(server.client())
         assert server.client().get(f"/boards/{board}?token={token}&x=1")[0] == 200
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + WAIT_GUARD
         while f"/boards/{board}?" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.1)
     text = log.read_text()
@@ -242,7 +243,7 @@ def test_a_complete_100_kib_header_is_refused_against_the_64_kib_limit(tmp_path)
             b"X-Big: " + b"a" * 100 * 1024 + b"\r\n",  # one header
             b"".join(b"X-%d: %s\r\n" % (i, b"b" * 1000) for i in range(100)),  # many
         ):
-            with socket.create_connection(("127.0.0.1", server.port), timeout=20) as sock:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_GUARD) as sock:
                 sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: t\r\n" + head + b"\r\n")
                 answer = b""
                 while chunk := sock.recv(65536):
@@ -284,7 +285,7 @@ def test_1100_half_open_connections_under_1024_descriptors_starve_no_one(tmp_pat
         finally:
             for sock in flood:
                 sock.close()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + WAIT_GUARD
         while "connections refused" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.1)
         text = log.read_text()
@@ -346,7 +347,7 @@ def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_
                     assert "unavailable" in response.getheader("x-rankci-stale", "")
             finally:
                 control("start")
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + WAIT_GUARD
             while time.monotonic() < deadline:  # back: writes resume, no stale marker
                 status, _ = server.client().post(
                     f"/api/boards/{board}/scores", {"model": "a", "item": "5", "score": 1.0}, token
@@ -361,7 +362,7 @@ def test_postgres_outage_reads_answer_the_last_committed_state_marked_stale(tmp_
 def _server_time(port: int, path: str) -> tuple[int, float]:
     import http.client
 
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_GUARD)
     try:
         conn.request("GET", path)
         response = conn.getresponse()
@@ -378,7 +379,7 @@ def test_the_time_of_a_404_does_not_tell_whether_a_private_board_exists(tmp_path
     args = ["--auth-failures", "100000"]
     with running(str(tmp_path / "b.sqlite"), tmp_path / "log", args=args) as server:
         private, _ = _board(server.client(), public=False)
-        deadline = time.monotonic() + 30  # the boards are listed at start (warm)
+        deadline = time.monotonic() + WAIT_GUARD  # the boards are listed at start (warm)
         while not server.client().get("/api/health")[1]["boards"]["warmed"]:
             assert time.monotonic() < deadline
             time.sleep(0.1)
@@ -411,7 +412,7 @@ def test_immutable_sqlite_files_answer_503_instead_of_a_sigbus(tmp_path):
             assert server.process.poll() is None  # alive (before: killed by SIGBUS, -7)
         finally:
             subprocess.run(["chattr", "-i", *files], check=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT_GUARD
         while api.post(path, {"model": "a", "item": "2", "score": 1.0}, token)[0] != 200:
             assert time.monotonic() < deadline
             time.sleep(0.3)
@@ -431,7 +432,7 @@ def test_a_fenced_out_server_serves_no_stale_reads(tmp_path):
                     "UPDATE lease SET holder = 'other', fence = fence + 1, "
                     "expires_at = now() + interval '1 hour' WHERE id = 1"
                 )
-            deadline = time.monotonic() + 30  # the heartbeat (every second) finds out
+            deadline = time.monotonic() + WAIT_GUARD  # the heartbeat (every second) finds out
             while api.get("/api/health")[1]["database"]["writable"]:
                 assert time.monotonic() < deadline
                 time.sleep(0.2)

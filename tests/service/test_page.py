@@ -9,13 +9,14 @@ import time
 import numpy as np
 import pytest
 from browser import browser
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from matplotlib.image import imread
 from service_server import running
 
 pytestmark = pytest.mark.browser
 
 
-def _wait_for(page, expression: str, timeout: float = 30.0) -> None:
+def _wait_for(page, expression: str, timeout: float = WAIT_GUARD) -> None:
     """Poll a JavaScript expression (page.evaluate is not subject to the page's CSP, which
     forbids eval and so Playwright's wait_for_function)."""
     deadline = time.monotonic() + timeout
@@ -83,7 +84,7 @@ def test_board_page_shows_the_leaderboard_and_refreshes(tmp_path):
             )
             page.on("pageerror", lambda error: problems.append(str(error)))
             page.goto(url)
-            page.wait_for_selector("#leaderboard-table tbody tr", timeout=30_000)
+            page.wait_for_selector("#leaderboard-table tbody tr", timeout=WAIT_GUARD * 1000)
             assert page.locator("#leaderboard-table tbody tr").count() == m
             assert page.title() == "Page test <board>"
             guarantee = page.locator(".guarantee").inner_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
 from service_server import Server, database
 
 from rankci.sequential.spec import MonitorSpec
@@ -243,7 +244,7 @@ def test_votes_board_page_shows_the_arena_leaderboard(tmp_path):
             status, page = api.get(f"/boards/{board}")
             assert status == 200 and b"votes board" in page and b"new vote like these" in page
             assert b"<b>x</b>" not in page  # the title is escaped
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + WAIT_GUARD
             while True:  # rendered in the background: poll with a generous timeout
                 status, frag = api.get(f"/boards/{board}/fragment")
                 assert status == 200, frag

@@ -10,13 +10,6 @@ import numpy as np
 from validation_study import load_study  # tests/validation_study.py
 
 
-def test_quick_mode_prints_its_table(capsys):
-    assert load_study("arena_ppi").main(["--quick"]) == 0
-    out = capsys.readouterr().out
-    assert "| uniform, 300 labels | ppi |" in out and "| stratified, ~1000 labels | judge |" in out
-    assert "± " in out
-
-
 def test_ppi_covers_the_judge_does_not_and_ppi_is_narrower():
     study = load_study("arena_ppi")
     reps, n = 60, 6000

@@ -17,12 +17,6 @@ def _study():
     return load_study("delta_split")
 
 
-def test_quick_mode_prints_its_table(capsys):
-    assert _study().main(["--quick"]) == 0
-    out = capsys.readouterr().out
-    assert "| noisy-reference | alpha-split |" in out and "± " in out
-
-
 def test_error_rates_keep_their_claims_and_the_plug_in_does_not():
     study = _study()
     reps = 150

@@ -14,12 +14,6 @@ def _study():
     return load_study("ppi_judges")
 
 
-def test_quick_mode_prints_its_table(capsys):
-    assert _study().main(["--quick"]) == 0
-    out = capsys.readouterr().out
-    assert "| graded | 100 | ppi++ per-pair |" in out and "± " in out
-
-
 def test_ppi_covers_the_judge_does_not_and_per_pair_is_tight():
     study = _study()
     reps = 100

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+from validation_study import load_study  # tests/validation_study.py
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation"
 SCRIPTS = sorted(p for p in VALIDATION.glob("*.py") if not p.name.startswith("_"))  # _: helpers
@@ -39,6 +40,23 @@ def _recorded_results(folder: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file() and path.suffix not in {".py", ".md"} and "__pycache__" not in path.parts
     }
+
+
+#: What a study's quick mode prints, checked on the one quick run this file gives it. Each was a
+#: second run of the same quick mode in the study's own test file (issue 30, item 5: 6-7 s apiece).
+PRINTS = {
+    "ppi_judges.py": ("| graded | 100 | ppi++ per-pair |", "± "),
+    "delta_split.py": ("| noisy-reference | alpha-split |", "± "),
+    "arena_ppi.py": ("| uniform, 300 labels | ppi |", "| stratified, ~1000 labels | judge |", "± "),
+}
+
+
+def _check_what_it_prints(script: Path, out: str) -> None:
+    for text in PRINTS.get(script.name, ()):
+        assert text in out, f"{script.name} --quick did not print {text!r}:\n{out[-3000:]}"
+    if script.name == "arena_coverage.py":  # every design, for max-t and for holm
+        for label, _, _ in load_study("arena_coverage").ROWS:
+            assert out.count(label) == 2, (label, out[-3000:])
 
 
 def test_the_validation_scripts_are_found():
@@ -77,6 +95,7 @@ def test_quick_mode_runs(script: Path, tmp_path: Path):
         f"{script.name} --quick exited {done.returncode}:\n{done.stderr[-4000:]}"
     )
     assert done.stdout.strip(), f"{script.name} --quick printed nothing"
+    _check_what_it_prints(script, done.stdout)
     after = _recorded_results(folder)
     changed = sorted(
         name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
