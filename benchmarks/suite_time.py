@@ -89,8 +89,8 @@ def section(text: str, loads: list[float], wall: float | None, before: str, n: i
         "python benchmarks/suite_time.py --write     # runs pytest -n 2 --durations once",
         "```",
         "",
-        f"Run on {dt.date.today().isoformat()} on this 2-core machine, shared with other engineers'"
-        f" runs ({load}): `pytest -n 2` took **{seconds:.0f} s** (pytest's figure"
+        f"Run on {dt.date.today().isoformat()} on this 2-core machine ({load}, the suite's own two"
+        f" workers included): `pytest -n 2` took **{seconds:.0f} s** (pytest's figure"
         + (f"; {wall:.0f} s wall with start-up" if wall else "")
         + f"), {passed} passed, {failed} failed, {warnings} warnings. The target is ≤ 6 min on a"
         " quiet machine; at load above 2 on 2 cores every figure here is stretched by about the"
