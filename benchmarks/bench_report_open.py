@@ -30,7 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import bench_large_boards  # this folder: the synthetic boards of the large-boards benchmark
+
 TARGET_S = 2.0
 
 #: Navigation Timing of the page just loaded, in seconds from the navigation's start.
@@ -61,12 +62,6 @@ def _chromium() -> str:
         if name and shutil.which(name):
             return shutil.which(name)
     raise SystemExit("Chromium not found: install it with `apt-get install chromium` (Debian)")
-
-
-def _board(models: int, items: int, path: str) -> None:
-    code = "import sys; sys.path.insert(0, sys.argv[1]); import bench_large as b; "
-    code += "b._board(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])"
-    subprocess.run([sys.executable, "-c", code, HERE, str(models), str(items), path], check=True)
 
 
 def _report(data: str, page: str) -> float:
@@ -128,7 +123,7 @@ def main(argv=None) -> int:
         inputs = []
         for models, items in cases:
             path = os.path.join(tmp, f"b{models}.parquet")
-            _board(models, items, path)
+            bench_large_boards._board(models, items, path, dict(os.environ))
             inputs.append((f"{models:,} × {items:,} (synthetic)", path))
         if not args.quick:
             import rankci.datasets
