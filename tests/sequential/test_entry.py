@@ -218,3 +218,36 @@ def test_retirement_on_an_open_board_freezes_the_pairs_of_the_retired_model():
     ruled.add_model("c")
     ruled.update_block((rng.random((5000, 3)) < [0.95, 0.5, 0.05]).astype(float))
     assert set(ruled.retired) == {"a", "b", "c"} and ruled.finished
+
+
+def _whole_group_log_wealth(mon):
+    """The board's log-wealths assembled from each group's whole M_g x M_g matrix (the reading
+    before groups were read at their own pairs only)."""
+    m = mon.n_models
+    out = np.full((m, m), np.nan)
+    for group in mon._groups:
+        lw = group["wealth"].log_wealth()
+        cols, new = group["cols"], group["new"]
+        out[np.ix_(cols, new)] = lw[:, group["new_local"]]
+        out[np.ix_(new, cols)] = lw[group["new_local"], :]
+    np.fill_diagonal(out, np.nan)
+    return out
+
+
+@pytest.mark.parametrize("bet", ["mixture", "fixed", "agrapa"])
+def test_reading_each_group_at_its_own_pairs_gives_the_bits_of_the_whole_matrices(bet):
+    rng = np.random.default_rng(11)
+    mon = OpenMonitor(["m0", "m1", "m2"], sampling="iid", entry="open", bet=bet, look_every=7)
+    for j in range(3, 12):
+        m = mon.n_models
+        mon.update_block((rng.random((int(rng.integers(1, 40)), m)) < 0.5).astype(float))
+        if j == 6:
+            mon.retire("m4")  # the group of m4 stops: it is read from its saved matrix
+        mon.add_model(f"m{j}")
+        want = _whole_group_log_wealth(mon)
+        assert np.array_equal(mon.log_wealth(), want, equal_nan=True)
+    mon.update_block((rng.random((50, mon.n_models)) < 0.6).astype(float))
+    assert any(type(g["wealth"]).__name__ == "_Stopped" for g in mon._groups)
+    got = mon.log_wealth()
+    assert np.array_equal(got, _whole_group_log_wealth(mon), equal_nan=True)
+    assert np.isnan(np.diag(got)).all() and np.isfinite(got[~np.eye(12, dtype=bool)]).all()

@@ -253,19 +253,20 @@ class OpenMonitor(Monitor):
         return self.evaluations / total if total else 0.0
 
     def log_wealth(self) -> np.ndarray:
-        """M x M log-wealths (NaN diagonal); each pair's e-process from its later model's entry."""
+        """M x M log-wealths (NaN diagonal); each pair's e-process from its later model's entry.
+
+        Each group's wealth is read only at the pairs it owns (those with one of its new models:
+        2 (M_g - 1) for an entrant, not its M_g^2), with the bits of its whole matrix
+        (:meth:`PairWealth.log_wealth_at`), so a look costs O(M^2) in all, not O(M^3).
+        """
         m = self.n_models
-        out = np.full((m, m), np.nan)
+        out = np.full(m * m, np.nan)
         for group in self._groups:
-            cols = group["cols"]
             if group["wealth"] is None:
                 continue
-            lw = group["wealth"].log_wealth()
-            new = group["new"]
-            out[np.ix_(cols, new)] = lw[:, group["new_local"]]
-            out[np.ix_(new, cols)] = lw[group["new_local"], :]
-        np.fill_diagonal(out, np.nan)
-        return out
+            rows, cols = group["pairs"]
+            out[rows * m + cols] = group["wealth"].log_wealth_at(rows * len(group["cols"]) + cols)
+        return out.reshape(m, m)
 
     def log_thresholds(self) -> np.ndarray:
         """M x M ``log(1/alpha_jl)`` (NaN diagonal): the level of the later entrant's pairs."""
@@ -321,6 +322,7 @@ class OpenMonitor(Monitor):
                 "cols": np.arange(total),
                 "new": np.arange(before, total),
                 "new_local": np.arange(before, total),
+                "pairs": owned_pairs(before, total),
             }
         )
         levels = []
@@ -705,11 +707,29 @@ class _Stopped:
     def log_wealth(self) -> np.ndarray:
         return self._lw
 
+    def log_wealth_at(self, flat: np.ndarray) -> np.ndarray:
+        return self._lw.ravel().take(flat)
+
     def retire(self, models) -> None:
         return None
 
     def update(self, block) -> None:  # pragma: no cover - never called
         raise RuntimeError("a stopped group is not updated")
+
+
+def owned_pairs(before: int, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered pairs (rows, cols) of a group that adds models ``before..total-1`` to the
+    ``before`` already there: every off-diagonal pair with at least one of the new models.
+
+    Examples
+    --------
+    >>> rows, cols = owned_pairs(2, 3)
+    >>> list(zip(rows.tolist(), cols.tolist()))
+    [(0, 2), (1, 2), (2, 0), (2, 1)]
+    """
+    rows, cols = np.divmod(np.arange(total * total), total)
+    mask = ((rows >= before) | (cols >= before)) & (rows != cols)
+    return rows[mask], cols[mask]
 
 
 def open_guarantee(alpha: float, alpha_event: dict | None = None) -> str:
