@@ -330,6 +330,7 @@ def test_named_columns_and_bounds(tmp_path, monkeypatch):
         _agree(path, monkeypatch, fast=False, **{**options, "bounds": (0, 1)}), ValueError
     )
     _agree(path, monkeypatch, fast=False, model="nope", item="qid", score="value")
+    _agree(path, monkeypatch, fast=False, model="engine", item="engine", score="value")
 
 
 ids = st.text(

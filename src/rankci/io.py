@@ -275,7 +275,7 @@ def read_parquet_codes(path: Path, format: str, layout: str, bounds, given: dict
         return None
     fields = {field.name: field.type for field in schema}
     ids = [columns["model"], columns["item"]]
-    if len({*ids, columns["score"]}) < 3 or not all(_is_text(fields[name]) for name in ids):
+    if not all(_is_text(fields[name]) for name in ids):
         return None
     try:  # id columns read as Arrow dictionaries: integer codes, no string per row
         # ParquetFile, not read_table: the dataset layer of read_table imports pandas
@@ -285,7 +285,8 @@ def read_parquet_codes(path: Path, format: str, layout: str, bounds, given: dict
         return None
     if table.num_rows == 0:
         return None
-    return _coded_scores(table, columns, bounds, {"layout": "long", "columns": columns})
+    arrays = {name: table.column(name) for name in table.column_names}
+    return _coded_scores(arrays, columns, bounds, {"layout": "long", "columns": columns})
 
 
 def _long_columns(names: list[str], layout: str, given: dict) -> dict | None:
@@ -304,33 +305,48 @@ def _long_columns(names: list[str], layout: str, given: dict) -> dict | None:
         return None
     if any(columns[role] is None for role in ("model", "item", "score")):
         return None
+    named = [name for name in columns.values() if name is not None]
+    if len(set(named)) < len(named):
+        return None  # one column named for two roles
     return columns
 
 
-def _coded_scores(table, columns: dict, bounds, notes: dict, signed_zero: bool = True):
-    """Scores from an Arrow table of dictionary-encoded id columns (dictionaries unified) and a
-    numeric score column, with every check of :meth:`Scores.from_frame` made on the codes; None
-    when one fails (the general path words the error). ``signed_zero=False`` also returns None
-    for a score of -0.0 (a text file's ``-0`` is 0.0 or -0.0 in pandas by the other cells)."""
+def _coded_scores(arrays: dict, columns: dict, bounds, notes: dict, signed_zero: bool = True):
+    """Scores from Arrow columns by name (an Arrow table's, the id columns dictionary-encoded
+    with their dictionaries unified, the score column numeric), with every check of
+    :meth:`Scores.from_frame` made on the codes; None when one fails (the general path words
+    the error). Each column is taken out of ``arrays`` when it is converted, so that its
+    memory goes as its codes come. ``signed_zero=False`` also returns None for a score of -0.0
+    (a text file's ``-0`` is 0.0 or -0.0 in pandas, by the other cells of the column)."""
+    import pyarrow as pa
+
+    pool = (
+        pa.default_memory_pool()
+    )  # its freed memory is given back at once (NumPy cannot reuse it)
     roles = [role for role in ("model", "item", "prompt", "cluster") if columns.get(role)]
-    if len({columns[role] for role in [*roles, "score"]}) < len(roles) + 1:
-        return None  # one column in two roles
     codes = {}
     for role in roles:
-        encoded = _text_codes(table.column(columns[role]))
+        encoded = _text_codes(arrays.pop(columns[role]))
+        pool.release_unused()
         if encoded is None:
             return None
         codes[role] = encoded
-    values = _float_scores(table.column(columns["score"]), bounds)
+    values = _float_scores(arrays.pop(columns["score"]), bounds)
+    pool.release_unused()
     if values is None or (not signed_zero and np.signbit(values[values == 0]).any()):
         return None
     (model_code, models), (item_code, items) = codes["model"], codes["item"]
     prompt_code, prompts = codes.get("prompt", (None, None))
     n_prompts = 1 if prompts is None else len(prompts)
-    key = item_code.astype(np.int64) * n_prompts + (0 if prompt_code is None else prompt_code)
-    key = key * len(models) + model_code
+    key = item_code.astype(np.int64)  # one array of keys, computed in place
+    if prompt_code is not None:
+        key *= n_prompts
+        key += prompt_code
+    key *= len(models)
+    key += model_code
     if len(models) < 2 or distinct_count(key, len(items) * n_prompts * len(models)) != key.size:
         return None
+    del key
     cluster_code, clusters = codes.get("cluster", (None, None))
     item_cluster = None
     if clusters is not None:  # each item's cluster: an item in two clusters falls back
@@ -703,10 +719,9 @@ def read_csv_codes(
     from rankci._progress import Progress
 
     ids = [columns[role] for role in ("model", "item", "cluster", "prompt") if columns[role]]
-    labels = pa.dictionary(pa.int32(), pa.string())
     convert = pacsv.ConvertOptions(
         include_columns=[*ids, columns["score"]],
-        column_types={**{name: labels for name in ids}, columns["score"]: pa.float64()},
+        column_types={**{name: pa.string() for name in ids}, columns["score"]: pa.float64()},
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
@@ -714,25 +729,56 @@ def read_csv_codes(
     read = pacsv.ReadOptions(encoding="utf8", block_size=_BLOCK_BYTES)
     parse = pacsv.ParseOptions(delimiter=delimiter)
     size = os.path.getsize(path)
-    batches = []
     try:
         with pa.OSFile(os.fspath(path)) as source, Progress(size, f"reading {path.name}") as bar:
             with pacsv.open_csv(
                 source, read_options=read, parse_options=parse, convert_options=convert
             ) as reader:
-                for batch in reader:
-                    batches.append(batch)
-                    bar.update(source.tell() - bar.done)  # the bytes read so far
+                batches = _encoded_batches(reader, len(ids), bar, source)
             bar.update(size - bar.done)
-        table = pa.Table.from_batches(batches, schema=reader.schema)
+        table = pa.Table.from_batches(batches).unify_dictionaries()
         del batches
-        table = table.unify_dictionaries()
     except (OSError, ValueError, pa.ArrowException):
         return None  # a row the reader refuses, a value that is not a number: the general path
     if table.num_rows == 0:
         return None
+    arrays = {name: table.column(name) for name in table.column_names}
+    del table  # each column's memory goes when _coded_scores has its codes
+    pa.default_memory_pool().release_unused()  # the batches' strings, kept by Arrow's allocator
     notes = {"layout": "long", "columns": columns, "delimiter": delimiter}
-    return _coded_scores(table, columns, bounds, notes, signed_zero=False)
+    return _coded_scores(arrays, columns, bounds, notes, signed_zero=False)
+
+
+def _encoded_batches(reader, n_ids: int, bar, source) -> list:
+    """The batches of a CSV reader with their first ``n_ids`` columns (text) dictionary-encoded:
+    each batch's strings are hashed into int32 codes and that batch's distinct labels, in a pool
+    of threads (pyarrow releases the GIL) while the reader parses the next blocks; at most a few
+    batches of strings are held at once. The bar advances by the bytes read from ``source``."""
+    import collections
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def encode(batch):
+        arrays = [pc.dictionary_encode(batch.column(k)) for k in range(n_ids)]
+        arrays += [batch.column(k) for k in range(n_ids, batch.num_columns)]
+        return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    done, pending = [], collections.deque()
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for batch in reader:
+                pending.append(pool.submit(encode, batch))
+                while len(pending) > 2 * workers:  # bounded: the strings of a few batches
+                    done.append(pending.popleft().result())
+                bar.update(source.tell() - bar.done)  # the bytes read so far
+            done.extend(future.result() for future in pending)
+        finally:
+            for future in pending:
+                future.cancel()
+    return done
 
 
 #: what a file's first bytes say it is: (magic, what it is, the fix for a text table)
