@@ -5,8 +5,8 @@ fresh process (its own peak RSS, ``resource.getrusage``; the import included). T
 rows (360 models, 100,000 items) is about 1.15 GB; ``--quick`` writes 3.6M rows. rankci reads
 a text table of at least ``BIG_CSV_BYTES`` by ``rankci.io.read_csv_codes`` (pyarrow batches
 straight into integer codes); ``--general`` also times the general path it falls back to
-(``read_csv_batches``, then ``Scores.from_frame``: a pandas frame of Python strings, about
-0.4 GB per million rows, so keep it to ``--quick`` sizes). The load average is printed before
+(``read_csv_batches``, then ``Scores.from_frame``: a pandas frame of Python strings, 1.4 GB
+at 3.6M rows, so keep it to ``--quick`` sizes). The load average is printed before
 and after.
 """
 
