@@ -300,6 +300,14 @@ OTHER_PATHS = {  # not read by the codes path; read_scores gives the general pat
     "latin-1 file": lambda p: (
         p.write_bytes(_write(p, _board(models=["café", "b"])).read_text().encode("latin-1")) and p
     ),
+    "a latin-1 byte past the lines sampled": lambda p: (
+        p.write_bytes(
+            _write(p, _board(2, 40) + [["café", f"q{i:02d}", "1"] for i in range(40)])
+            .read_text()
+            .encode("latin-1")
+        )
+        and p
+    ),
     "utf-16 with a byte-order mark": lambda p: (
         p.write_bytes(_write(p, _board()).read_text().encode("utf-16")) and p
     ),
@@ -309,7 +317,9 @@ OTHER_PATHS = {  # not read by the codes path; read_scores gives the general pat
 @pytest.mark.parametrize("name", list(OTHER_PATHS))
 def test_other_tables_take_the_general_path(tmp_path, monkeypatch, name):
     path = OTHER_PATHS[name](tmp_path / "other.csv")
-    _agree(path, monkeypatch, fast=False)
+    got = _agree(path, monkeypatch, fast=False)
+    if "latin-1" in name:
+        assert "is not UTF-8 (byte 0xe9 on line" in str(got)
 
 
 def test_a_row_with_too_many_fields_gets_the_batch_readers_error(tmp_path, monkeypatch):
