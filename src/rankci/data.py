@@ -938,7 +938,17 @@ def scores_from_codes(*, notes: dict, prompt: str | None = None, **fields) -> Sc
     readers that factorise a file themselves (:mod:`rankci.io`). With prompt variants, the rows
     of a variant some model lacks are left out (:data:`PROMPT_RULE`) and counted in
     ``notes["excluded"]["inconsistent_prompts"]``; a model left with no rows is an error naming
-    the ``prompt`` column."""
+    the ``prompt`` column.
+
+    Examples
+    --------
+    >>> codes = dict(models=("a", "b"), items=("q",), clusters=None, item_cluster=None)
+    >>> s = scores_from_codes(notes={}, prompt="prompt", prompts=("p0", "p1"), **codes,
+    ...     model_code=np.array([0, 1, 0], dtype=np.int32), item_code=np.zeros(3, np.int32),
+    ...     prompt_code=np.array([0, 0, 1], dtype=np.int32), score=np.array([1.0, 0.0, 1.0]))
+    >>> s.prompts, s.score.tolist(), s.notes["excluded"]["inconsistent_prompts"]["rows"]
+    (('p0',), [1.0, 0.0], 1)
+    """
     if fields["prompt_code"] is not None:
         fields = _keep_shared_prompts(fields, notes, prompt)
     return Scores(**fields, notes=notes)
