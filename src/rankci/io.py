@@ -320,9 +320,8 @@ def _coded_scores(arrays: dict, columns: dict, bounds, notes: dict, signed_zero:
     (a text file's ``-0`` is 0.0 or -0.0 in pandas, by the other cells of the column)."""
     import pyarrow as pa
 
-    pool = (
-        pa.default_memory_pool()
-    )  # its freed memory is given back at once (NumPy cannot reuse it)
+    # what Arrow frees is given back to the system at once: NumPy cannot reuse Arrow's pool
+    pool = pa.default_memory_pool()
     roles = [role for role in ("model", "item", "prompt", "cluster") if columns.get(role)]
     codes = {}
     for role in roles:
