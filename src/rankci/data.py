@@ -259,33 +259,7 @@ class Scores:
                 frame, item_code, cluster_code, items, clusters, item, cluster, place
             )
 
-        notes = dict(notes or {})
-        if prompt_code is not None:
-            keep = _shared_prompts(model_code, prompt_code, len(models), len(prompts))
-            if not keep.all():
-                notes.setdefault("excluded", {})["inconsistent_prompts"] = _prompt_record(
-                    keep, model_code, item_code, prompt_code, models, prompts
-                )
-                lost = sorted(set(range(len(models))) - set(np.unique(model_code[keep])))
-                if lost:
-                    raise ValueError(
-                        f"model {models[lost[0]]!r} has only prompt variants that some other model "
-                        f"lacks; rankci keeps the variants every model has, so none of "
-                        f"{models[lost[0]]!r}'s scores is left; check the {prompt!r} column"
-                    )
-                model_code, values = model_code[keep], values[keep]
-                item_code, kept_items = _compact(item_code[keep])
-                items = tuple(items[i] for i in kept_items)
-                prompt_code, kept_prompts = _compact(prompt_code[keep])
-                prompts = tuple(prompts[p] for p in kept_prompts)
-                if item_cluster is not None:
-                    item_cluster, kept_clusters = _compact(item_cluster[kept_items])
-                    clusters = tuple(clusters[c] for c in kept_clusters)
-                    item_cluster = item_cluster.astype(np.int32)
-                item_code = item_code.astype(np.int32)
-                prompt_code = prompt_code.astype(np.int32)
-
-        return cls(
+        return scores_from_codes(
             models=models,
             items=items,
             clusters=clusters,
@@ -295,7 +269,8 @@ class Scores:
             prompt_code=prompt_code,
             item_cluster=item_cluster,
             score=values,
-            notes=notes,
+            notes=dict(notes or {}),
+            prompt=prompt,
         )
 
     @classmethod
@@ -956,6 +931,61 @@ def _shared_prompts(
     pairs = np.unique(prompt_code.astype(np.int64) * n_models + model_code)
     prompt_models = np.bincount(pairs // n_models, minlength=n_prompts)
     return prompt_models[prompt_code] == n_models
+
+
+def scores_from_codes(*, notes: dict, prompt: str | None = None, **fields) -> Scores:
+    """Scores from validated codes: the last step of :meth:`Scores.from_frame`, shared with the
+    readers that factorise a file themselves (:mod:`rankci.io`). With prompt variants, the rows
+    of a variant some model lacks are left out (:data:`PROMPT_RULE`) and counted in
+    ``notes["excluded"]["inconsistent_prompts"]``; a model left with no rows is an error naming
+    the ``prompt`` column.
+
+    Examples
+    --------
+    >>> codes = dict(models=("a", "b"), items=("q",), clusters=None, item_cluster=None)
+    >>> s = scores_from_codes(notes={}, prompt="prompt", prompts=("p0", "p1"), **codes,
+    ...     model_code=np.array([0, 1, 0], dtype=np.int32), item_code=np.zeros(3, np.int32),
+    ...     prompt_code=np.array([0, 0, 1], dtype=np.int32), score=np.array([1.0, 0.0, 1.0]))
+    >>> s.prompts, s.score.tolist(), s.notes["excluded"]["inconsistent_prompts"]["rows"]
+    (('p0',), [1.0, 0.0], 1)
+    """
+    if fields["prompt_code"] is not None:
+        fields = _keep_shared_prompts(fields, notes, prompt)
+    return Scores(**fields, notes=notes)
+
+
+def _keep_shared_prompts(fields: dict, notes: dict, prompt: str | None) -> dict:
+    """The fields of Scores without the rows of prompt variants some model lacks
+    (:data:`PROMPT_RULE`); what was left out is recorded in ``notes`` (changed in place)."""
+    models, prompts = fields["models"], fields["prompts"]
+    model_code, item_code, prompt_code = (
+        fields[k] for k in ("model_code", "item_code", "prompt_code")
+    )
+    keep = _shared_prompts(model_code, prompt_code, len(models), len(prompts))
+    if keep.all():
+        return fields
+    notes.setdefault("excluded", {})["inconsistent_prompts"] = _prompt_record(
+        keep, model_code, item_code, prompt_code, models, prompts
+    )
+    lost = sorted(set(range(len(models))) - set(np.unique(model_code[keep])))
+    if lost:
+        raise ValueError(
+            f"model {models[lost[0]]!r} has only prompt variants that some other model "
+            f"lacks; rankci keeps the variants every model has, so none of "
+            f"{models[lost[0]]!r}'s scores is left; check the {prompt!r} column"
+        )
+    fields = dict(fields, model_code=model_code[keep], score=fields["score"][keep])
+    item_code, kept_items = _compact(item_code[keep])
+    fields["items"] = tuple(fields["items"][i] for i in kept_items)
+    prompt_code, kept_prompts = _compact(prompt_code[keep])
+    fields["prompts"] = tuple(prompts[p] for p in kept_prompts)
+    if fields["item_cluster"] is not None:
+        item_cluster, kept_clusters = _compact(fields["item_cluster"][kept_items])
+        fields["clusters"] = tuple(fields["clusters"][c] for c in kept_clusters)
+        fields["item_cluster"] = item_cluster.astype(np.int32)
+    fields["item_code"] = item_code.astype(np.int32)
+    fields["prompt_code"] = prompt_code.astype(np.int32)
+    return fields
 
 
 def _prompt_record(

@@ -36,6 +36,9 @@ same table give identical :class:`~rankci.data.Scores`):
   (:data:`rankci.data.PROMPT_RULE`); the rows of a variant some model lacks are left out and
   counted in ``notes["excluded"]`` and in every result's ``excluded``. A single missing cell of
   a shared variant is an ordinary missing cell, handled by ``missing=`` as any other.
+* **Large text files** (at least :data:`BIG_CSV_BYTES`) are read by pyarrow in batches with a
+  progress bar on stderr; a long board goes straight into integer codes
+  (:func:`read_csv_codes`), giving the Scores the general path gives, field for field.
 * **Trials.** A trial column (``trial``, ``epoch``, ``repeat``, or ``trial=``) holds repeated
   runs of the same item, nested in the item and prompt; each cell's trials become one per-item
   score by ``per_item=`` (mean, pass@K, pass^K; :mod:`rankci.trials`), with the counts in
@@ -54,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from rankci._base import LazyModule, check_choice, is_dataframe
-from rankci.data import Scores, check_spellings, distinct_count, row_place
+from rankci.data import Scores, check_spellings, distinct_count, row_place, scores_from_codes
 
 pd = LazyModule("pandas")  # imported on first use: the rank path never needs it
 
@@ -198,6 +201,8 @@ def read_scores(
         roles = {"model": model, "item": item, "score": score, "cluster": cluster}
         roles.update(prompt=prompt, trial=trial, per_item=per_item, trial_gaps=trial_gaps)
         fast = read_parquet_codes(Path(source), format, layout, bounds, roles)
+        if fast is None and _is_big_text(Path(source)):
+            fast = read_csv_codes(Path(source), format, layout, bounds, roles)
         if fast is not None:
             return fast
         frame, text = read_table_text(Path(source), format)
@@ -265,21 +270,12 @@ def read_parquet_codes(path: Path, format: str, layout: str, bounds, given: dict
         isinstance(c, str) for c in meta.get("index_columns", [])
     ):
         return None
-    stub = _Columns(names)
-    if layout == "auto" and not (given.get("model") or given.get("score")):
-        if not (_alias(stub, "model", ()) and _alias(stub, "score", ())):
-            return None
-    try:
-        columns = _resolve(stub, given, ("model", "item", "score", "cluster", "prompt", "trial"))
-    except ValueError:
-        return None
-    if columns.pop("trial") is not None or columns["cluster"] or columns["prompt"]:
-        return None
-    if any(columns[role] is None for role in ("model", "item", "score")):
+    columns = _long_columns(names, layout, given)
+    if columns is None or columns["cluster"] or columns["prompt"]:
         return None
     fields = {field.name: field.type for field in schema}
     ids = [columns["model"], columns["item"]]
-    if len({*ids, columns["score"]}) < 3 or not all(_is_text(fields[name]) for name in ids):
+    if not all(_is_text(fields[name]) for name in ids):
         return None
     try:  # id columns read as Arrow dictionaries: integer codes, no string per row
         # ParquetFile, not read_table: the dataset layer of read_table imports pandas
@@ -289,32 +285,88 @@ def read_parquet_codes(path: Path, format: str, layout: str, bounds, given: dict
         return None
     if table.num_rows == 0:
         return None
+    arrays = {name: table.column(name) for name in table.column_names}
+    return _coded_scores(arrays, columns, bounds, {"layout": "long", "columns": columns})
+
+
+def _long_columns(names: list[str], layout: str, given: dict) -> dict | None:
+    """The columns of a long table with these column names, as :func:`read_scores` finds them
+    (named, else by alias); None when the table would not be read as long, a column is
+    missing or named wrongly, or it has a trial column (the general path decides or words it)."""
+    stub = _Columns(names)
+    if layout == "auto" and not (given.get("model") or given.get("score")):
+        if not (_alias(stub, "model", ()) and _alias(stub, "score", ())):
+            return None
+    try:
+        columns = _resolve(stub, given, ("model", "item", "score", "cluster", "prompt", "trial"))
+    except ValueError:
+        return None
+    if columns.pop("trial") is not None:
+        return None
+    if any(columns[role] is None for role in ("model", "item", "score")):
+        return None
+    named = [name for name in columns.values() if name is not None]
+    if len(set(named)) < len(named):
+        return None  # one column named for two roles
+    return columns
+
+
+def _coded_scores(arrays: dict, columns: dict, bounds, notes: dict, signed_zero: bool = True):
+    """Scores from Arrow columns by name (an Arrow table's, the id columns dictionary-encoded
+    with their dictionaries unified, the score column numeric), with every check of
+    :meth:`Scores.from_frame` made on the codes; None when one fails (the general path words
+    the error). Each column is taken out of ``arrays`` when it is converted, so that its
+    memory goes as its codes come. ``signed_zero=False`` also returns None for a score of -0.0
+    (a text file's ``-0`` is 0.0 or -0.0 in pandas, by the other cells of the column)."""
+    import pyarrow as pa
+
+    # what Arrow frees is given back to the system at once: NumPy cannot reuse Arrow's pool
+    pool = pa.default_memory_pool()
+    roles = [role for role in ("model", "item", "prompt", "cluster") if columns.get(role)]
     codes = {}
-    for role in ("model", "item"):
-        encoded = _text_codes(table.column(columns[role]))
+    for role in roles:
+        encoded = _text_codes(arrays.pop(columns[role]))
+        pool.release_unused()
         if encoded is None:
             return None
         codes[role] = encoded
-    values = _float_scores(table.column(columns["score"]), bounds)
-    if values is None:
+    values = _float_scores(arrays.pop(columns["score"]), bounds)
+    pool.release_unused()
+    if values is None or (not signed_zero and np.signbit(values[values == 0]).any()):
         return None
     (model_code, models), (item_code, items) = codes["model"], codes["item"]
-    key = item_code.astype(np.int64) * len(models) + model_code
-    if len(models) < 2 or distinct_count(key, len(items) * len(models)) != key.size:
+    prompt_code, prompts = codes.get("prompt", (None, None))
+    n_prompts = 1 if prompts is None else len(prompts)
+    key = item_code.astype(np.int64)  # one array of keys, computed in place
+    if prompt_code is not None:
+        key *= n_prompts
+        key += prompt_code
+    key *= len(models)
+    key += model_code
+    if len(models) < 2 or distinct_count(key, len(items) * n_prompts * len(models)) != key.size:
         return None
-    check_spellings(models, "model", f"the model column {columns['model']!r}")
-    check_spellings(items, "item", f"the item column {columns['item']!r}")
-    return Scores(
+    del key
+    cluster_code, clusters = codes.get("cluster", (None, None))
+    item_cluster = None
+    if clusters is not None:  # each item's cluster: an item in two clusters falls back
+        item_cluster = np.full(len(items), -1, dtype=np.int32)
+        item_cluster[item_code] = cluster_code
+        if (item_cluster[item_code] != cluster_code).any():
+            return None
+    for role in roles:  # in the order of Scores.from_frame: its warnings come in the same order
+        check_spellings(codes[role][1], role, f"the {role} column {columns[role]!r}")
+    return scores_from_codes(
         models=models,
         items=items,
-        clusters=None,
-        prompts=None,
+        clusters=clusters,
+        prompts=prompts,
         model_code=model_code,
         item_code=item_code,
-        prompt_code=None,
-        item_cluster=None,
+        prompt_code=prompt_code,
+        item_cluster=item_cluster,
         score=values,
-        notes={"layout": "long", "columns": columns},
+        notes=notes,
+        prompt=columns.get("prompt"),
     )
 
 
@@ -363,6 +415,8 @@ def _buffer_values(array) -> np.ndarray:
     import pyarrow as pa
 
     kind, n = array.type, len(array)
+    if n == 0:  # an empty chunk may have no data buffer
+        return np.empty(0, dtype=bool if pa.types.is_boolean(kind) else _NUMPY_TYPES[str(kind)])
     data = array.buffers()[1]
     if pa.types.is_boolean(kind):
         bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little")
@@ -388,9 +442,12 @@ def _float_scores(column, bounds) -> np.ndarray | None:
     kind = column.type
     if str(kind) not in _NUMPY_TYPES and not pa.types.is_boolean(kind):
         return None
-    if column.null_count:
+    if column.null_count or column.num_chunks == 0:
         return None
-    values = np.array(_buffer_values(column.combine_chunks()), dtype=float)  # its own copy
+    # its own copy, made once: np.concatenate of the chunks' buffers (combine_chunks copies too)
+    values = np.concatenate([_buffer_values(chunk) for chunk in column.chunks]).astype(
+        float, copy=False
+    )
     lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return None  # NaN or infinite somewhere
@@ -448,38 +505,20 @@ def read_table(path: Path, format: str) -> pd.DataFrame:
 
 def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]:
     """The raw table and, for a text file, how it was read (``{"delimiter": ...}``)."""
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {str(path)!r}")
-    if path.is_dir():
-        raise ValueError(f"{str(path)!r} is a directory, not a scores file")
-    compressed = path.suffix.lower() in _COMPRESSIONS
-    head = b"" if compressed else _head(path)
-    if format == "auto":
-        suffixes = [s.lower() for s in path.suffixes]
-        if suffixes and suffixes[-1] in _COMPRESSIONS:
-            suffixes = suffixes[:-1]
-        format = _EXTENSIONS.get(suffixes[-1] if suffixes else "", "")
-        if not format:
-            raise ValueError(_unknown_format(path, head))
-    if not compressed:
-        _check_magic(path, head, format)
-    encoding = _bom_encoding(head)
+    format, encoding, compressed = _file_format(path, format)
     try:
         if format == "parquet":
             return pd.read_parquet(path, engine="pyarrow"), None
         if format == "jsonl":
             frame = _read_jsonl(path, encoding)
             return frame, {"lines": frame.attrs.pop("lines")}
-        with _open_text(path, encoding) as handle:
-            sample = [line for _, line in zip(range(_SAMPLE_LINES), handle)]
-        delimiter = _delimiter(sample, "\t" if format == "tsv" else ",")
     except UnicodeDecodeError as error:
         raise ValueError(_not_utf8(path, format)) from error
     except (OSError, ValueError, pd.errors.ParserError, csv.Error) as error:
         raise ValueError(f"could not read {str(path)!r} as {format}: {error}") from error
-    _refuse_duplicate_header(path, sample[:1], delimiter)
+    delimiter, _ = _text_delimiter(path, format, encoding)
     try:
-        if not compressed and os.path.getsize(path) >= BIG_CSV_BYTES:
+        if _is_big_text(path):
             frame = read_csv_batches(path, delimiter, encoding)
         else:
             frame = pd.read_csv(
@@ -502,9 +541,58 @@ def read_table_text(path: Path, format: str) -> tuple[pd.DataFrame, dict | None]
         raise ValueError(f"could not read {str(path)!r} as {format}: {error}") from error
 
 
-#: Text tables at least this large are read by :func:`read_csv_batches` (pyarrow's streaming
-#: CSV reader, a progress bar on stderr) instead of ``pandas.read_csv``.
+def _file_format(path: Path, format: str) -> tuple[str, str, bool]:
+    """(format, encoding, compressed) of a scores file: ``format="auto"`` by its extension, the
+    file's first bytes checked against it (:func:`_check_magic`), the encoding by its byte-order
+    mark. A missing file, a directory or an unknown extension is an error saying so."""
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {str(path)!r}")
+    if path.is_dir():
+        raise ValueError(f"{str(path)!r} is a directory, not a scores file")
+    compressed = path.suffix.lower() in _COMPRESSIONS
+    head = b"" if compressed else _head(path)
+    if format == "auto":
+        suffixes = [s.lower() for s in path.suffixes]
+        if suffixes and suffixes[-1] in _COMPRESSIONS:
+            suffixes = suffixes[:-1]
+        format = _EXTENSIONS.get(suffixes[-1] if suffixes else "", "")
+        if not format:
+            raise ValueError(_unknown_format(path, head))
+    if not compressed:
+        _check_magic(path, head, format)
+    return format, _bom_encoding(head), compressed
+
+
+def _text_delimiter(path: Path, format: str, encoding: str) -> tuple[str, list[str]]:
+    """The delimiter of a text table (from its first lines) and its header line(s); a header
+    naming one column twice is an error (:func:`_refuse_duplicate_header`)."""
+    try:
+        with _open_text(path, encoding) as handle:
+            sample = [line for _, line in zip(range(_SAMPLE_LINES), handle)]
+        delimiter = _delimiter(sample, "\t" if format == "tsv" else ",")
+    except UnicodeDecodeError as error:
+        raise ValueError(_not_utf8(path, format)) from error
+    except (OSError, ValueError, csv.Error) as error:
+        raise ValueError(f"could not read {str(path)!r} as {format}: {error}") from error
+    _refuse_duplicate_header(path, sample[:1], delimiter)
+    return delimiter, sample[:1]
+
+
+#: Text tables at least this large (uncompressed) are read by pyarrow's streaming CSV reader
+#: with a progress bar on stderr instead of ``pandas.read_csv``: straight into codes by
+#: :func:`read_csv_codes`, or, when it declines, as strings by :func:`read_csv_batches`.
 BIG_CSV_BYTES = 64 << 20
+#: the bytes pyarrow reads per batch (:func:`read_csv_batches`, :func:`read_csv_codes`)
+_BLOCK_BYTES = 16 << 20
+
+
+def _is_big_text(path: Path) -> bool:
+    """Whether a file is read in batches (at least :data:`BIG_CSV_BYTES`, not compressed)."""
+    return (
+        path.suffix.lower() not in _COMPRESSIONS
+        and path.is_file()
+        and os.path.getsize(path) >= BIG_CSV_BYTES
+    )
 
 
 def read_csv_batches(
@@ -531,8 +619,8 @@ def read_csv_batches(
     from rankci._progress import Progress
 
     path = os.fspath(path)
-    with open(path, "rb") as handle:
-        header = next(csv.reader([handle.readline().decode(encoding)], delimiter=delimiter))
+    with _open_text(Path(path), encoding) as handle:  # decoded: a UTF-16 line ends in 2 bytes
+        header = next(csv.reader([handle.readline()], delimiter=delimiter))
     header = [name.lstrip("\ufeff") for name in header]
     convert = pacsv.ConvertOptions(
         column_types={name: pa.string() for name in header},
@@ -542,7 +630,7 @@ def read_csv_batches(
     )
     read = pacsv.ReadOptions(
         encoding="utf8" if encoding in ("utf-8", "utf-8-sig") else encoding,
-        block_size=16 << 20,
+        block_size=_BLOCK_BYTES,
     )
     parse = pacsv.ParseOptions(delimiter=delimiter)
     batches = []
@@ -553,11 +641,143 @@ def read_csv_batches(
         ) as reader:
             for batch in reader:
                 batches.append(batch)
-                bar.update(16 << 20)  # about one block of the file per batch
+                bar.update(_BLOCK_BYTES)  # about one block of the file per batch
         bar.update(size - bar.done)
     table = pa.Table.from_batches(batches, schema=reader.schema)
     frame = table.to_pandas()
     return frame.astype(object).where(frame.notna(), np.nan)
+
+
+def read_csv_codes(
+    path: str | os.PathLike, format: str, layout: str, bounds, given: dict
+) -> Scores | None:
+    """A long CSV/TSV table read by pyarrow in batches straight into integer codes.
+
+    The path of :func:`read_scores` for a large text board (at least :data:`BIG_CSV_BYTES`,
+    uncompressed UTF-8, long form with model, item and score columns, and optionally cluster
+    and prompt columns; no trial column): ``pyarrow.csv.open_csv`` reads only those columns,
+    each id column dictionary-encoded batch by batch (integer codes and each batch's distinct
+    labels: no Python string per row, ids exactly as written) and the score as float64, with a
+    progress bar on stderr by bytes read (:class:`rankci._progress.Progress`;
+    ``RANKCI_PROGRESS=0`` hides it). The batches' dictionaries are then unified, the few
+    distinct labels sorted and the codes remapped, and every check of
+    :meth:`Scores.from_frame` made in one vectorised pass. The result is the Scores of the
+    general path (:func:`read_csv_batches`, then :meth:`Scores.from_frame`) field for field,
+    notes and warnings included. Anything else (another layout, format or encoding, a missing,
+    blank, non-numeric, non-finite or out-of-range value, a score of ``-0``, a duplicated row,
+    one model, an item in two clusters, a row with the wrong number of fields) returns None
+    and the caller takes the general path, which words the error.
+
+    Parameters
+    ----------
+    path : path-like
+        The text file.
+    format, layout, bounds
+        As in :func:`read_scores`.
+    given : dict
+        The column names and trial options given to :func:`read_scores` (``model``, ``item``,
+        ``score``, ``cluster``, ``prompt``, ``trial``, ``per_item``).
+
+    Returns
+    -------
+    Scores or None
+
+    References
+    ----------
+    Shafranovich, Y. (2005). Common Format and MIME Type for Comma-Separated Values (CSV) Files.
+    RFC 4180.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.csv"
+    >>> _ = p.write_text("model,item,score\\nb,007,1\\na,007,0.5\\nb,7,0\\na,7,1\\n")
+    >>> s = read_csv_codes(p, "auto", "auto", (0.0, 1.0), {})
+    >>> s.models, s.items, s.model_code.tolist(), s.score.tolist()
+    (('a', 'b'), ('007', '7'), [1, 0, 1, 0], [1.0, 0.5, 0.0, 1.0])
+    """
+    path = Path(path)
+    if layout not in ("auto", "long") or given.get("per_item", "mean") != "mean":
+        return None
+    try:
+        format, encoding, compressed = _file_format(path, format)
+        if compressed or format not in ("csv", "tsv") or encoding != "utf-8-sig":
+            return None
+        delimiter, header = _text_delimiter(path, format, encoding)
+    except (OSError, ValueError):
+        return None  # the general path says why
+    names = next(csv.reader(header, delimiter=delimiter), [])
+    if not names or any(not name.strip() for name in names):
+        return None  # no header, or an unnamed column (pandas names it "Unnamed: k")
+    columns = _long_columns(names, layout, given)
+    if columns is None:
+        return None
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from rankci._progress import Progress
+
+    ids = [columns[role] for role in ("model", "item", "cluster", "prompt") if columns[role]]
+    convert = pacsv.ConvertOptions(
+        include_columns=[*ids, columns["score"]],
+        column_types={**{name: pa.string() for name in ids}, columns["score"]: pa.float64()},
+        strings_can_be_null=True,
+        null_values=[""],
+        quoted_strings_can_be_null=True,
+    )
+    read = pacsv.ReadOptions(encoding="utf8", block_size=_BLOCK_BYTES)
+    parse = pacsv.ParseOptions(delimiter=delimiter)
+    size = os.path.getsize(path)
+    try:
+        with pa.OSFile(os.fspath(path)) as source, Progress(size, f"reading {path.name}") as bar:
+            with pacsv.open_csv(
+                source, read_options=read, parse_options=parse, convert_options=convert
+            ) as reader:
+                batches = _encoded_batches(reader, len(ids), bar, source)
+            bar.update(size - bar.done)
+        table = pa.Table.from_batches(batches).unify_dictionaries()
+        del batches
+    except (OSError, ValueError, pa.ArrowException):
+        return None  # a row the reader refuses, a value that is not a number: the general path
+    if table.num_rows == 0:
+        return None
+    arrays = {name: table.column(name) for name in table.column_names}
+    del table  # each column's memory goes when _coded_scores has its codes
+    pa.default_memory_pool().release_unused()  # the batches' strings, kept by Arrow's allocator
+    notes = {"layout": "long", "columns": columns, "delimiter": delimiter}
+    return _coded_scores(arrays, columns, bounds, notes, signed_zero=False)
+
+
+def _encoded_batches(reader, n_ids: int, bar, source) -> list:
+    """The batches of a CSV reader with their first ``n_ids`` columns (text) dictionary-encoded:
+    each batch's strings are hashed into int32 codes and that batch's distinct labels, in a pool
+    of threads (pyarrow releases the GIL) while the reader parses the next blocks; at most a few
+    batches of strings are held at once. The bar advances by the bytes read from ``source``."""
+    import collections
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def encode(batch):
+        arrays = [pc.dictionary_encode(batch.column(k)) for k in range(n_ids)]
+        arrays += [batch.column(k) for k in range(n_ids, batch.num_columns)]
+        return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    done, pending = [], collections.deque()
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for batch in reader:
+                pending.append(pool.submit(encode, batch))
+                while len(pending) > 2 * workers:  # bounded: the strings of a few batches
+                    done.append(pending.popleft().result())
+                bar.update(source.tell() - bar.done)  # the bytes read so far
+            done.extend(future.result() for future in pending)
+        finally:
+            for future in pending:
+                future.cancel()
+    return done
 
 
 #: what a file's first bytes say it is: (magic, what it is, the fix for a text table)
