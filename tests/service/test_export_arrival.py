@@ -256,6 +256,11 @@ def test_an_old_database_gains_the_arrival_column_exports_and_replays(kind, tmp_
     replay = replayed(tmp_path, data, "old")
     assert replay["looks"] == history["looks"] and len(history["looks"]) == 5
     assert replay_export(io.BytesIO(data)).monitor.looks == history["looks"]
+    # an export written before the column (no arrival) still replays
+    earlier = tmp_path / "earlier.parquet"
+    pq.write_table(table.drop_columns(["arrival"]), earlier)
+    assert EXPORT_KEY in pq.read_schema(earlier).metadata
+    assert replay_export(earlier).monitor.looks == history["looks"]
 
 
 def test_the_scores_export_answers_503_while_postgres_is_down(tmp_path):

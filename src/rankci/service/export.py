@@ -85,6 +85,25 @@ EXPORT_FORMAT = "rankci board export"
 EXPORT_VERSION = 1
 EXPORT_MEDIA_TYPE = "application/vnd.apache.parquet"
 ROW_GROUP = 100_000  # rows per Parquet row group: what one chunk of the answer holds
+#: The columns of row numbers (0, 1, 2, ... in a row group: ``seq``, and ``arrival`` in arrival
+#: order) are written delta-encoded: a run of consecutive numbers then takes almost nothing,
+#: where the default encoding keeps much of their 8 bytes under zstd (BENCHMARKS.md, "Storage
+#: growth of a live board", the export's bytes per score before and after).
+DELTA_COLUMNS = ("seq", "arrival")
+
+
+def _writer(sink, schema):
+    """A zstd Parquet writer, :data:`DELTA_COLUMNS` delta-encoded and the others dictionary
+    encoded (pyarrow's default)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetWriter(
+        sink,
+        schema,
+        compression="zstd",
+        use_dictionary=[name for name in schema.names if name not in DELTA_COLUMNS],
+        column_encoding={name: "DELTA_BINARY_PACKED" for name in DELTA_COLUMNS},
+    )
 
 
 class _Sink:
@@ -185,7 +204,6 @@ def parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
 
 def _score_chunks(spec, order, columns, meta: bytes, row_group: int) -> Iterator[bytes]:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     pos, model, score, arrival = columns
     fields = [
@@ -203,7 +221,7 @@ def _score_chunks(spec, order, columns, meta: bytes, row_group: int) -> Iterator
     items = np.asarray(spec.items, dtype=object)
     clusters = np.asarray(spec.clusters, dtype=object) if spec.clusters else None
     sink = _Sink()
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+    with _writer(sink, schema) as writer:
         for start in range(0, max(int(score.size), 1), row_group):
             part = slice(start, start + row_group)
             index = order[pos[part]]
@@ -244,7 +262,6 @@ def vote_parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
 
 def _vote_chunks(pair, outcome, stored, meta, models, base, row_group) -> Iterator[bytes]:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from rankci.votes.table import OUTCOMES
 
@@ -261,7 +278,7 @@ def _vote_chunks(pair, outcome, stored, meta, models, base, row_group) -> Iterat
     )
     winners = np.asarray(OUTCOMES, dtype=object)
     sink = _Sink()
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+    with _writer(sink, schema) as writer:
         for start in range(0, max(n, 1), row_group):
             part = slice(start, start + row_group)
             number = pa.array(np.arange(start, min(start + row_group, n), dtype=np.int64))
