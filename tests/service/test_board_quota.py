@@ -144,6 +144,17 @@ def test_each_growth_path_stops_at_the_quota_and_a_restart_keeps_it(kind, tmp_pa
             status, answer = api.post(f"/api/boards/{board}/votes", vote, token)
             assert status == 413 and "from 50 to 51 votes" in answer["detail"]["message"]
             api.close()
+        with running(db, tmp_path / "server.log", args=["--max-board-cells", "30"]) as server:
+            api = server.client()  # boards over a smaller quota load and serve, and do not grow
+            for board, _ in ids.values():
+                assert api.get(f"/api/boards/{board}/leaderboard")[0] == 200
+            board, token = ids["models"]
+            status, answer = api.post(f"/api/boards/{board}/models", {"model": "f"}, token)
+            assert status == 413 and "from 50 to 60 scores" in answer["detail"]["message"]
+            assert "quota of 30" in answer["detail"]["message"]
+            score = {"model": "e", "item": ITEMS[0], "score": 1.0}  # a known cell: no growth
+            assert api.post(f"/api/boards/{board}/scores", score, token)[0] == 200
+            api.close()
 
 
 def test_a_group_commit_refuses_only_the_posts_past_the_quota():
