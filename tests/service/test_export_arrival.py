@@ -295,3 +295,35 @@ def test_the_scores_export_answers_503_while_postgres_is_down(tmp_path):
         assert export_table(api, board).equals(before)
         assert before.column("arrival").to_pylist() == list(range(20))
         api.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_the_export_reads_the_database_in_chunks_that_make_one_set(kind, tmp_path):
+    """The rows are read a chunk at a time (commits go on between the chunks): in chunks of 7
+    they are the rows of one read, old rows (no arrival) and rows at or past ``below`` (committed
+    after the board's state was read) handled the same, and the other board's rows left out."""
+    from rankci.service.storage import open_storage
+
+    rng = np.random.default_rng(5)
+    with database(kind, tmp_path) as db:
+        storage = open_storage(db).open()
+        storage.lock_owner()
+        nums = []
+        for run in ("a", "b"):
+            spec = make_spec(benchmark="chunks", run=run, models=MODELS[:4], items=ITEMS)
+            nums.append(storage.create_board(spec.id, spec.to_json(), "h", None, spec.created_at))
+        cells = np.array([(j, i) for j in range(4) for i in range(40)])
+        cells = cells[rng.permutation(len(cells))]
+        old, new = cells[:50], cells[50:]
+        for num in nums:  # 50 old rows (NULL arrival), then 110 numbered ones, on both boards
+            storage.insert_scores(num, old[:, 0], old[:, 1], rng.random(50))
+            storage.insert_scores(num, new[:, 0], new[:, 1], rng.random(110), np.arange(110))
+        whole = storage.export_scores(nums[0], 80, chunk=10**6)
+        chunked = storage.export_scores(nums[0], 80, chunk=7)
+        storage.close()
+    assert whole[0].size == 50 + 80  # the old rows and the arrivals 0..79
+    assert sorted(whole[3].tolist()) == [-1] * 50 + list(range(80))
+    assert chunked[0].size == whole[0].size
+    key = np.lexsort((whole[1], whole[0]))  # the single read in key order, as the chunks come
+    for got, expected in zip(chunked, whole):
+        assert np.array_equal(got, expected[key])

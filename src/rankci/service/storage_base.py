@@ -471,26 +471,41 @@ class Storage:
 
         return self._run(work)
 
+    def _after(self, num: int, key: tuple[int, int]) -> tuple[str, tuple]:
+        """The condition "board ``num``'s rows after (model, item) ``key``, in key order", in
+        the form the database answers from its primary key (SQLite: ``board = ? AND (model,
+        item) > (?, ?)``), and its parameters."""
+        return "board = ? AND (model, item) > (?, ?)", (num, *key)
+
     def export_scores(self, num: int, below: int, chunk: int = 100_000) -> tuple[np.ndarray, ...]:
         """``(model, item, score, arrival)`` arrays of board ``num``'s rows whose arrival is
         below ``below`` (those committed when the board's state was read) or unknown (NULL:
-        written before the column existed; their arrival is -1 here), read in one transaction
-        ``chunk`` rows at a time (no Python object per row outlives its chunk)."""
+        written before the column existed; their arrival is -1 here).
 
-        def work(cur):
-            cur.execute(
-                self._q(
-                    "SELECT model, item, score, COALESCE(arrival, -1) FROM scores "
-                    "WHERE board = ? AND (arrival IS NULL OR arrival < ?)"
-                ),
-                (num, below),
+        Read ``chunk`` rows at a time in primary-key order, one transaction each, so that the
+        commits of the database's boards go on between the chunks: the rows read are never
+        changed once committed (a score is never updated, and a later one has an arrival of at
+        least ``below``), so the chunks make one consistent set."""
+        parts, key = [], (-1, -1)
+        while True:
+            where, params = self._after(num, key)
+            sql = self._q(
+                "SELECT model, item, score, COALESCE(arrival, -1) FROM scores "  # noqa: S608
+                f"WHERE {where} AND (arrival IS NULL OR arrival < ?) "
+                "ORDER BY board, model, item LIMIT ?"
             )
-            parts = []
-            while rows := cur.fetchmany(chunk):
-                parts.append(np.array(rows, dtype=np.float64).reshape(-1, 4))
-            return parts
 
-        table = np.concatenate(self._run(work) or [np.zeros((0, 4))])
+            def work(cur, sql=sql, params=params):
+                cur.execute(sql, (*params, below, chunk))
+                return cur.fetchall()
+
+            rows = self._run(work)
+            if rows:
+                parts.append(np.array(rows, dtype=np.float64).reshape(-1, 4))
+                key = (int(rows[-1][0]), int(rows[-1][1]))
+            if len(rows) < chunk:
+                break
+        table = np.concatenate(parts or [np.zeros((0, 4))])
         model, item, arrival = (table[:, k].astype(np.int64) for k in (0, 1, 3))
         return model, item, table[:, 2].copy(), arrival
 

@@ -108,6 +108,11 @@ class PostgresStorage(Storage):
         )
         return {row[0] for row in cur.fetchall()}
 
+    def _after(self, num: int, key: tuple[int, int]) -> tuple[str, tuple]:
+        """As :meth:`Storage._after`, in the form PostgreSQL's planner turns into a range of the
+        primary key's index (a row comparison led by ``board``)."""
+        return "(board, model, item) > (%s, %s, %s) AND board = %s", (num, *key, num)
+
     def _bulk_insert(self, cur, rows) -> None:
         with cur.copy("COPY scores (board, model, item, score, arrival) FROM STDIN") as copy:
             for row in rows:
