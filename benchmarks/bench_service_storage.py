@@ -3,10 +3,13 @@ PostgreSQL, and the Parquet export's bytes per score, extrapolated to 10^7 score
 
 One board of M models x N items receives every score (binary scores, like an accuracy board, and
 continuous ones) through :meth:`Storage.insert_scores` in batches of 10,000 (as group commits
-write them); the size is then read back: the SQLite file after a WAL checkpoint, PostgreSQL's
+write them), model by model, each with its arrival number (the order of the inserts); the size
+is then read back: the SQLite file after a WAL checkpoint, PostgreSQL's
 ``pg_total_relation_size('scores')`` (table, primary key index and TOAST) in a fresh schema.
-Bytes per score at two sizes show the growth is linear, and the larger one is extrapolated to
-10^7 scores. The load average and the date are printed.
+The Parquet export (its rows in arrival order) is measured for that arrival order and for one
+where each item's scores of every model arrive together (item by item). Bytes per score at two
+sizes show the growth is linear, and the larger one is extrapolated to 10^7 scores. The load
+average and the date are printed.
 
 Run:  nice -n 10 python benchmarks/bench_service_storage.py            (10^5 and 10^6 scores)
       nice -n 10 python benchmarks/bench_service_storage.py --quick    (10^4 and 10^5)
@@ -29,6 +32,16 @@ from rankci.service.storage import open_storage
 TARGET = 10**7
 
 
+def _scores(n_scores: int, continuous: bool, seed: int = 0):
+    """(model, item, score) of every cell of 50 models x n_scores / 50 items, model by model."""
+    m = 50
+    n = n_scores // m
+    rng = np.random.default_rng(seed)
+    model, item = np.divmod(np.arange(m * n, dtype=np.int64), n)
+    score = rng.random(m * n) if continuous else (rng.random(m * n) < 0.6).astype(float)
+    return model, item, score
+
+
 def _fill(storage, n_scores: int, continuous: bool, seed: int = 0) -> None:
     m = 50
     n = n_scores // m
@@ -40,12 +53,11 @@ def _fill(storage, n_scores: int, continuous: bool, seed: int = 0) -> None:
         order_seed=1,
     )
     num = storage.create_board(spec.id, spec.to_json(), "x", None, spec.created_at)
-    rng = np.random.default_rng(seed)
-    model, item = np.divmod(np.arange(m * n, dtype=np.int64), n)
-    score = rng.random(m * n) if continuous else (rng.random(m * n) < 0.6).astype(float)
+    model, item, score = _scores(n_scores, continuous, seed)
+    arrival = np.arange(m * n, dtype=np.int64)
     for start in range(0, m * n, 10_000):
         part = slice(start, start + 10_000)
-        storage.insert_scores(num, model[part], item[part], score[part])
+        storage.insert_scores(num, model[part], item[part], score[part], arrival[part])
 
 
 def sqlite_bytes(n_scores: int, continuous: bool) -> float:
@@ -86,7 +98,9 @@ def postgres_bytes(url: str, n_scores: int, continuous: bool) -> float:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-def parquet_bytes(n_scores: int, continuous: bool) -> float:
+def parquet_bytes(n_scores: int, continuous: bool, by_item: bool = False) -> float:
+    """The export's bytes per score, its scores arriving model by model (as :func:`_fill`
+    inserts them) or, ``by_item``, item by item (every model's score of an item together)."""
     from rankci.service.board import Board
     from rankci.service.export import MemoryStorage, parquet_chunks
 
@@ -99,10 +113,11 @@ def parquet_bytes(n_scores: int, continuous: bool) -> float:
         items=[f"item-{i}" for i in range(n)],
         order_seed=1,
     )
-    rng = np.random.default_rng(0)
-    model, item = np.divmod(np.arange(m * n, dtype=np.int64), n)
-    score = rng.random(m * n) if continuous else (rng.random(m * n) < 0.6).astype(float)
-    board = Board.load(spec, 0, MemoryStorage(model, item, score, []))
+    model, item, score = _scores(n_scores, continuous)
+    arrival = np.arange(m * n, dtype=np.int64)
+    if by_item:  # cell (model j, item i) arrives at i * m + j
+        arrival = item * m + model
+    board = Board.load(spec, 0, MemoryStorage(model, item, score, [], arrival=arrival))
     return sum(len(chunk) for chunk in parquet_chunks(board)) / n_scores
 
 
@@ -124,7 +139,12 @@ def main() -> None:
             rows = [("SQLite", sqlite_bytes(n_scores, continuous))]
             if args.postgres:
                 rows.append(("PostgreSQL", postgres_bytes(args.postgres, n_scores, continuous)))
-            rows.append(("Parquet export", parquet_bytes(n_scores, continuous)))
+            rows.append(
+                ("Parquet export, arrival model by model", parquet_bytes(n_scores, continuous))
+            )
+            rows.append(
+                ("Parquet export, arrival item by item", parquet_bytes(n_scores, continuous, True))
+            )
             for store, per in rows:
                 print(
                     f"| {store} | {n_scores:,} | {kind} | {per:.1f} | "

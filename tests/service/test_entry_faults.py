@@ -20,6 +20,7 @@ import time
 import numpy as np
 import pytest
 from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+from live_boards import create_board, post_batches
 from service_server import Server, database, private_postgres
 
 FIRST = ["a", "b", "c"]
@@ -61,17 +62,11 @@ def _create(api, run: str) -> tuple[str, str]:
         "sampling": "iid",
         "entry": "open",
     }
-    status, created = api.post("/api/boards", body)
-    assert status == 201, created
-    return created["board"]["id"], created["write_token"]
+    return create_board(api, body)[:2]
 
 
 def _post(api, board, token, scores, batch=60):
-    for s in range(0, len(scores), batch):
-        status, posted = api.post(
-            f"/api/boards/{board}/scores", {"scores": scores[s : s + batch]}, token
-        )
-        assert status == 200 and posted["accepted"] == len(scores[s : s + batch]), posted
+    post_batches(api, board, token, scores, batch)
 
 
 def _send_addition(port: int, board: str, token: str) -> http.client.HTTPConnection:

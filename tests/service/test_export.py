@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from live_boards import replayed
 from service_server import running
 
 from rankci.cli import main
@@ -89,14 +90,6 @@ def _build_open_board(api, seed: int, n_initial: int, joins: list[float], batche
     return board, token, posted
 
 
-def _replayed(tmp_path, data: bytes, name: str) -> dict:
-    path = tmp_path / f"{name}.parquet"
-    path.write_bytes(data)
-    out = tmp_path / f"{name}.json"
-    assert main(["monitor", str(path), "--format", "json", "-o", str(out)]) == 0
-    return json.loads(out.read_text())
-
-
 @settings(
     max_examples=6,
     deadline=None,
@@ -129,7 +122,7 @@ def test_an_export_replays_into_the_boards_looks_bit_for_bit(
     assert sorted(rows) == sorted(posted)
     assert table.column("seq").to_pylist() == list(range(len(posted)))
     # the replay (rankci monitor FILE) has the server's looks, events and first certifications
-    replay = _replayed(tmp_path, data, board)
+    replay = replayed(tmp_path, data, board)
     for key in ("looks", "events", "entries", "first_certified", "rank_bounds_since", "models"):
         assert replay[key] == history[key], key
     assert len(history["looks"]) >= 9
@@ -218,7 +211,7 @@ def test_closed_board_with_a_retirement_exports_and_replays(server, tmp_path):
     _, headers = api.headers("/api/boards/closed-retire/export")
     assert headers["content-type"] == EXPORT_MEDIA_TYPE
     _, history = api.get("/api/boards/closed-retire/history")
-    replay = _replayed(tmp_path, data, "closed")
+    replay = replayed(tmp_path, data, "closed")
     assert replay["looks"] == history["looks"] and replay["events"] == history["events"]
     meta = json.loads(pq.read_schema(io.BytesIO(data)).metadata[EXPORT_KEY])
     assert [e["kind"] for e in meta["events"]] == ["retire"]

@@ -15,6 +15,7 @@ import time
 
 import pytest
 from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
+from live_boards import create_board
 from service_server import ADMIN, Server, postgres_schema, private_postgres, running
 
 
@@ -32,9 +33,7 @@ def _as_postgres(sql: str) -> None:
 
 def _board(api, models, items):
     body = {"benchmark": "faults", "run": f"r{time.monotonic_ns()}", "models": models}
-    status, created = api.post("/api/boards", {**body, "items": items, "look_every": 10}, ADMIN)
-    assert status == 201, created
-    return created["board"]["id"], created["write_token"]
+    return create_board(api, {**body, "items": items, "look_every": 10}, ADMIN)[:2]
 
 
 def _stream(server, board_id, token, models, items, acknowledged):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from limits import WAIT_GUARD  # tests/limits.py: a hang guard, not a time limit
+from live_boards import create_board
 from service_server import Server, database
 
 from rankci.sequential.spec import MonitorSpec
@@ -51,9 +52,7 @@ def _offline(a, b, outcome, every, spec):
 
 def _create(api, run, **settings):
     body = {"benchmark": "arena", "run": run, "models": MODELS, "kind": "votes", **settings}
-    status, created = api.post("/api/boards", body)
-    assert status == 201, created
-    return created["board"]["id"], created["write_token"]
+    return create_board(api, body)[:2]
 
 
 def _post_all(api, board, token, votes, batch):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from live_boards import post_batches
 from service_server import Server, database
 
 from rankci.sequential.spec import MonitorSpec
@@ -40,10 +41,7 @@ def _bodies(a, b, outcome):
 
 
 def _post(api, board, token, votes, batch):
-    for s in range(0, len(votes), batch):
-        part = votes[s : s + batch]
-        status, posted = api.post(f"/api/boards/{board}/votes", {"votes": part}, token=token)
-        assert status == 200, posted
+    post_batches(api, board, token, votes, batch, kind="votes")
 
 
 def _offline(a, b, outcome, every, join_at):

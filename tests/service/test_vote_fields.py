@@ -15,6 +15,7 @@ import sqlite3
 
 import numpy as np
 import pytest
+from live_boards import create_board
 from service_server import Server, database
 
 MODELS = ["alpha", "beta", "gamma"]
@@ -35,9 +36,7 @@ def _votes(n: int, seed: int) -> list[dict]:
 
 def _create(api, run: str, every: int = 20) -> tuple[str, str]:
     body = {"benchmark": "arena", "run": run, "models": MODELS, "kind": "votes"}
-    status, created = api.post("/api/boards", {**body, "look_every": every})
-    assert status == 201, created
-    return created["board"]["id"], created["write_token"]
+    return create_board(api, {**body, "look_every": every})[:2]
 
 
 def _with_fields(votes: list[dict]) -> list[dict]:
@@ -183,8 +182,9 @@ def test_a_database_without_the_vote_columns_loads_and_gains_them(kind, tmp_path
             status, before = api.get(f"/api/boards/{board}/leaderboard")
         finally:
             with_server.stop()
-        # the layout before the fields: the scores table as it was (no vote columns)
-        drop = [f"ALTER TABLE scores DROP COLUMN {c}" for c in FIELDS]
+        # the layout before the fields: the scores table as it was (no vote columns, and no
+        # arrival column, which came later)
+        drop = [f"ALTER TABLE scores DROP COLUMN {c}" for c in (*FIELDS, "arrival")]
         if kind == "sqlite":
             with sqlite3.connect(db) as conn:
                 for statement in drop:

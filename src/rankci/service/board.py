@@ -49,9 +49,16 @@ from rankci.service.progress import needed, next_look, progress
 from rankci.service.published import Published
 from rankci.service.spec import MAX_CELLS, BoardSpec, checked_name
 from rankci.service.storage import Storage, StorageUnavailable
-from rankci.service.validation import Conflict, Rejected, group_new_cells, validate_entries
+from rankci.service.validation import (
+    Conflict,
+    Rejected,
+    TooLarge,
+    group_new_cells,
+    quota_error,
+    validate_entries,
+)
 
-__all__ = ["Board", "Conflict", "Posted", "Rejected", "saved_bytes"]
+__all__ = ["Board", "Conflict", "Posted", "Rejected", "TooLarge", "saved_bytes"]
 
 log = logging.getLogger("rankci.service")
 #: The code a post's item not on the board yet gets until its commit places it (``NEW_ITEM + k``
@@ -91,6 +98,10 @@ class Board:
         self.item_events: list[dict] = []  # the items added, one record per commit
         self.x = np.full((n, m), np.nan)  # rows in evaluation order
         self.received = 0
+        self.next_arrival = 0  # the arrival number of the next accepted score (storage.py)
+        # the server's quota of models x items (rankci serve --max-board-cells), checked when
+        # the board grows; None: only MAX_CELLS (the library's boards)
+        self.quota: int | None = None
         self.monitor = spec.make_monitor()
         self.ranking: Ranking = self.monitor.ranking()  # t = 0: no look
         self.ranking_look = 0  # the number of the look that produced self.ranking
@@ -118,6 +129,7 @@ class Board:
         """Rebuild the board from its committed scores and events (exactly)."""
         board = cls(spec, num, storage)
         model, item, score = storage.load_scores(num)
+        board.next_arrival = storage.next_arrival(num)
         events = list(storage.load_events(num))
         for _seq, t, kind, detail in events:  # items added later: placed before their scores
             if kind == "items":
@@ -239,6 +251,8 @@ class Board:
             if added:  # the new items, committed with their scores
                 detail = json.dumps({"items": added, "first": self.spec.n_items})
                 events = ((t, "items", detail),)
+            first = self.next_arrival  # the arrival order: the posts', then their entries'
+            rows = (*rows, np.arange(first, first + rows[2].size, dtype=np.int64))
             group.add(self.num, rows, partial(self._committed, accepted, rows, added, t), events)
         return posts
 
@@ -249,7 +263,8 @@ class Board:
         if error is None:
             if added:
                 self._register_items(added, t)
-            self._apply(accepted, rows)
+            self.next_arrival += int(rows[2].size)
+            self._apply(accepted, rows[:3])
             return
         if isinstance(error, StorageUnavailable) and error.ambiguous:
             self.stale = True  # rebuilt from the database before anything else is written
@@ -307,8 +322,9 @@ class Board:
 
     def _place_new_items(self, group: list[Pending]) -> tuple[list[Pending], list[str]]:
         """Give the new items of a group's posts their tentative indices (the next rows, in the
-        order the posts arrived), rejecting the posts that would take the board over
-        :data:`~rankci.service.spec.MAX_CELLS`; nothing is registered before the commit."""
+        order the posts arrived), rejecting the posts that would take the board over the
+        server's quota (:attr:`quota`, 413) or :data:`~rankci.service.spec.MAX_CELLS`; nothing
+        is registered before the commit."""
         n0, m = self.spec.n_items, len(self.model_index)
         candidates: dict[str, int] = {}
         kept = []
@@ -318,11 +334,10 @@ class Board:
                 continue
             fresh = [name for name in pending.new_names if name not in self.item_index]
             brought = len({*fresh} - candidates.keys())
-            if (n0 + len(candidates) + brought) * m > MAX_CELLS:
-                pending.error = Conflict(
-                    f"the board holds {n0:,} items x {m} models; new item(s) such as "
-                    f"{fresh[0]!r} would take it over {MAX_CELLS:,} scores per board"
-                )
+            n = n0 + len(candidates)
+            what = f"{brought:,} new item(s) such as {fresh[0]!r} ({m} models x {n:,} items now)"
+            pending.error = self._growth_error(what, n * m, (n + brought) * m)
+            if pending.error is not None:
                 continue
             codes = np.empty(len(pending.new_names), dtype=np.int64)
             for k, name in enumerate(pending.new_names):
@@ -336,6 +351,16 @@ class Board:
         if candidates:
             self._reserve_rows(n0 + len(candidates))
         return kept, list(candidates)
+
+    def _growth_error(self, what: str, cells: int, after: int) -> Rejected | None:
+        """Why ``what``, taking the board from ``cells`` to ``after`` models x items, is refused:
+        over the server's quota (:class:`TooLarge`, 413, naming ``--max-board-cells``), or over
+        :data:`~rankci.service.spec.MAX_CELLS`, what one board may hold in memory (409); else
+        None."""
+        error = quota_error(what, cells, after, self.quota)
+        if error is None and after > MAX_CELLS:
+            error = Conflict(f"{what} would take the board over {MAX_CELLS:,} scores per board")
+        return error
 
     def _keep_new_items(self, accepted: list, added: list[str]) -> list[str]:
         """The new items the accepted posts bring, in the order they first appear in them
@@ -457,6 +482,11 @@ class Board:
             full = not self.growing and self.monitor.t >= self.spec.n_items
             if self.error is not None or full:
                 raise Conflict(f"the board is {self.state}; no model can be added")
+            n, m = self.spec.n_items, len(self.model_index)
+            what = f"adding model {model!r} ({m} models x {n:,} items now)"
+            error = self._growth_error(what, n * m, n * (m + 1))
+            if error is not None:
+                raise error
             t = int(self.monitor.t)
             detail = {"model": model, "look": len(self.monitor.looks), "at": utc_now()}
             self._store(self.storage.add_event, self.num, t, "join", json.dumps(detail))

@@ -121,10 +121,11 @@ class CommitGroup:
         self.events: list[tuple[int, int, str, str]] = []  # (board number, t, kind, detail)
 
     def add(self, num: int, rows: tuple, then, events=()) -> None:
-        """Add board ``num``'s new scores ``rows`` (model, item, score arrays, and for votes a
-        list of their text fields, one None or tuple per row); ``then(error)``
-        is called after :meth:`write`, with None once they are committed. ``events``
-        ((t, kind, detail) of the board) are committed in the same transaction."""
+        """Add board ``num``'s new scores ``rows`` (model, item, score and arrival arrays, the
+        arrival the order in which the board accepted each; for votes also a list of their text
+        fields, one None or tuple per row); ``then(error)`` is called after :meth:`write`, with
+        None once they are committed. ``events`` ((t, kind, detail) of the board) are committed
+        in the same transaction."""
         self.parts.append((num, rows, then))
         self.events.extend((num, *event) for event in events)
 
@@ -146,10 +147,10 @@ class CommitGroup:
         nums = np.concatenate([np.full(len(r[2]), num, dtype=np.int64) for num, r, _ in parts])
         try:
             # committed before anything changes in memory (and before any answer)
-            fields = None  # a votes board's text fields (rows[3]), one entry per row
-            if any(len(r) > 3 for r in rows):
-                fields = [f for r in rows for f in (r[3] if len(r) > 3 else [None] * len(r[2]))]
-            columns = [np.concatenate([r[i] for r in rows]) for i in range(3)]
+            fields = None  # a votes board's text fields (rows[4]), one entry per row
+            if any(len(r) > 4 for r in rows):
+                fields = [f for r in rows for f in (r[4] if len(r) > 4 else [None] * len(r[2]))]
+            columns = [np.concatenate([r[i] for r in rows]) for i in range(4)]
             if fields is None and not events:
                 self.storage.insert_scores(nums, *columns)
             else:

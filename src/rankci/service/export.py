@@ -1,10 +1,17 @@
 """A board's export as Parquet (every accepted score, with what a replay needs), and its replay.
 
-The file (``GET /api/boards/{id}/export``, ``rankci export``) has one row per accepted score:
+The file (``GET /api/boards/{id}/export``, ``rankci export``) has one row per accepted score, in
+the order the board accepted them:
 
 ``seq`` (int64)
-    0, 1, 2, ... in the order of the rows: the board's shared item order (``position``), then the
-    model's column (the order models were given or joined).
+    0, 1, 2, ... in the order of the rows.
+``arrival`` (int64, null where unknown)
+    The score's place in the order in which the board accepted its scores (0, 1, 2, ...: the
+    order of the group commits, then of the posts in a commit, then of the entries in a post),
+    as stored (:data:`rankci.service.storage.ARRIVAL_COLUMN`). The rows are in this order.
+    Scores stored before the column existed (a database of an earlier version) have none
+    (null): they come first, in the shared item order then the model's column, as every row
+    came before, and the metadata counts them (``arrival_unknown``).
 ``position`` (int64)
     The item's place in the board's shared order (the replay contract of ``rankci monitor``).
 ``model``, ``item`` (string), ``score`` (float64, bit for bit as stored)
@@ -12,14 +19,16 @@ The file (``GET /api/boards/{id}/export``, ``rankci export``) has one row per ac
 
 and, as the Parquet key-value metadata ``rankci.board_export``, a JSON record:
 ``{"format": "rankci board export", "version": 1, "board": <the spec at creation, as stored>,
-"events": [{"seq", "t", "kind", "detail"}...], "n_scores": n}``. The events are the model
+"events": [{"seq", "t", "kind", "detail"}...], "n_scores": n, "arrival_unknown": k}``. The
+events are the model
 additions (``join``), retirements (``retire``), withdrawals (``withdraw``) and voided items
 (``void``) with the item count ``t`` at which they were applied, then, on a board created with
 ``item_entry: "open"``, the items that joined later (``items``: detail ``{"items": [names],
 "first": index}``, one record per commit, in commit order; their ``position`` is their index).
 
 **A votes board** exports every committed vote, in commit order (the order the monitor was fed):
-``seq`` (int64, the vote's number from 0), ``model_a``, ``model_b``, ``winner`` (string: one of
+``seq`` (int64, the vote's number from 0), ``arrival`` (int64, the same number: a vote's place
+in the arrival order), ``model_a``, ``model_b``, ``winner`` (string: one of
 :data:`rankci.votes.table.OUTCOMES`), and the vote's stored text fields ``key``, ``prompt``,
 ``voter``, ``timestamp`` (string or null; ``timestamp`` as stored, ISO 8601). The metadata is the
 same record; its events are the model additions (``join``) with the vote count ``t`` at which
@@ -27,12 +36,15 @@ each was applied. Votes committed and not yet fed to the monitor (fewer than ``l
 the last look) are exported too: a replay holds them as the board does, waiting for the next full
 chunk.
 
-Why the rows of a scores board are not in arrival order: the store keeps each (model, item)
-score once, not the moment it came, because a board's state does not depend on it. The monitor
-consumes row ``t`` of the shared order once every active model has a score on it, so its looks
-are a function of the set of scores and of the events alone (:mod:`rankci.service.board`); the
-export holds exactly those, and :func:`replay_export` rebuilds the board's looks from them bit
-for bit.
+A board's looks do not depend on the arrival order: the monitor consumes row ``t`` of the
+shared order once every active model has a score on it, so its looks are a function of the set
+of scores and of the events alone (:mod:`rankci.service.board`), and :func:`replay_export`
+rebuilds them bit for bit from the rows in any order. The arrival order is for whoever replays
+the evaluation as it happened (feeding a :class:`~rankci.service.board.Board` the rows in
+``arrival`` order gives the same looks, reached at the same rows). A scores board's export reads
+the rows from the database (the board holds no arrival order in memory), so it needs the
+database: while it cannot be read the export raises
+:class:`~rankci.service.storage.StorageUnavailable` (the service's 503), before any byte.
 
 Examples
 --------
@@ -73,6 +85,25 @@ EXPORT_FORMAT = "rankci board export"
 EXPORT_VERSION = 1
 EXPORT_MEDIA_TYPE = "application/vnd.apache.parquet"
 ROW_GROUP = 100_000  # rows per Parquet row group: what one chunk of the answer holds
+#: The columns of row numbers (0, 1, 2, ... in a row group: ``seq``, and ``arrival`` in arrival
+#: order) are written delta-encoded: a run of consecutive numbers then takes almost nothing,
+#: where the default encoding keeps much of their 8 bytes under zstd (BENCHMARKS.md, "Storage
+#: growth of a live board", the export's bytes per score before and after).
+DELTA_COLUMNS = ("seq", "arrival")
+
+
+def _writer(sink, schema):
+    """A zstd Parquet writer, :data:`DELTA_COLUMNS` delta-encoded and the others dictionary
+    encoded (pyarrow's default)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetWriter(
+        sink,
+        schema,
+        compression="zstd",
+        use_dictionary=[name for name in schema.names if name not in DELTA_COLUMNS],
+        column_encoding={name: "DELTA_BINARY_PACKED" for name in DELTA_COLUMNS},
+    )
 
 
 class _Sink:
@@ -115,7 +146,8 @@ def creation_spec(board):
     return spec
 
 
-def _metadata(board, n_scores: int) -> bytes:
+def _record(board) -> dict:
+    """The export's metadata record (see the module), without its counts."""
     events = [
         {
             "seq": seq,
@@ -130,38 +162,53 @@ def _metadata(board, n_scores: int) -> bytes:
         events.append(
             {"seq": len(events), "t": added["t"], "kind": "items", "detail": json.dumps(detail)}
         )
-    record = {
+    return {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "board": json.loads(creation_spec(board).to_json()),
         "events": events,
-        "n_scores": n_scores,
     }
+
+
+def _metadata(board, n_scores: int) -> bytes:
+    record = {**_record(board), "n_scores": n_scores}
     return json.dumps(record, separators=(",", ":")).encode()
 
 
 def parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
     """The board's export as Parquet bytes, one row group at a time (see the module).
 
-    The scores are copied once under the board's lock (the board holds them in memory anyway);
-    each chunk then holds at most ``row_group`` rows' worth of encoded bytes. A votes board's
-    votes are read from its store under the board's lock, at once (:func:`vote_parquet_chunks`).
+    The board's spec, events and arrival count are read under its lock, then its scores from
+    its store, at once, before the first chunk (a store that cannot be read raises
+    :class:`~rankci.service.storage.StorageUnavailable` here, before any byte is sent): the
+    rows whose arrival is below that count, so a commit that falls between the two reads is not
+    in the file. Each chunk then holds at most ``row_group`` rows' worth of encoded bytes. A
+    votes board's votes are read from its store under the board's lock
+    (:func:`vote_parquet_chunks`).
     """
     if board.spec.kind == "votes":
         return vote_parquet_chunks(board, row_group)
-    return _score_chunks(board, row_group)
-
-
-def _score_chunks(board, row_group: int) -> Iterator[bytes]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     with board.lock:
-        pos, model, score = board.export()
-        spec = board.spec
-        meta = _metadata(board, int(score.size))
+        spec, below = board.spec, board.next_arrival
+        position = board.position[: spec.n_items].copy()
+        order = board.order[: spec.n_items].copy()
+        record = _record(board)
+    model, item, score, arrival = board.storage.export_scores(board.num, below)
+    pos = position[item]
+    rows = np.lexsort((model, pos, arrival))  # unknown arrivals (-1) first, in the shared order
+    record.update(n_scores=int(score.size), arrival_unknown=int((arrival < 0).sum()))
+    meta = json.dumps(record, separators=(",", ":")).encode()
+    columns = (pos[rows], model[rows], score[rows], arrival[rows])
+    return _score_chunks(spec, order, columns, meta, row_group)
+
+
+def _score_chunks(spec, order, columns, meta: bytes, row_group: int) -> Iterator[bytes]:
+    import pyarrow as pa
+
+    pos, model, score, arrival = columns
     fields = [
         pa.field("seq", pa.int64()),
+        pa.field("arrival", pa.int64()),
         pa.field("position", pa.int64()),
         pa.field("model", pa.string()),
         pa.field("item", pa.string()),
@@ -174,12 +221,13 @@ def _score_chunks(board, row_group: int) -> Iterator[bytes]:
     items = np.asarray(spec.items, dtype=object)
     clusters = np.asarray(spec.clusters, dtype=object) if spec.clusters else None
     sink = _Sink()
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+    with _writer(sink, schema) as writer:
         for start in range(0, max(int(score.size), 1), row_group):
             part = slice(start, start + row_group)
-            index = board.order[pos[part]]
+            index = order[pos[part]]
             columns = [
                 pa.array(np.arange(start, start + len(index), dtype=np.int64)),
+                pa.array(arrival[part], mask=arrival[part] < 0, type=pa.int64()),
                 pa.array(pos[part].astype(np.int64)),
                 pa.array(models[model[part]], type=pa.string()),
                 pa.array(items[index], type=pa.string()),
@@ -214,7 +262,6 @@ def vote_parquet_chunks(board, row_group: int = ROW_GROUP) -> Iterator[bytes]:
 
 def _vote_chunks(pair, outcome, stored, meta, models, base, row_group) -> Iterator[bytes]:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from rankci.votes.table import OUTCOMES
 
@@ -224,18 +271,20 @@ def _vote_chunks(pair, outcome, stored, meta, models, base, row_group) -> Iterat
         for column, value in zip(fields, values):
             column[s] = value
     schema = pa.schema(
-        [pa.field("seq", pa.int64())]
+        [pa.field("seq", pa.int64()), pa.field("arrival", pa.int64())]
         + [pa.field(name, pa.string()) for name in ("model_a", "model_b", "winner")]
         + [pa.field(name, pa.string()) for name in VOTE_FIELDS],
         metadata={EXPORT_KEY: meta},
     )
     winners = np.asarray(OUTCOMES, dtype=object)
     sink = _Sink()
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+    with _writer(sink, schema) as writer:
         for start in range(0, max(n, 1), row_group):
             part = slice(start, start + row_group)
+            number = pa.array(np.arange(start, min(start + row_group, n), dtype=np.int64))
             columns = [
-                pa.array(np.arange(start, min(start + row_group, n), dtype=np.int64)),
+                number,
+                number,  # a vote's arrival is its number (the commit order)
                 pa.array(models[pair[part] // base], type=pa.string()),
                 pa.array(models[pair[part] % base], type=pa.string()),
                 pa.array(winners[outcome[part]], type=pa.string()),
@@ -258,10 +307,12 @@ def is_board_export(path) -> bool:
 
 
 def read_board_export(path):
-    """``(spec, events, model, item, score)`` of an export: the spec at creation, the events as
-    stored ``(seq, t, kind, detail)``, and the model and item indices and scores of every row.
-    For a votes board: ``(spec, events, pair, seq, outcome, fields)``, the votes as the board
-    stores them (its pair codes, numbers and outcome codes) and their stored text fields.
+    """``(spec, events, model, item, score, arrival)`` of an export: the spec at creation, the
+    events as stored ``(seq, t, kind, detail)``, and the model and item indices, scores and
+    arrival numbers of every row (-1 where unknown: a null, or an export written before the
+    column existed). For a votes board: ``(spec, events, pair, seq, outcome, fields)``, the votes
+    as the board stores them (its pair codes, numbers and outcome codes) and their stored text
+    fields.
 
     Raises ValueError naming the file when it is not a board export, or a newer one.
     """
@@ -302,7 +353,11 @@ def read_board_export(path):
     except KeyError as error:
         raise ValueError(f"{name}: a row names {error.args[0]!r}, not on the board") from None
     score = table.column("score").to_numpy().astype(np.float64)
-    return spec, events, model, item, score
+    arrival = np.full(table.num_rows, -1, dtype=np.int64)
+    if "arrival" in table.column_names:
+        column = table.column("arrival").to_numpy(zero_copy_only=False)
+        arrival = np.where(np.isnan(column.astype(float)), -1, column).astype(np.int64)
+    return spec, events, model, item, score, arrival
 
 
 def _vote_columns(table, spec, model_index: dict, name) -> tuple:
@@ -336,16 +391,31 @@ def _vote_columns(table, spec, model_index: dict, name) -> tuple:
 
 
 class MemoryStorage:
-    """Just what :meth:`Board.load` (and :meth:`VoteBoard.load`) reads and a board writes, held
-    in memory (a replay)."""
+    """Just what :meth:`Board.load` (and :meth:`VoteBoard.load`) reads, the export reads and a
+    board writes, held in memory (a replay). ``arrival``: each score's arrival number, -1 where
+    unknown (None: all unknown)."""
 
-    def __init__(self, model, item, score, events, vote_fields=()) -> None:
-        self._scores = (np.asarray(model), np.asarray(item), np.asarray(score))
+    def __init__(self, model, item, score, events, vote_fields=(), arrival=None) -> None:
+        self._scores = (
+            np.asarray(model, dtype=np.int64),
+            np.asarray(item, dtype=np.int64),
+            np.asarray(score, dtype=float),
+        )
+        n = self._scores[2].size
+        self._arrival = np.full(n, -1, np.int64) if arrival is None else np.asarray(arrival)
         self._events = list(events)
         self._vote_fields = list(vote_fields)
 
     def load_scores(self, num: int):
         return self._scores
+
+    def next_arrival(self, num: int) -> int:
+        return int(self._arrival.max(initial=-1)) + 1
+
+    def export_scores(self, num: int, below: int):
+        keep = self._arrival < below
+        model, item, score = (np.asarray(column)[keep] for column in self._scores)
+        return model.astype(np.int64), item.astype(np.int64), score, self._arrival[keep]
 
     def load_events(self, num: int):
         return list(self._events)
@@ -353,7 +423,15 @@ class MemoryStorage:
     def load_vote_fields(self, num: int):
         return list(self._vote_fields)
 
-    def insert_scores(self, nums, model, item, score, fields=None, events=()) -> None:
+    def insert_scores(self, nums, model, item, score, arrival=None, fields=None, events=()):
+        """Keep the scores (a board replayed from an export can be exported again)."""
+        new = (model, item, score)
+        self._scores = tuple(
+            np.concatenate([old, np.asarray(c, dtype=old.dtype)])
+            for old, c in zip(self._scores, new)
+        )
+        given = np.full(len(score), -1, np.int64) if arrival is None else np.asarray(arrival)
+        self._arrival = np.concatenate([self._arrival, given])
         for _num, t, kind, detail in events:
             self.add_event(0, t, kind, detail)
 
@@ -371,5 +449,5 @@ def replay_export(path):
     if spec.kind == "votes":
         pair, seq, outcome, fields = columns
         return VoteBoard.load(spec, 0, MemoryStorage(pair, seq, outcome, events, fields))
-    model, item, score = columns
-    return Board.load(spec, 0, MemoryStorage(model, item, score, events))
+    model, item, score, arrival = columns
+    return Board.load(spec, 0, MemoryStorage(model, item, score, events, arrival=arrival))

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rankci.service.board import Board, Conflict, Rejected
+from rankci.service.board import Board, Conflict, Rejected, TooLarge
 from rankci.service.commits import GroupWriter, Pending
 from rankci.service.deps import ServiceContext, authorize, bearer_token, client_address
 from rankci.service.registry import Elsewhere
@@ -67,8 +67,9 @@ def problems(errors) -> list[dict]:
 
 
 def rejected(error: Rejected) -> HTTPException:
-    """409 for a conflict with a stored score, 422 for any other malformed post."""
-    status = 409 if isinstance(error, Conflict) else 422
+    """413 for growth past the board's quota, 409 for a conflict with a stored score, 422 for
+    any other malformed post."""
+    status = 413 if isinstance(error, TooLarge) else 409 if isinstance(error, Conflict) else 422
     return HTTPException(status, {"message": str(error), "problems": error.problems})
 
 

@@ -198,6 +198,7 @@ class Service:
                     kind = VoteBoard if spec.kind == "votes" else Board
                     board = kind.load(spec, row.num, self.storage)
                     board.on_look = self.on_look
+                    board.quota = self.max_cells  # checked when the board grows
                 except (StorageUnavailable, HTTPException):
                     raise
                 except Exception as error:  # a board that cannot load must not stop the others
@@ -335,6 +336,7 @@ class Service:
             raise BoardExists(self._exists(spec)) from None
         board = (VoteBoard if spec.kind == "votes" else Board)(spec, num, self.storage)
         board.on_look = self.on_look
+        board.quota = self.max_cells  # checked when the board grows (models, items, votes)
         row = BoardRow(
             spec.id,
             num,

@@ -48,7 +48,10 @@ POST_SCHEMA = {
     responses={
         409: {"description": "A (model, item) already has a different score"},
         422: {"description": "Unknown model or item, or a score outside [0, 1]"},
-        413: {"description": "The body is too large"},
+        413: {
+            "description": "The body is too large, or its new items would take the board past "
+            "the server's quota (rankci serve --max-board-cells)"
+        },
     },
     openapi_extra={
         "requestBody": {
@@ -80,7 +83,10 @@ VOTE_SCHEMA = {
     responses={
         409: {"description": "The board holds scores, not votes"},
         422: {"description": "Unknown model, a self-vote, an unknown winner, a bad text field"},
-        413: {"description": "The body is too large"},
+        413: {
+            "description": "The body is too large, or its new votes would take the board past "
+            "the server's quota (rankci serve --max-board-cells)"
+        },
     },
     openapi_extra={
         "requestBody": {
@@ -110,6 +116,13 @@ def retire(body: RetireRequest, board: WritableBoard) -> dict:
     "/api/boards/{board}/models",
     tags=["scores"],
     summary="Add a model to a board created with entry open (its comparisons start now)",
+    responses={
+        409: {"description": "A closed board, a model on it already, a finished board"},
+        413: {
+            "description": "The model would take the board past the server's quota of models "
+            "x items (rankci serve --max-board-cells)"
+        },
+    },
 )
 def add_model(body: RetireRequest, board: WritableBoard) -> dict:
     try:
@@ -193,11 +206,13 @@ def export(board: ReadableBoard, format: str = Query("csv", pattern="^(csv|jsonl
 @router.get(
     "/api/boards/{board}/export",
     tags=["scores"],
-    summary="Export every accepted score (or vote, on a votes board) as Parquet, with the spec "
-    "and the model additions (rankci monitor replays it)",
+    summary="Export every accepted score (or vote, on a votes board) as Parquet, in arrival "
+    "order, with the spec and the events (rankci monitor replays it)",
     response_class=StreamingResponse,
+    responses={503: {"description": "The database cannot be read now (Retry-After)"}},
 )
 def export_parquet(board: ReadableBoard):
+    # read from the database before the answer starts (a 503 while it cannot be read)
     return StreamingResponse(
         parquet_chunks(board),
         media_type=EXPORT_MEDIA_TYPE,

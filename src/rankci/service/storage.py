@@ -5,7 +5,9 @@ Three tables hold everything a board's state is rebuilt from:
 * ``boards``: the board's fixed description (:class:`~rankci.service.spec.BoardSpec` as JSON) and
   the hashes of its tokens;
 * ``scores``: one row per accepted (model, item) score, by index, primary key
-  ``(board, model, item)`` - the database itself refuses a second score for the same cell;
+  ``(board, model, item)`` - the database itself refuses a second score for the same cell -
+  with its ``arrival``, the order in which the board accepted it (NULL on rows written before
+  the column existed; it is added when a server opens such a database);
 * ``events``: manual retirements, with the item count at which they happened.
 
 Every write is one transaction, committed (SQLite: WAL with ``synchronous=FULL``; PostgreSQL:
@@ -43,6 +45,7 @@ from __future__ import annotations
 import os
 
 from rankci.service.storage_base import (
+    ARRIVAL_COLUMN,
     PROBE_EVERY,
     RETRY_DELAYS,
     SCHEMA_VERSION,
@@ -59,6 +62,7 @@ from rankci.service.storage_postgres import LEASE_TTL, PostgresStorage
 from rankci.service.storage_sqlite import SQLiteStorage
 
 __all__ = [
+    "ARRIVAL_COLUMN",
     "LEASE_TTL",
     "PROBE_EVERY",
     "RETRY_DELAYS",

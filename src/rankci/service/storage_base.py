@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "ARRIVAL_COLUMN",
     "PROBE_EVERY",
     "RETRY_DELAYS",
     "SCHEMA_VERSION",
@@ -41,6 +42,10 @@ SCHEMA_VERSION = "1"
 #: on open to a database made before them; NULL on every score and on votes without them):
 #: the idempotency key, the prompt, the voter and the ISO 8601 timestamp.
 VOTE_COLUMNS = ("vote_key", "prompt", "voter", "voted_at")
+#: A nullable integer column of the ``scores`` table (added on open to a database made before it):
+#: the order in which the board accepted the row, 0, 1, 2, ... per board, given at the group
+#: commit (a vote's is its number). NULL on the rows written before the column existed.
+ARRIVAL_COLUMN = "arrival"
 RETRY_DELAYS = (0.05, 0.2, 0.5, 1.0)  # seconds between attempts of one operation
 PROBE_EVERY = 1.0  # seconds between background probes (lease renewal, recovery)
 
@@ -83,6 +88,7 @@ class Storage:
 
     kind = ""
     placeholder = "?"
+    integer = "INTEGER"  # the SQL type of the arrival column (64 bits on every database)
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -120,13 +126,16 @@ class Storage:
         """The names of ``table``'s columns."""
         raise NotImplementedError
 
-    def _add_vote_columns(self, cur) -> None:
-        """Add the optional vote fields (:data:`VOTE_COLUMNS`) to a ``scores`` table made before
-        them (nullable, so every earlier version still reads and writes the table)."""
+    def _add_columns(self, cur) -> None:
+        """Add the optional vote fields (:data:`VOTE_COLUMNS`) and the arrival order
+        (:data:`ARRIVAL_COLUMN`) to a ``scores`` table made before them (nullable, so every
+        earlier version still reads and writes the table; its rows keep NULL there)."""
         have = self._columns(cur, "scores")
-        for column in VOTE_COLUMNS:
+        wanted = [(column, "TEXT") for column in VOTE_COLUMNS]
+        wanted.append((ARRIVAL_COLUMN, self.integer))
+        for column, kind in wanted:
             if column not in have:
-                cur.execute(f"ALTER TABLE scores ADD COLUMN {column} TEXT")  # noqa: S608 - fixed
+                cur.execute(f"ALTER TABLE scores ADD COLUMN {column} {kind}")  # noqa: S608
 
     def _fence(self, cur, boards=None) -> None:
         """Inside a write transaction: refuse unless this process still owns the database (or,
@@ -137,8 +146,10 @@ class Storage:
         gives the new board's lease to this process)."""
 
     def _bulk_insert(self, cur, rows) -> None:
+        """Insert (board, model, item, score, arrival) rows."""
         cur.executemany(
-            self._q("INSERT INTO scores (board, model, item, score) VALUES (?,?,?,?)"), rows
+            self._q("INSERT INTO scores (board, model, item, score, arrival) VALUES (?,?,?,?,?)"),
+            rows,
         )
 
     def describe(self) -> str:  # pragma: no cover - abstract
@@ -159,7 +170,7 @@ class Storage:
                 with self._transaction() as cur:
                     for statement in self._schema():
                         cur.execute(statement)
-                    self._add_vote_columns(cur)
+                    self._add_columns(cur)
                     cur.execute(self._q("SELECT value FROM meta WHERE key = ?"), ("schema",))
                     row = cur.fetchone()
                     if row is None:
@@ -407,18 +418,22 @@ class Storage:
         model: np.ndarray,
         item: np.ndarray,
         score: np.ndarray,
+        arrival: np.ndarray | None = None,
         fields=None,
         events=(),
     ):
         """Insert new scores in one transaction and commit (the caller checked they are new).
 
         ``num`` is the board's number, or an array of one per score (several boards' scores
-        in one transaction: a group commit). ``fields``, if given, holds one entry per score:
-        None, or the vote's text fields (:data:`VOTE_COLUMNS`, each a string or None).
-        ``events`` (board number, t, kind, detail) are inserted in the same transaction (the
-        items a board with ``item_entry: "open"`` gains with these scores)."""
+        in one transaction: a group commit). ``arrival``, one per score, is each row's place in
+        its board's arrival order (:data:`ARRIVAL_COLUMN`; None stores NULL). ``fields``, if
+        given, holds one entry per score: None, or the vote's text fields (:data:`VOTE_COLUMNS`,
+        each a string or None). ``events`` (board number, t, kind, detail) are inserted in the
+        same transaction (the items a board with ``item_entry: "open"`` gains with these
+        scores)."""
         nums = np.broadcast_to(np.asarray(num, dtype=np.int64), np.shape(model)).tolist()
-        rows = list(zip(nums, model.tolist(), item.tolist(), score.tolist()))
+        order = [None] * len(nums) if arrival is None else np.asarray(arrival).tolist()
+        rows = list(zip(nums, model.tolist(), item.tolist(), score.tolist(), order))
         if fields is None:
 
             def plain_work(cur):
@@ -430,8 +445,8 @@ class Storage:
             return
         plain = [row for row, f in zip(rows, fields) if f is None]
         texted = [(*row, *f) for row, f in zip(rows, fields) if f is not None]
-        names = ", ".join(VOTE_COLUMNS)
-        marks = ", ".join("?" * (4 + len(VOTE_COLUMNS)))
+        names = ", ".join((ARRIVAL_COLUMN, *VOTE_COLUMNS))
+        marks = ", ".join("?" * (5 + len(VOTE_COLUMNS)))
         sql = self._q(f"INSERT INTO scores (board, model, item, score, {names}) VALUES ({marks})")
 
         def work(cur):
@@ -442,6 +457,57 @@ class Storage:
                 self._insert_event(cur, *event)
 
         self._run(work, write=True, boards=nums)
+
+    def next_arrival(self, num: int) -> int:
+        """The arrival number board ``num``'s next accepted score gets: one more than the
+        largest stored (0 for a board whose rows all predate the arrival column)."""
+
+        def work(cur):
+            cur.execute(
+                self._q("SELECT COALESCE(MAX(arrival), -1) + 1 FROM scores WHERE board = ?"),
+                (num,),
+            )
+            return int(cur.fetchone()[0])
+
+        return self._run(work)
+
+    def _after(self, num: int, key: tuple[int, int]) -> tuple[str, tuple]:
+        """The condition "board ``num``'s rows after (model, item) ``key``, in key order", in
+        the form the database answers from its primary key (SQLite: ``board = ? AND (model,
+        item) > (?, ?)``), and its parameters."""
+        return "board = ? AND (model, item) > (?, ?)", (num, *key)
+
+    def export_scores(self, num: int, below: int, chunk: int = 100_000) -> tuple[np.ndarray, ...]:
+        """``(model, item, score, arrival)`` arrays of board ``num``'s rows whose arrival is
+        below ``below`` (those committed when the board's state was read) or unknown (NULL:
+        written before the column existed; their arrival is -1 here).
+
+        Read ``chunk`` rows at a time in primary-key order, one transaction each, so that the
+        commits of the database's boards go on between the chunks: the rows read are never
+        changed once committed (a score is never updated, and a later one has an arrival of at
+        least ``below``), so the chunks make one consistent set."""
+        parts, key = [], (-1, -1)
+        while True:
+            where, params = self._after(num, key)
+            sql = self._q(
+                "SELECT model, item, score, COALESCE(arrival, -1) FROM scores "  # noqa: S608
+                f"WHERE {where} AND (arrival IS NULL OR arrival < ?) "
+                "ORDER BY board, model, item LIMIT ?"
+            )
+
+            def work(cur, sql=sql, params=params):
+                cur.execute(sql, (*params, below, chunk))
+                return cur.fetchall()
+
+            rows = self._run(work)
+            if rows:
+                parts.append(np.array(rows, dtype=np.float64).reshape(-1, 4))
+                key = (int(rows[-1][0]), int(rows[-1][1]))
+            if len(rows) < chunk:
+                break
+        table = np.concatenate(parts or [np.zeros((0, 4))])
+        model, item, arrival = (table[:, k].astype(np.int64) for k in (0, 1, 3))
+        return model, item, table[:, 2].copy(), arrival
 
     def load_vote_fields(self, num: int) -> list[tuple]:
         """The stored text fields of a votes board's votes that have any: (sequence number,

@@ -28,6 +28,7 @@ LEASE_TTL = 5.0  # seconds a PostgreSQL owner lease lasts without renewal
 class PostgresStorage(Storage):
     kind = "postgresql"
     placeholder = "%s"
+    integer = "BIGINT"
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -107,8 +108,13 @@ class PostgresStorage(Storage):
         )
         return {row[0] for row in cur.fetchall()}
 
+    def _after(self, num: int, key: tuple[int, int]) -> tuple[str, tuple]:
+        """As :meth:`Storage._after`, in the form PostgreSQL's planner turns into a range of the
+        primary key's index (a row comparison led by ``board``)."""
+        return "(board, model, item) > (%s, %s, %s) AND board = %s", (num, *key, num)
+
     def _bulk_insert(self, cur, rows) -> None:
-        with cur.copy("COPY scores (board, model, item, score) FROM STDIN") as copy:
+        with cur.copy("COPY scores (board, model, item, score, arrival) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
 

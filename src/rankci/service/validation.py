@@ -4,7 +4,8 @@
 raises :class:`Rejected` naming the first ten problems. :func:`new_cells` and
 :func:`group_new_cells` decide which of the validated scores are new, against the scores stored
 before and the earlier posts of the same group commit; a (model, item) that already has a
-different score raises :class:`Conflict`. Nothing here stores or changes anything.
+different score raises :class:`Conflict`. :func:`quota_error` is the refusal of growth past the
+server's quota of cells per board (:class:`TooLarge`). Nothing here stores or changes anything.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ __all__ = [
     "MAX_REPORTED",
     "Conflict",
     "Rejected",
+    "TooLarge",
     "group_new_cells",
     "new_cells",
+    "quota_error",
     "validate_entries",
 ]
 
@@ -35,6 +38,38 @@ class Rejected(ValueError):
 
 class Conflict(Rejected):
     """A (model, item) that already has a different score; nothing was stored."""
+
+
+class TooLarge(Rejected):
+    """Growth (a model joining, a post's new items or votes) that would take a board past the
+    server's quota of cells per board (``rankci serve --max-board-cells``); nothing was stored
+    (HTTP 413)."""
+
+
+def quota_error(
+    what: str, now: int, after: int, quota: int | None, unit: str = "scores"
+) -> TooLarge | None:
+    """The refusal of ``what``, which takes a board from ``now`` to ``after`` cells (``unit``:
+    models x items of a scores board, votes of a votes board), when that passes ``quota``
+    (None: no quota); else None.
+
+    Examples
+    --------
+    >>> error = quota_error("adding model 'd'", 30, 40, 35)
+    >>> str(error).split(", over ")[0]
+    "adding model 'd' would take the board from 30 to 40 scores"
+    >>> error.problems
+    [{'cells': 30, 'after': 40, 'limit': 35, 'flag': '--max-board-cells'}]
+    >>> quota_error("adding model 'd'", 30, 40, 40) is None
+    True
+    """
+    if quota is None or after <= quota:
+        return None
+    return TooLarge(
+        f"{what} would take the board from {now:,} to {after:,} {unit}, over this server's "
+        f"quota of {quota:,} per board (rankci serve --max-board-cells); nothing was stored",
+        [{"cells": now, "after": after, "limit": quota, "flag": "--max-board-cells"}],
+    )
 
 
 _NUMBER = {float, int}

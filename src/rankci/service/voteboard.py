@@ -42,7 +42,7 @@ from rankci.service.commits import CommitGroup, Pending, Posted
 from rankci.service.published import Published, PublishedState
 from rankci.service.spec import BoardSpec, checked_name
 from rankci.service.storage import Storage, StorageUnavailable
-from rankci.service.validation import MAX_REPORTED, Conflict, Rejected
+from rankci.service.validation import MAX_REPORTED, Conflict, Rejected, quota_error
 from rankci.votes.sequential import ArenaMonitor
 from rankci.votes.table import OUTCOMES, Votes
 
@@ -266,6 +266,7 @@ class VoteBoard(Board):
         self._waiting_lock = threading.Lock()
         self.model_index = {name: j for j, name in enumerate(spec.models)}
         self.received = 0
+        self.quota: int | None = None  # at most this many votes (rankci serve --max-board-cells)
         self.keys: dict[str, tuple] = {}  # idempotency key -> (a, b, outcome, prompt, voter, at)
         self._unfed: list[tuple] = []  # (a, b, outcome) chunks committed, not yet fed
         self._n_unfed = 0
@@ -444,7 +445,7 @@ class VoteBoard(Board):
             answer(None)
             return posts
         seq = np.arange(self.received, self.received + a.size, dtype=np.int64)
-        rows = (a * self.pair_base + b, seq, outcome.astype(float))
+        rows = (a * self.pair_base + b, seq, outcome.astype(float), seq)  # arrival: the number
         if fields is not None:
             rows = (*rows, fields)
 
@@ -464,13 +465,15 @@ class VoteBoard(Board):
     def _deduplicate(self, posts: list[VotePending]) -> tuple[list, dict]:
         """Each post checked, in order, against the keys committed and those of the earlier
         posts of the group: (post, mask of its new votes) for the posts kept, and the new keys.
-        A post with a key accepted before for a different vote is refused alone (409)."""
+        A post with a key accepted before for a different vote is refused alone (409), and so
+        is one whose new votes would take the board past its quota (413)."""
         kept: list[tuple[VotePending, np.ndarray]] = []
         group_keys: dict[str, tuple] = {}
+        counted = [self.received]  # the votes stored and those of the posts kept (the quota's)
         for pending in posts:
             new = np.ones(pending.model.size, dtype=bool)
             if pending.fields is None:
-                kept.append((pending, new))
+                self._keep_within_quota(kept, pending, new, counted)
                 continue
             mine: dict[str, tuple] = {}
             conflict = None
@@ -499,9 +502,25 @@ class VoteBoard(Board):
                     [{"vote": i, "field": "key", "problem": problem}],
                 )
                 continue
-            group_keys.update(mine)
-            kept.append((pending, new))
+            if self._keep_within_quota(kept, pending, new, counted):
+                group_keys.update(mine)
         return kept, group_keys
+
+    def _keep_within_quota(
+        self, kept: list, pending: VotePending, new: np.ndarray, counted: list[int]
+    ) -> bool:
+        """Keep a post (append it to ``kept``; ``counted[0]``, the votes stored and kept before
+        it, grows by its new votes), or refuse it (413) if they would take the board past its
+        quota (:attr:`quota`: the server's ``--max-board-cells``, counted in votes)."""
+        if self.quota is not None:
+            now, brought = counted[0], int(new.sum())
+            what = f"{brought:,} new vote(s)"
+            pending.error = quota_error(what, now, now + brought, self.quota, unit="votes")
+            if pending.error is not None:
+                return False
+            counted[0] += brought
+        kept.append((pending, new))
+        return True
 
     def _feed(self, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> None:
         """Queue committed votes; feed the monitor every full chunk of ``look_every``, then look."""
