@@ -180,7 +180,7 @@ def _reject_tail(p: TailPValues, alpha: float, method: str) -> np.ndarray:
     if c <= 0:
         return sure_mask
     top = min(alpha, alpha / (k - sure - c + 1))
-    head = np.flatnonzero(p.at_most(top) & ~sure_mask)  # the first candidates in order of p
+    head = (p.at_most(top) & ~sure_mask).ravel().nonzero()[0]  # the first candidates by p
     values = p.values(head)
     candidates = np.sort(values)
     passes = candidates <= alpha / (k - sure - np.arange(candidates.size))

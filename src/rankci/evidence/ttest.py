@@ -490,7 +490,7 @@ class TailPValues(Deferred):
         if self._fixed_value is None:
             means, delta, bounded = self._fixed_rule
             values = np.full(self.fixed_index.size, np.nan)
-            keep = np.ones(self.fixed_index.size, dtype=bool)
+            keep = slice(None)
             if self.nan_diagonal:  # NaN there whatever the rule
                 keep = self.fixed_index % (self.stat.shape[1] + 1) != 0
                 if not keep.any():  # only the diagonal (the usual case)
@@ -584,7 +584,7 @@ class TailPValues(Deferred):
         lo, hi = band
         stat = self.stat
         out = stat > hi
-        near = np.flatnonzero((stat >= lo) ^ out)  # lo <= stat <= hi
+        near = ((stat >= lo) ^ out).ravel().nonzero()[0]  # lo <= stat <= hi
         if near.size:  # (the fixed pairs among them are set below)
             out.ravel()[near] = decide(_tail(stat.ravel()[near], self.df))
         if self.fixed_index.size:
