@@ -244,13 +244,14 @@ def t_or_z_from_moments(
     zero_rows = []
     for r0 in range(0, m, ROW_BLOCK):
         rows = slice(r0, min(r0 + ROW_BLOCK, m))
-        scale = var_j[rows, None] + var_j[None, :]
-        var = np.maximum(scale - 2.0 * cov[rows], 0.0)
-        block_mean = mu[rows, None] - mu[None, :]
-        var_of_mean = var / n_units
-        zero = variance_is_zero(var_of_mean, width)
+        var = np.add.outer(var_j[rows], var_j)  # (var_j + var_l - 2 cov_jl, at least 0)
+        var -= 2.0 * cov[rows]
+        np.maximum(var, 0.0, out=var)
+        block_mean = np.subtract.outer(mu[rows], mu)
+        var /= n_units  # the variance of the mean difference
+        zero = variance_is_zero(var, width)
         with np.errstate(invalid="ignore", divide="ignore"):
-            block_se = np.sqrt(var_of_mean)
+            block_se = np.sqrt(var)
         block_stat = studentize(block_mean, delta, block_se, zero)
         if not enough:
             block_se = np.full(block_se.shape, np.nan)
