@@ -236,7 +236,7 @@ def t_or_z_from_moments(
     than :data:`MIN_CERTIFYING_UNITS` units (then the eager array, as without it).
     """
     m = mu.shape[0]
-    var_j = np.diag(cov).copy()
+    var_j = cov.diagonal().copy()
     enough = n_units >= 2
     single = m <= ROW_BLOCK  # one block: its arrays are the outputs
     if not single:
@@ -474,7 +474,7 @@ class TailPValues(Deferred):
         m = stat.shape[1]
         index, means = [], []
         for rows, zero in zero_rows:
-            r, c = np.nonzero(zero)
+            r, c = zero.nonzero()
             index.append((r + rows.start) * m + c)
             means.append(mean[rows][zero])
         if not index:
