@@ -315,6 +315,8 @@ def pairwise_tests(
     for matrix in (out.estimate, out.statistic, pvalue):
         if isinstance(matrix, TailPValues):
             matrix.fill_diagonal_nan()
+        elif matrix.ndim == 2 and matrix.shape[0] == matrix.shape[1]:
+            matrix.flat[:: matrix.shape[1] + 1] = np.nan  # np.fill_diagonal, without its checks
         else:
             np.fill_diagonal(matrix, np.nan)
     notes = dict(out.notes)

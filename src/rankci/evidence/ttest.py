@@ -464,6 +464,7 @@ class TailPValues(Deferred):
         self._fixed_value = None if fixed_value is None else np.asarray(fixed_value, dtype=float)
         self._fixed_rule = fixed_rule
         self._count = None
+        self._inert = False
         self.nan_diagonal = False
 
     @classmethod
@@ -527,6 +528,11 @@ class TailPValues(Deferred):
         if self._fixed_value is not None:
             self._fixed_value = self._fixed_value.copy()
             self._fixed_value[self.fixed_index % (m + 1) == 0] = np.nan
+        # only the diagonal is fixed, and its statistics are NaN too (as pairwise_tests leaves
+        # them): every answer there is already "NaN" without setting the fixed values
+        self._inert = self.fixed_index.size == m and bool(
+            np.isnan(self.stat.ravel()[self.fixed_index]).all()
+        )
 
     def compute(self) -> np.ndarray:
         """The whole M x M array, by the eager path's code (the same numbers)."""
@@ -554,6 +560,8 @@ class TailPValues(Deferred):
         return self._count
 
     def _count_finite(self) -> int:
+        if self._inert:  # NaN where fixed: the numbers are the statistics that are numbers
+            return self.stat.size - int(np.count_nonzero(np.isnan(self.stat)))
         fixed = self.fixed_value
         numbers = self.stat.size - int(np.count_nonzero(np.isnan(self.stat)))
         at_fixed = self.stat.ravel()[self.fixed_index]
@@ -588,7 +596,7 @@ class TailPValues(Deferred):
         near = ((stat >= lo) ^ out).ravel().nonzero()[0]  # lo <= stat <= hi
         if near.size:  # (the fixed pairs among them are set below)
             out.ravel()[near] = decide(_tail(stat.ravel()[near], self.df))
-        if self.fixed_index.size:
+        if self.fixed_index.size and not self._inert:
             out.ravel()[self.fixed_index] = decide(self.fixed_value)
         return out
 
@@ -602,6 +610,8 @@ class TailPValues(Deferred):
         if not np.isfinite(centre) or centre <= 0:
             return self.stat.size
         above = int(np.count_nonzero(self.stat >= 0.99 * centre))
+        if self._inert:
+            return above
         return above + int(np.count_nonzero(self.fixed_value <= threshold))
 
     def _centre(self, threshold: float) -> float:
