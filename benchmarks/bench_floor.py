@@ -24,6 +24,7 @@ do).
 Run:  python benchmarks/bench_floor.py                 (30 x 1,000; 300 x 14,000; 2,461 x 693;
                                                         10,000 x 1,000; writes BENCHMARKS.md)
       python benchmarks/bench_floor.py --quick --json FILE   (small boards; for CI)
+      python benchmarks/bench_floor.py --sizes 30x1000,300x14000,2461x693   (a subset)
 """
 
 from __future__ import annotations
@@ -284,7 +285,19 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=2000, help="pairs the scipy loop times")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per in-process row")
     parser.add_argument("--no-write", action="store_true", help="leave BENCHMARKS.md alone")
+    parser.add_argument(
+        "--sizes",
+        help="the boards to measure, MODELSxITEMS separated by commas (default: "
+        + ",".join(f"{m}x{n}" for m, n in SIZES)
+        + "), for example --sizes 30x1000,300x14000,2461x693 to skip the largest",
+    )
     args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else SIZES
+    if args.sizes:
+        try:
+            sizes = [tuple(int(v) for v in size.split("x")) for size in args.sizes.split(",")]
+        except ValueError:
+            parser.error(f"--sizes: MODELSxITEMS separated by commas, got {args.sizes!r}")
     threads = (
         ", ".join(
             f"{k}={os.environ[k]}"
@@ -296,7 +309,7 @@ def main(argv=None) -> int:
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for models, items in QUICK if args.quick else SIZES:
+        for models, items in sizes:
             row = measure(models, items, tmp, args.pairs, 1.0 if args.quick else args.budget)
             row.update(threads=threads, date=date)
             rows.append(row)

@@ -199,3 +199,65 @@ def is_dataframe(value: object) -> bool:
 
     pandas = sys.modules.get("pandas")
     return pandas is not None and isinstance(value, pandas.DataFrame)
+
+
+class Deferred:
+    """A value a :class:`DeferredField` computes on its first read: ``Deferred(function)``, or a
+    subclass overriding :meth:`compute` (for example
+    :class:`rankci.evidence.ttest.TailPValues`, which also answers some questions about the
+    value without computing all of it).
+
+    Examples
+    --------
+    >>> Deferred(lambda: 42).compute()
+    42
+    """
+
+    def __init__(self, function=None) -> None:
+        self._function = function
+
+    def compute(self) -> object:
+        """The value (computed on each call: the field keeps the first)."""
+        return self._function()
+
+
+class DeferredField:
+    """A dataclass field whose value may be given as a :class:`Deferred`, computed on first read.
+
+    ``pvalue: np.ndarray = DeferredField()`` in a (frozen) dataclass: the constructor takes the
+    value or a Deferred; the first read of the attribute computes a Deferred and keeps the
+    result, so every reader sees the value. :func:`peek` gives what is stored without computing
+    it. The field has no default.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Box:
+    ...     value: int = DeferredField()
+    >>> box = Box(Deferred(lambda: 6 * 7))
+    >>> isinstance(peek(box, "value"), Deferred), box.value, peek(box, "value")
+    (True, 42, 42)
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> object:
+        if instance is None:  # no class-level default: dataclasses see a required field
+            raise AttributeError(self.name)
+        value = instance.__dict__[self.name]
+        if isinstance(value, Deferred):
+            value = value.compute()
+            instance.__dict__[self.name] = value
+        return value
+
+    def __set__(self, instance: object, value: object) -> None:
+        # reached only from the dataclass __init__ (object.__setattr__): a frozen dataclass
+        # refuses other assignments before they get here
+        instance.__dict__[self.name] = value
+
+
+def peek(instance: object, name: str) -> object:
+    """What a :class:`DeferredField` holds, a :class:`Deferred` not yet computed included."""
+    return instance.__dict__[name]

@@ -129,9 +129,32 @@ def resolve_spec(
         if rng is not None:
             spec = _with_rng(spec, rng)
     else:
-        spec = MethodSpec.from_keywords(**keywords, caller=caller, accepted=accepted, **options)
+        spec = _spec_of(keywords, options, caller, accepted)
         spec = _with_rng(spec, rng)
     return spec, (rng if isinstance(rng, np.random.Generator) else spec.seed)
+
+
+#: The specifications made from keywords, by the keywords (and their types): a MethodSpec is
+#: frozen and validated once, so a call with the same keywords reuses it.
+_SPECS: dict = {}
+
+
+def _spec_of(keywords: dict, options: dict, caller: str, accepted: str | None) -> MethodSpec:
+    """``MethodSpec.from_keywords`` of these keywords, made once per distinct set of them."""
+    given = {**keywords, **options}
+    try:
+        # type and repr too: 1 and True, 0.0 and -0.0 are equal keys but not the same spec
+        key = (caller, accepted, *((k, type(v), v, repr(v)) for k, v in sorted(given.items())))
+        spec = _SPECS.get(key)
+    except TypeError:  # an unhashable value: no reuse
+        key = spec = None
+    if spec is None:
+        spec = MethodSpec.from_keywords(**keywords, caller=caller, accepted=accepted, **options)
+        if key is not None:
+            if len(_SPECS) >= 256:
+                _SPECS.clear()
+            _SPECS[key] = spec
+    return spec
 
 
 def apply_trials(spec: MethodSpec, scores: Scores, caller: str) -> tuple[MethodSpec, Scores]:

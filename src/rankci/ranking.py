@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankci._base import LazyModule, check_positive_int, jsonable
+from rankci._base import Deferred, DeferredField, LazyModule, check_positive_int, jsonable
 from rankci.method import COVERAGES, UNIT_SCOPE, MethodSpec
 
 if TYPE_CHECKING:
@@ -87,7 +87,8 @@ class Ranking:
         ``dominance[j, l]``: "j is better than l" is certified (transitively closed). None for
         marginal coverage, which makes no joint statements.
     tier : ndarray (M,) of int or None
-        Tier of each model (None for marginal coverage).
+        Tier of each model (None for marginal coverage); computed on its first read when the
+        ranking was counted from dominances (a :class:`~rankci._base.DeferredField`).
     alpha : float
     coverage : str
         ``"simultaneous"``, ``"marginal"`` or ``"anytime"``.
@@ -129,7 +130,7 @@ class Ranking:
     lower: np.ndarray
     upper: np.ndarray
     dominance: np.ndarray | None
-    tier: np.ndarray | None
+    tier: np.ndarray | None = DeferredField()
     alpha: float
     coverage: str
     procedure: dict
@@ -427,6 +428,7 @@ def transitive_closure(
         fast = _closure_in_order(closed, np.asarray(order))
         if fast is not None:
             return fast
+    pairs = np.count_nonzero(closed)
     while True:
         middle = np.flatnonzero(closed.any(axis=0) & closed.any(axis=1))
         if middle.size == 0:
@@ -434,10 +436,11 @@ def transitive_closure(
         a = closed[:, middle].astype(np.float32)
         b = closed[middle, :].astype(np.float32)
         grown = closed | (a @ b > 0.5)
-        if np.array_equal(grown, closed):
+        grown_pairs = np.count_nonzero(grown)  # grown holds closed: equal when as many pairs
+        if grown_pairs == pairs:
             break
-        closed = grown
-    on_cycle = np.flatnonzero(np.diag(closed))
+        closed, pairs = grown, grown_pairs
+    on_cycle = np.flatnonzero(closed.diagonal())
     if on_cycle.size:
         names = models if models is not None else [str(i) for i in range(closed.shape[0])]
         first = on_cycle[0]
@@ -517,17 +520,45 @@ def tiers(closed: np.ndarray) -> np.ndarray:
     """Longest chain of certified dominances ending at each model, plus one.
 
     In a closed acyclic relation, l above j implies that l has strictly fewer models above it
-    than j, so models are processed in batches of equal in-degree.
+    than j, so models are processed in batches of equal in-degree: in the order of their
+    in-degree the relation is upper triangular, and a batch's tiers need only the rows before
+    it (``tier(j) = 1 + max{tier(l) : l above j}``, 1 when nothing is above).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.zeros((4, 4), dtype=bool); d[0, [1, 2, 3]] = True; d[1, 3] = True
+    >>> tiers(d).tolist()
+    [1, 2, 2, 3]
     """
     closed = np.asarray(closed, dtype=bool)
+    m = closed.shape[0]
     above = closed.sum(axis=0)
-    tier = np.ones(closed.shape[0], dtype=np.int64)
-    for count in np.unique(above):
-        if count == 0:
-            continue
-        batch = np.flatnonzero(above == count)
-        tier[batch] = 1 + (closed[:, batch] * tier[:, None]).max(axis=0)
-    return tier
+    order = np.argsort(above, kind="stable")
+    counts = above[order]
+    tier = np.ones(m, dtype=np.int64)  # in the order of ``order``
+    column = tier[:, None]
+    starts = np.flatnonzero(np.diff(counts, prepend=-1)).tolist() + [m]
+    first = 1 if m and counts[0] == 0 else 0  # the batch with nothing above: tier 1
+    ordered = closed[np.ix_(order, order)] if len(starts) > first + 1 else None
+    for a, b in zip(starts[first:-1], starts[first + 1 :]):
+        # the models above this batch all come before it
+        tier[a:b] = (ordered[:a, a:b] * column[:a]).max(axis=0) + 1
+    out = np.empty(m, dtype=np.int64)
+    out[order] = tier
+    return out
+
+
+class _Tiers(Deferred):
+    """The tiers of a closed relation, computed when first read (:attr:`Ranking.tier`); a class,
+    not a closure, so that a Ranking pickles before its tiers are read."""
+
+    def __init__(self, closed: np.ndarray) -> None:
+        super().__init__()
+        self.closed = closed
+
+    def compute(self) -> np.ndarray:
+        return tiers(self.closed)
 
 
 def observed_ranks(score: np.ndarray) -> np.ndarray:
@@ -591,8 +622,11 @@ def ranking_from_dominance(
     """
     models = tuple(models)
     score = np.asarray(score, dtype=float)
-    by_score = np.lexsort((np.asarray(models), -score)) if len(models) else None
+    by_score = None  # the hint of the closure in blocks, for boards large enough to use it
+    if len(models) >= 2 * CLOSURE_BLOCK:
+        by_score = np.lexsort((np.asarray(models), -score))
     closed = transitive_closure(dominance, models, order=by_score)
+    frozen = closed.copy()  # the tiers, computed when first read, of this relation
     m = len(models)
     return Ranking(
         models=models,
@@ -601,7 +635,7 @@ def ranking_from_dominance(
         lower=1 + closed.sum(axis=0),
         upper=m - closed.sum(axis=1),
         dominance=closed,
-        tier=tiers(closed),
+        tier=_Tiers(frozen),
         alpha=alpha,
         coverage=coverage,
         procedure=dict(procedure or {}),

@@ -22,6 +22,7 @@ from rankci.evidence.auto import rule_words
 from rankci.evidence.moments import MIN_CERTIFYING_UNITS
 from rankci.evidence.pairwise import pairwise_tests
 from rankci.evidence.resampling import default_reps
+from rankci.evidence.ttest import TailPValues
 from rankci.method import COVERAGES, UNIT_SCOPE
 from rankci.registry import TEST_REGISTRY
 
@@ -130,6 +131,8 @@ def reject(pvalues: np.ndarray, alpha: float, multiplicity: str = "holm") -> np.
     method = multiplicity
     check_choice("multiplicity", method, PROCEDURES)
     alpha = check_alpha(alpha)
+    if isinstance(pvalues, TailPValues):  # p-values not yet computed: the same decisions
+        return _reject_tail(pvalues, alpha, method)
     p = np.asarray(pvalues, dtype=float)
     finite = np.isfinite(p)
     k = int(finite.sum())
@@ -153,6 +156,39 @@ def reject(pvalues: np.ndarray, alpha: float, multiplicity: str = "holm") -> np.
     # (when only the sure ones are rejected, {p <= alpha / K} is that same set)
     cutoff = candidates[n_rejected - sure - 1] if n_rejected > sure else alpha / k
     return finite & (p <= cutoff)
+
+
+def _reject_tail(p: TailPValues, alpha: float, method: str) -> np.ndarray:
+    """:func:`reject` on p-values computed as read: the same decisions, asking ``p`` only
+    which p-values are at most a threshold (:meth:`~rankci.evidence.ttest.TailPValues.at_most`
+    computes the tail only near it) and the values of the few that decide.
+
+    With K hypotheses, s p-values <= alpha / K (all rejected) and c more <= alpha, Holm's
+    threshold at the candidates' positions grows up to ``T = alpha / (K - s - c + 1)``: a
+    candidate above T fails wherever it stands. So the values needed are those <= min(T, alpha):
+    if they all pass, the next candidate (above T) is the first failure. A bound c' >= c gives a
+    larger T, so the same decisions (c' counts the statistics near alpha's too: no tail needed).
+    """
+    k = p.count_finite()
+    if k == 0:
+        return np.zeros(p.shape, dtype=bool)
+    if method == "bonferroni":
+        return p.at_most(alpha / k, lambda values: values * k <= alpha)
+    sure_mask = p.at_most(alpha / k)
+    sure = int(np.count_nonzero(sure_mask))
+    c = min(p.count_at_most_bound(alpha), k) - sure
+    if c <= 0:
+        return sure_mask
+    top = min(alpha, alpha / (k - sure - c + 1))
+    head = (p.at_most(top) & ~sure_mask).ravel().nonzero()[0]  # the first candidates by p
+    values = p.values(head)
+    candidates = np.sort(values)
+    passes = candidates <= alpha / (k - sure - np.arange(candidates.size))
+    n_rejected = sure + (candidates.size if passes.all() else int(np.argmin(passes)))
+    if n_rejected > sure:  # {p <= cutoff}: the sure ones and the candidates up to the cutoff
+        cutoff = candidates[n_rejected - sure - 1]
+        sure_mask.ravel()[head[values <= cutoff]] = True
+    return sure_mask
 
 
 def rejections_per_row(
@@ -313,6 +349,15 @@ def certifiable_pvalues(pairwise: Pairwise) -> np.ndarray:
     return np.where(few & ~np.isnan(p), 1.0, p)
 
 
+def _certifiable_source(pairwise: Pairwise) -> np.ndarray | TailPValues:
+    """:func:`certifiable_pvalues`, or the p-values not yet computed when there is nothing to
+    set to 1 (every pair has every unit, at least 3): :func:`reject` reads only what it needs."""
+    source = pairwise.pvalue_source()
+    if isinstance(source, TailPValues) and source.units >= MIN_CERTIFYING_UNITS:
+        return source
+    return certifiable_pvalues(pairwise)
+
+
 def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> None:
     """Warn when no p-value of this test can pass Holm's first threshold on this board.
 
@@ -321,7 +366,11 @@ def _warn_if_unreachable(pairwise: Pairwise, alpha: float, coverage: str) -> Non
     entry = TEST_REGISTRY.get(pairwise.test)  # None for evidence of a model (mixed contrasts)
     if entry is not None and entry.random:
         return
-    k = int(np.isfinite(pairwise.pvalue).sum())
+    source = pairwise.pvalue_source()
+    if isinstance(source, TailPValues):
+        k = source.count_finite()
+    else:
+        k = int(np.isfinite(source).sum())
     threshold = first_threshold(k, alpha, coverage)
     smallest = float(pairwise.smallest_pvalue)
     if k == 0 or smallest <= threshold:
@@ -699,13 +748,13 @@ def certify_holm(
         excluded=dict(pairwise.excluded),
         pairwise=pairwise,
     )
-    pvalue = certifiable_pvalues(pairwise)  # two units never certify anything
-    if coverage == "simultaneous":
-        dominance = reject(pvalue, alpha, multiplicity)
+    if coverage == "simultaneous":  # two units never certify anything
+        dominance = reject(_certifiable_source(pairwise), alpha, multiplicity)
         if not dominance.any():
             _note_nothing_certified(common, explain_nothing_certified(pairwise, alpha, coverage))
         return Certification(dominance=dominance, lower=None, upper=None, **common)
     m = pairwise.n_models
+    pvalue = certifiable_pvalues(pairwise)  # two units never certify anything
     better_than_j = rejections_per_row(pvalue.T, alpha / 2, multiplicity)
     worse_than_j = rejections_per_row(pvalue, alpha / 2, multiplicity)
     if not better_than_j.any() and not worse_than_j.any():  # every interval is [1, M]

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from rankci._base import DeferredField
+
 __all__ = [
     "MIN_CERTIFYING_UNITS",
     "ZERO_VARIANCE_FACTOR",
@@ -168,6 +170,8 @@ class TestArrays:
     Attributes
     ----------
     estimate, statistic, pvalue : ndarray (M, M)
+        ``pvalue`` may be given as a :class:`~rankci._base.Deferred` (the t and z tests give a
+        :class:`rankci.evidence.ttest.TailPValues`): it is computed on its first read.
     n : ndarray (M, M) of int
         Units used for the pair.
     se, df : ndarray (M, M) or None
@@ -178,18 +182,22 @@ class TestArrays:
     notes : dict
         What the test reports beside its arrays, recorded in the result's options (``auto``:
         ``test_rule``, ``sign_pairs``; a ``small_sample_warning``).
+    score : ndarray (M,) or None
+        Each model's mean unit score, where the test computed it on the way (the same numbers
+        as :meth:`rankci.data.UnitScores.model_scores`); None otherwise.
     """
 
     __test__ = False  # not a pytest test class
 
     estimate: np.ndarray
     statistic: np.ndarray
-    pvalue: np.ndarray
+    pvalue: np.ndarray = DeferredField()
     n: np.ndarray
     se: np.ndarray | None = None
     df: np.ndarray | None = None
     smallest_pvalue: float = 0.0
     notes: dict = field(default_factory=dict)
+    score: np.ndarray | None = None
 
 
 def largest_n(n: np.ndarray) -> int:
@@ -244,6 +252,12 @@ def studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndar
     shift = estimate - delta
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = shift / se
+    zero = np.asarray(zero)
+    if isinstance(stat, np.ndarray) and stat.shape == zero.shape == np.shape(shift):
+        if zero.any():  # the same numbers as below, set at the few zero entries only
+            s = shift[zero]
+            stat[zero] = np.where(s > 0, np.inf, np.where(s < 0, -np.inf, 0.0))
+        return stat
     infinite = np.where(shift > 0, np.inf, np.where(shift < 0, -np.inf, 0.0))
     return np.where(zero, infinite, stat)
 

@@ -44,7 +44,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankci._base import LazyModule, RankciWarning, check_choice, check_nonnegative
+from rankci._base import (
+    DeferredField,
+    LazyModule,
+    RankciWarning,
+    check_choice,
+    check_nonnegative,
+    peek,
+)
 from rankci.data import UnitScores
 from rankci.evidence.auto import (
     CONTINUOUS_MIN_UNITS,
@@ -52,7 +59,7 @@ from rankci.evidence.auto import (
     continuous_few_units_warning,
 )
 from rankci.evidence.moments import bounded_pvalue, is_bounded, largest_n, studentize
-from rankci.evidence.ttest import t_or_z, t_smallest_pvalue
+from rankci.evidence.ttest import TailPValues, t_or_z, t_smallest_pvalue
 from rankci.method import TESTS
 from rankci.registry import TEST_REGISTRY
 
@@ -76,6 +83,9 @@ SIGNED_MARGIN_TESTS = ("auto", "t", "z")
 #: Designs with at most this many units get an explanation when nothing is certified.
 SMALL_N = 30
 
+#: Every option of every test (a keyword no test takes is a TypeError).
+_KNOWN_OPTIONS = frozenset(name for entry in TEST_REGISTRY.values() for name in entry.option_names)
+
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -94,7 +104,10 @@ class Pairwise:
     statistic : ndarray (M, M)
         The test statistic for ``H_jl`` (t, z, signed-rank sum W+, count of j-only wins, ...).
     pvalue : ndarray (M, M)
-        One-sided p-value for ``H_jl``; NaN on the diagonal.
+        One-sided p-value for ``H_jl``; NaN on the diagonal. The t and z tests compute it on
+        its first read (:class:`rankci.evidence.ttest.TailPValues`, a
+        :class:`~rankci._base.DeferredField`): Holm reads only what it needs of it
+        (:func:`pvalue_source`), every other reader the whole array.
     n : ndarray (M, M) of int
         Units used for the pair.
     se, df : ndarray (M, M) or None
@@ -123,7 +136,7 @@ class Pairwise:
     delta: float
     estimate: np.ndarray
     statistic: np.ndarray
-    pvalue: np.ndarray
+    pvalue: np.ndarray = DeferredField()
     n: np.ndarray
     se: np.ndarray | None = None
     df: np.ndarray | None = None
@@ -138,6 +151,11 @@ class Pairwise:
     @property
     def n_models(self) -> int:
         return len(self.models)
+
+    def pvalue_source(self) -> np.ndarray | TailPValues:
+        """The p-values as held: the array, or the :class:`~rankci.evidence.ttest.TailPValues`
+        not yet computed (which answers Holm's questions without computing every p-value)."""
+        return peek(self, "pvalue")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per ordered pair: first, second, estimate, se, statistic, df, n, pvalue."""
@@ -283,8 +301,7 @@ def pairwise_tests(
             f"pairwise_tests expects UnitScores (Scores.units(...)), got {type(units).__name__}"
         )
     check_choice("test", test, TESTS)
-    known = {name for entry in TEST_REGISTRY.values() for name in entry.option_names}
-    unexpected = sorted(set(options) - known)
+    unexpected = sorted(set(options) - _KNOWN_OPTIONS)
     if unexpected:
         raise TypeError(f"pairwise_tests() got an unexpected keyword argument {unexpected[0]!r}")
     delta = check_nonnegative(delta, "delta")
@@ -294,13 +311,19 @@ def pairwise_tests(
     out = function(units, delta, rng=rng, **options) if entry.random else function(
         units, delta, **options
     )
-    for matrix in (out.estimate, out.statistic, out.pvalue):
-        np.fill_diagonal(matrix, np.nan)
+    pvalue = peek(out, "pvalue")
+    for matrix in (out.estimate, out.statistic, pvalue):
+        if isinstance(matrix, TailPValues):
+            matrix.fill_diagonal_nan()
+        elif matrix.ndim == 2 and matrix.shape[0] == matrix.shape[1]:
+            matrix.flat[:: matrix.shape[1] + 1] = np.nan  # np.fill_diagonal, without its checks
+        else:
+            np.fill_diagonal(matrix, np.nan)
     notes = dict(out.notes)
     n_pair = np.asarray(out.n)
     # the same warning as auto's, for the t on continuous few units (never when every pair has
     # CONTINUOUS_MIN_UNITS units or more: then the models' 0/1 flags are not needed)
-    if test in ("t", "z") and n_pair.size and int(n_pair.min()) < CONTINUOUS_MIN_UNITS:
+    if test in ("t", "z") and n_pair.size and _fewest(n_pair) < CONTINUOUS_MIN_UNITS:
         warning = continuous_few_units_warning(
             units, out.n, binary_columns(units.values), options["exact_bound_n"]
         )
@@ -315,7 +338,7 @@ def pairwise_tests(
         delta=delta,
         estimate=out.estimate,
         statistic=out.statistic,
-        pvalue=out.pvalue,
+        pvalue=pvalue,
         n=out.n,
         se=out.se,
         df=out.df,
@@ -323,10 +346,15 @@ def pairwise_tests(
         missing=units.missing,
         options=options,
         excluded=dict(units.excluded),
-        score=units.model_scores(),
+        score=units.model_scores() if out.score is None else out.score,
         n_units=units.n_units,
         smallest_pvalue=out.smallest_pvalue,
     )
+
+
+def _fewest(n: np.ndarray) -> int:
+    """The fewest units of any pair; one read when every pair has the same (a broadcast view)."""
+    return int(n.flat[0]) if not any(n.strides) else int(n.min())
 
 
 def signed_margin_tests(

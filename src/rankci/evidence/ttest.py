@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy import special
 
+from rankci._base import Deferred
 from rankci.data import UnitScores
 from rankci.evidence.moments import (
     MIN_CERTIFYING_UNITS,
@@ -39,7 +40,9 @@ __all__ = [
     "GRAM_ROWS",
     "ROW_BLOCK",
     "THREADS",
+    "TailPValues",
     "centred_gram",
+    "constant",
     "exact_floor",
     "t_or_z",
     "t_or_z_complete",
@@ -72,11 +75,13 @@ def z_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> TestAr
 def _test(units: UnitScores, delta: float, normal: bool, exact_bound_n: int) -> TestArrays:
     x = units.values
     scanned = scan_range(x)  # one pass: completeness, bounds and width of the scores
+    score = x.sum(axis=0) / x.shape[0] if scanned[0] and x.size else None  # as model_scores()
     estimate, statistic, pvalue, n, se, df = t_or_z(
-        x, delta, normal, exact_bound_n, scanned=scanned
+        x, delta, normal, exact_bound_n, scanned=scanned, lazy=True, mu=score
     )
-    smallest = t_smallest_pvalue(largest_n(n), exact_bound_n, delta, range_is_bounded(*scanned[1:]))
-    return TestArrays(estimate, statistic, pvalue, n, se, df, smallest)
+    n_max = int(x.shape[0]) if score is not None else largest_n(n)  # complete: every pair
+    smallest = t_smallest_pvalue(n_max, exact_bound_n, delta, range_is_bounded(*scanned[1:]))
+    return TestArrays(estimate, statistic, pvalue, n, se, df, smallest, score=score)
 
 
 def t_smallest_pvalue(n_max: int, exact_bound_n: int, delta: float, bounded: bool) -> float:
@@ -97,11 +102,18 @@ def t_or_z(
     exact_bound_n: int = 0,
     *,
     scanned: tuple[bool, float | None, float | None] | None = None,
+    lazy: bool = False,
+    mu: np.ndarray | None = None,
 ):
-    """The paired t (or z) arrays of every ordered pair; ``scanned`` is ``scan_range(x)``."""
+    """The paired t (or z) arrays of every ordered pair; ``scanned`` is ``scan_range(x)``.
+
+    ``lazy`` and ``mu`` as in :func:`t_or_z_complete` (used without missing cells only).
+    """
     complete, lo, hi = scan_range(x) if scanned is None else scanned
     if complete:
-        return t_or_z_complete(x, delta, normal, exact_bound_n, scanned=(complete, lo, hi))
+        return t_or_z_complete(
+            x, delta, normal, exact_bound_n, scanned=(complete, lo, hi), lazy=lazy, mu=mu
+        )
     n, mean, var, _ = paired_moments(x)
     with np.errstate(invalid="ignore", divide="ignore"):
         zero = variance_is_zero(var / n, range_width(lo, hi))
@@ -146,6 +158,8 @@ def centred_gram(centred: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
     [[2.0, -2.0], [-2.0, 2.0]]
     """
     m = centred.shape[1]
+    if out is None and centred.shape[0] <= GRAM_ROWS:  # one block: one product
+        return centred.T @ centred if centred.shape[0] else np.zeros((m, m))
     gram = np.zeros((m, m)) if out is None else out
     for r0 in range(0, max(centred.shape[0], 1), GRAM_ROWS):
         block = centred[r0 : r0 + GRAM_ROWS]
@@ -163,6 +177,8 @@ def t_or_z_complete(
     exact_bound_n: int = 0,
     *,
     scanned: tuple[bool, float | None, float | None] | None = None,
+    lazy: bool = False,
+    mu: np.ndarray | None = None,
 ):
     """:func:`t_or_z` without missing cells, computed in blocks of rows.
 
@@ -171,15 +187,20 @@ def t_or_z_complete(
     statistic, p-value, se) and not a dozen M x M temporaries, and the one-sided t
     p-values are computed once per unordered pair (:func:`t_upper_tail`). ``n`` and ``df``
     (one value for every pair) are read-only broadcast views, with no memory of their own.
+    With ``lazy``, the p-values are a :class:`TailPValues` where they can be (see
+    :func:`t_or_z_from_moments`). ``mu`` is ``x.mean(axis=0)`` when the caller has it (the
+    same numbers: a sum divided by the number of units).
     """
     n_units = x.shape[0]
-    mu = x.mean(axis=0)
+    mu = x.mean(axis=0) if mu is None else mu
     centred = x - mu
     cov = centred_gram(centred) / max(n_units - 1, 1)
     del centred
     _, lo, hi = scan_range(x) if scanned is None else scanned
     bounded, width = range_is_bounded(lo, hi), range_width(lo, hi)
-    out = t_or_z_from_moments(n_units, mu, cov, bounded, width, delta, normal, exact_bound_n)
+    out = t_or_z_from_moments(
+        n_units, mu, cov, bounded, width, delta, normal, exact_bound_n, lazy=lazy
+    )
     mean, stat, pvalue, n, se, df_out = out
     if n_units < MIN_CERTIFYING_UNITS:  # two units: at best the exact bound (or nothing)
         no_zero = np.zeros(pvalue.shape, dtype=bool)
@@ -199,6 +220,8 @@ def t_or_z_from_moments(
     delta: float,
     normal: bool,
     exact_bound_n: int = 0,
+    *,
+    lazy: bool = False,
 ):
     """:func:`t_or_z_complete` from the sufficient statistics of complete units.
 
@@ -207,30 +230,47 @@ def t_or_z_from_moments(
     :func:`t_or_z_complete` and of :mod:`rankci.outofcore`. Needs at least
     :data:`MIN_CERTIFYING_UNITS` units for the p-values of boards of two units (the caller
     applies the exact floor there). ``cov`` is consumed (deleted from this frame).
+
+    With ``lazy``, the p-values come back as a :class:`TailPValues` (computed where they are
+    read, the same numbers) unless the opt-in exact floor covers the board or there are fewer
+    than :data:`MIN_CERTIFYING_UNITS` units (then the eager array, as without it).
     """
     m = mu.shape[0]
-    var_j = np.diag(cov).copy()
+    var_j = cov.diagonal().copy()
     enough = n_units >= 2
-    mean = np.empty((m, m))
-    stat = np.empty((m, m))
-    se = np.empty((m, m))
-    pvalue = np.empty((m, m))
+    single = m <= ROW_BLOCK  # one block: its arrays are the outputs
+    if not single:
+        mean, stat, se = np.empty((m, m)), np.empty((m, m)), np.empty((m, m))
     zero_rows = []
     for r0 in range(0, m, ROW_BLOCK):
         rows = slice(r0, min(r0 + ROW_BLOCK, m))
-        scale = var_j[rows, None] + var_j[None, :]
-        var = np.maximum(scale - 2.0 * cov[rows], 0.0)
-        block_mean = mu[rows, None] - mu[None, :]
-        zero = variance_is_zero(var / n_units, width)
+        var = np.add.outer(var_j[rows], var_j)  # (var_j + var_l - 2 cov_jl, at least 0)
+        var -= 2.0 * cov[rows]
+        np.maximum(var, 0.0, out=var)
+        block_mean = np.subtract.outer(mu[rows], mu)
+        var /= n_units  # the variance of the mean difference
+        zero = variance_is_zero(var, width)
         with np.errstate(invalid="ignore", divide="ignore"):
-            block_se = np.sqrt(var / n_units)
-        mean[rows] = block_mean
-        stat[rows] = studentize(block_mean, delta, block_se, zero)
-        se[rows] = block_se if enough else np.nan
+            block_se = np.sqrt(var)
+        block_stat = studentize(block_mean, delta, block_se, zero)
+        if not enough:
+            block_se = np.full(block_se.shape, np.nan)
+        if single:
+            mean, stat, se = block_mean, block_stat, block_se
+        else:
+            mean[rows], stat[rows], se[rows] = block_mean, block_stat, block_se
         if zero.any():
             zero_rows.append((rows, zero))
     del cov
     df = float(n_units - 1)
+    floored = bounded and n_units <= exact_bound_n and abs(delta) < 1
+    if lazy and not floored and n_units >= MIN_CERTIFYING_UNITS:
+        pvalue = TailPValues.from_blocks(
+            stat, None if normal else max(df, 1.0), zero_rows, mean, delta, n_units, bounded
+        )
+        df_out = None if normal else constant(df, m)
+        return mean, stat, pvalue, constant(np.int64(n_units), m), se, df_out
+    pvalue = np.empty((m, m))
     if normal:
         for r0 in range(0, m, ROW_BLOCK):
             rows = slice(r0, min(r0 + ROW_BLOCK, m))
@@ -246,10 +286,25 @@ def t_or_z_from_moments(
             block[zero] = np.maximum(block[zero], floor)
         else:
             block[zero] = 1.0
-    if bounded and n_units <= exact_bound_n and abs(delta) < 1:  # few units: the exact floor
+    if floored:  # few units: the exact floor
         np.maximum(pvalue, bounded_pvalue(mean, delta, n_units), out=pvalue)
     n = np.broadcast_to(np.int64(n_units), (m, m))  # as df: every pair has every unit
     return mean, stat, pvalue, n, se, df_out
+
+
+def constant(value: float | np.integer, m: int) -> np.ndarray:
+    """An M x M read-only view of one value, with no memory of its own (as
+    ``np.broadcast_to(value, (m, m))``, made faster): ``n`` and ``df`` of complete units.
+
+    Examples
+    --------
+    >>> constant(np.int64(5), 2).tolist(), constant(5.0, 2).flags.writeable
+    ([[5, 5], [5, 5]], False)
+    """
+    one = np.array(value)
+    out = np.ndarray((m, m), dtype=one.dtype, buffer=one, strides=(0, 0))
+    out.flags.writeable = False
+    return out
 
 
 def t_upper_tail(
@@ -333,6 +388,278 @@ def _upper_block_tail(a: np.ndarray, d, size: int, scalar_df: bool) -> np.ndarra
         mirrored[differ] = special.stdtr(dl, square[lower][differ])
     block[lower] = mirrored
     q[:, :size] = block
+    return q
+
+
+class TailPValues(Deferred):
+    """The one-sided p-values of the paired t (or z) test, computed where they are read.
+
+    The eager path (:func:`t_or_z_from_moments`) computes ``P(T_df >= t)`` (the z test:
+    ``P(Z >= z)``) for all M x M statistics, the largest part of the cost of a ranking on a
+    large board. Holm's procedure needs far less: how many p-values are finite, which are at
+    most a few thresholds, and the values between ``alpha / K`` and ``alpha``. A p-value is a
+    decreasing function of its statistic, so those questions are answered from the statistics,
+    with the tail computed only for the pairs whose statistic is near a threshold (or between
+    the two): :meth:`finite`, :meth:`at_most`, :meth:`values`. :meth:`compute` is the whole
+    array, by the eager code. Every p-value read either way is the eager path's, bit for bit:
+    the tail is computed element by element with the same calls (``scipy.special.stdtr(df,
+    -|t|)``, ``1 -`` it where ``t < 0``, as :func:`t_upper_tail`; ``ndtr(-z)`` for the z test),
+    and the pairs of a zero variance (``fixed``) get the values the eager path gives them,
+    computed the same way when the statistics are made.
+
+    As the value of :attr:`rankci.evidence.pairwise.Pairwise.pvalue` (a
+    :class:`~rankci._base.DeferredField`) it is turned into that array on the first read, so a
+    reader of ``pairwise.pvalue`` always gets a plain array; :func:`rankci.certify.holm.reject`
+    reads it without (:func:`rankci._base.peek`).
+
+    Parameters
+    ----------
+    stat : ndarray (M, M)
+        The statistics (shared with the result's ``statistic``, not copied).
+    df : float or None
+        Degrees of freedom of the t; None for the z test (standard normal).
+    fixed_index, fixed_value : ndarray
+        Flat indices (ascending) of the pairs of a zero variance, and their p-values (or
+        None with ``fixed_rule``: the means of those pairs, delta and whether the scores are
+        in [0, 1], from which the eager rule computes them when first needed).
+    units : int
+        The units of every pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import special
+    >>> t = np.array([[0.0, 2.5], [-2.5, 0.0]])
+    >>> tail = TailPValues(t, 9.0, np.array([0, 3]), np.array([1.0, 1.0]), 10)
+    >>> tail.at_most(0.05).tolist()  # only the statistics near the threshold are computed
+    [[False, True], [False, False]]
+    >>> q = special.stdtr(9, -2.5)  # P(T_9 >= 2.5)
+    >>> bool(tail.values(tail.at_most(0.05))[0] == q)
+    True
+    >>> bool(np.array_equal(tail.compute(), [[1.0, q], [1 - q, 1.0]]))
+    True
+    """
+
+    #: the relative width, in statistic units, of the band around a threshold where the tail
+    #: is computed; widened until the tail at its edges is clearly on either side (below)
+    BAND = 1e-6
+    #: how clearly: the tail at the band's edges differs from the threshold by this factor
+    CLEAR = 1e-7
+
+    def __init__(
+        self,
+        stat: np.ndarray,
+        df: float | None,
+        fixed_index: np.ndarray,
+        fixed_value: np.ndarray | None,
+        units: int,
+        *,
+        fixed_rule: tuple[np.ndarray, float, bool] | None = None,
+    ) -> None:
+        super().__init__()
+        self.stat = stat
+        self.df = df
+        self.units = int(units)
+        self.fixed_index = np.asarray(fixed_index, dtype=np.intp)
+        self._fixed_value = None if fixed_value is None else np.asarray(fixed_value, dtype=float)
+        self._fixed_rule = fixed_rule
+        self._count = None
+        self._inert = False
+        self.nan_diagonal = False
+
+    @classmethod
+    def from_blocks(cls, stat, df, zero_rows, mean, delta, n_units, bounded) -> TailPValues:
+        """The lazy p-values of :func:`t_or_z_from_moments`: the pairs of a zero variance (its
+        ``zero_rows``, blocks of rows and their masks) get the eager rule's values, computed
+        when first needed (the diagonal's never: it is NaN in every result)."""
+        m = stat.shape[1]
+        index, means = [], []
+        for rows, zero in zero_rows:
+            r, c = zero.nonzero()
+            index.append((r + rows.start) * m + c)
+            means.append(mean[rows][zero])
+        if not index:
+            index, means = [np.zeros(0, dtype=np.intp)], [np.zeros(0)]
+        if len(index) > 1:
+            index, means = [np.concatenate(index)], [np.concatenate(means)]
+        rule = (means[0], float(delta), bool(bounded))
+        return cls(stat, df, index[0], None, n_units, fixed_rule=rule)
+
+    @property
+    def fixed_value(self) -> np.ndarray:
+        """The p-values of the fixed pairs: the eager rule for a zero variance (``max(tail,
+        exact bound)`` for scores in [0, 1], else 1), NaN on the diagonal once filled."""
+        if self._fixed_value is None:
+            means, delta, bounded = self._fixed_rule
+            values = np.full(self.fixed_index.size, np.nan)
+            keep = slice(None)
+            if self.nan_diagonal:  # NaN there whatever the rule
+                keep = self.fixed_index % (self.stat.shape[1] + 1) != 0
+                if not keep.any():  # only the diagonal (the usual case)
+                    self._fixed_value = values
+                    return values
+            tail = _tail(self.stat.ravel()[self.fixed_index[keep]], self.df)
+            if bounded:
+                floor = bounded_pvalue(means[keep], delta, np.full(tail.size, self.units))
+                values[keep] = np.maximum(tail, floor)
+            else:
+                values[keep] = 1.0
+            self._fixed_value = values
+        return self._fixed_value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.stat.shape
+
+    def fill_diagonal_nan(self) -> None:
+        """NaN on the diagonal, as ``np.fill_diagonal(pvalue, np.nan)`` on the eager array.
+
+        The diagonal is made of fixed pairs (a model against itself has a zero variance), so
+        this only sets their values."""
+        m = self.stat.shape[1]
+        if np.count_nonzero(self.fixed_index % (m + 1) == 0) != m:  # not all fixed yet
+            values = self.fixed_value
+            merged = np.union1d(self.fixed_index, np.arange(m) * (m + 1))
+            full = np.full(merged.size, np.nan)
+            full[np.searchsorted(merged, self.fixed_index)] = values
+            self.fixed_index, self._fixed_value = merged, full
+        self.nan_diagonal = True
+        self._count = None
+        if self._fixed_value is not None:
+            self._fixed_value = self._fixed_value.copy()
+            self._fixed_value[self.fixed_index % (m + 1) == 0] = np.nan
+        # only the diagonal is fixed, and its statistics are NaN too (as pairwise_tests leaves
+        # them): every answer there is already "NaN" without setting the fixed values
+        self._inert = self.fixed_index.size == m and bool(
+            np.isnan(self.stat.ravel()[self.fixed_index]).all()
+        )
+
+    def compute(self) -> np.ndarray:
+        """The whole M x M array, by the eager path's code (the same numbers)."""
+        stat = self.stat
+        if self.df is None:
+            out = np.empty(stat.shape)
+            for r0 in range(0, stat.shape[0], ROW_BLOCK):
+                rows = slice(r0, min(r0 + ROW_BLOCK, stat.shape[0]))
+                out[rows] = special.ndtr(-stat[rows])
+        else:
+            out = t_upper_tail(stat, self.df)
+        out.ravel()[self.fixed_index] = self.fixed_value
+        return out
+
+    def finite(self) -> np.ndarray:
+        """``np.isfinite(p)``: the tail is finite wherever the statistic is a number."""
+        out = ~np.isnan(self.stat)
+        out.ravel()[self.fixed_index] = np.isfinite(self.fixed_value)
+        return out
+
+    def count_finite(self) -> int:
+        """``np.isfinite(p).sum()``: the size of Holm's family."""
+        if self._count is None:
+            self._count = self._count_finite()
+        return self._count
+
+    def _count_finite(self) -> int:
+        if self._inert:  # NaN where fixed: the numbers are the statistics that are numbers
+            return self.stat.size - int(np.count_nonzero(np.isnan(self.stat)))
+        fixed = self.fixed_value
+        numbers = self.stat.size - int(np.count_nonzero(np.isnan(self.stat)))
+        at_fixed = self.stat.ravel()[self.fixed_index]
+        numbers -= self.fixed_index.size - int(np.count_nonzero(np.isnan(at_fixed)))
+        return numbers + int(np.count_nonzero(np.isfinite(fixed)))
+
+    def values(self, where: np.ndarray) -> np.ndarray:
+        """``p[mask]`` (row-major order) for a boolean M x M ``where``, or ``p.ravel()[where]``
+        for flat indices, the tail computed at those pairs only."""
+        where = np.asarray(where)
+        return self._at(np.flatnonzero(where) if where.dtype == bool else where.astype(np.intp))
+
+    def at_most(self, threshold: float, decide=None) -> np.ndarray:
+        """``p <= threshold``, with the tail computed only for statistics near the threshold.
+
+        ``decide(values)`` replaces ``values <= threshold`` for those (and the fixed pairs):
+        a rule that agrees with it except within a relative 1e-9 of the threshold (Bonferroni's
+        ``p * K <= alpha`` for the threshold ``alpha / K``).
+        """
+        if decide is None:
+
+            def decide(values):
+                return values <= threshold
+
+        band = self._band(threshold)
+        if band is None:  # a threshold the band cannot be placed at: from the whole array
+            with np.errstate(invalid="ignore"):
+                return decide(self.compute())
+        lo, hi = band
+        stat = self.stat
+        out = stat > hi
+        near = ((stat >= lo) ^ out).ravel().nonzero()[0]  # lo <= stat <= hi
+        if near.size:  # (the fixed pairs among them are set below)
+            out.ravel()[near] = decide(_tail(stat.ravel()[near], self.df))
+        if self.fixed_index.size and not self._inert:
+            out.ravel()[self.fixed_index] = decide(self.fixed_value)
+        return out
+
+    def count_at_most_bound(self, threshold: float) -> int:
+        """At least ``np.count_nonzero(p <= threshold)`` (more where statistics are just below
+        its statistic), without computing any tail: the statistics at least 0.99 times the
+        threshold's, and the fixed pairs at most the threshold."""
+        if not 0.0 < threshold < 0.25:
+            return self.stat.size
+        centre = self._centre(threshold)
+        if not np.isfinite(centre) or centre <= 0:
+            return self.stat.size
+        above = int(np.count_nonzero(self.stat >= 0.99 * centre))
+        if self._inert:
+            return above
+        return above + int(np.count_nonzero(self.fixed_value <= threshold))
+
+    def _centre(self, threshold: float) -> float:
+        """The statistic whose tail is ``threshold``."""
+        if self.df is None:
+            return -float(special.ndtri(threshold))
+        return -float(special.stdtrit(self.df, threshold))
+
+    def _band(self, threshold: float) -> tuple[float, float] | None:
+        """``(lo, hi)``: every statistic below lo has a tail clearly above the threshold, every
+        one above hi clearly below it (the tail is decreasing). None for a threshold outside
+        (0, 1/4) or one whose statistic is not finite."""
+        if not 0.0 < threshold < 0.25:
+            return None
+        centre = self._centre(threshold)
+        if not np.isfinite(centre) or centre <= 0:
+            return None
+        width = self.BAND * max(centre, 1.0)
+        while width < centre / 2:
+            lo, hi = centre - width, centre + width
+            if self.df is None:
+                at_lo, at_hi = special.ndtr(-lo), special.ndtr(-hi)
+            else:
+                at_lo, at_hi = special.stdtr(self.df, -lo), special.stdtr(self.df, -hi)
+            if at_lo > threshold * (1 + self.CLEAR) and at_hi < threshold * (1 - self.CLEAR):
+                return lo, hi
+            width *= 16
+        return None
+
+    def _at(self, index: np.ndarray) -> np.ndarray:
+        """The p-values at flat indices ``index``."""
+        out = _tail(self.stat.ravel()[index], self.df)
+        if self.fixed_index.size and index.size:
+            where = np.searchsorted(self.fixed_index, index)
+            where = np.minimum(where, self.fixed_index.size - 1)
+            hit = self.fixed_index[where] == index
+            out[hit] = self.fixed_value[where[hit]]
+        return out
+
+
+def _tail(stat: np.ndarray, df: float | None) -> np.ndarray:
+    """The eager path's p-value of each statistic, element by element: ``ndtr(-z)`` (df None),
+    else ``q = stdtr(df, -|t|)`` and ``1 - q`` where ``t < 0`` (as :func:`t_upper_tail`)."""
+    if df is None:
+        return special.ndtr(-stat)
+    q = special.stdtr(df, -np.abs(stat))
+    negative = stat < 0
+    q[negative] = 1.0 - q[negative]
     return q
 
 
