@@ -19,8 +19,9 @@ matches the sizes): 0/1 scores as uint8 (correct / wrong, P = expit(a_model - b_
 and item as dictionary codes, ``--items-per-file`` items per file, sorted by item. Then, each in
 a fresh process with its load before and after: ``read`` (pyarrow reads the three columns of
 every file, one file at a time: the floor), ``rankci rank DIR --test t`` (the CLI, out of core)
-and ``rankci rank DIR --test t --dask local``; wall time and peak RSS of each (``os.wait4``).
-The two rankings are compared (rank intervals equal; scores and p-values to rounding) and kept
+and ``rankci rank DIR --test t --dask local``; wall time and peak RSS of each (``os.wait4``);
+then the BLAS floor of the centred Gram alone (two blocks timed, scaled to N / rows blocks).
+The two rankings are compared (ranks, rank intervals, tiers equal; scores to rounding) and kept
 as ``DIR/_rank-cli.csv`` and ``DIR/_rank-dask.csv``. ``--models``, ``--items`` shrink it (the
 test runs it tiny); the dataset is not deleted (``rm -r DIR``).
 """
@@ -108,6 +109,30 @@ for fragment in sorted(ds.dataset(sys.argv[1], format="parquet").get_fragments()
 """
 
 
+GRAM = """
+import sys, time, numpy as np
+from rankci.evidence.ttest import gram_rows
+m, n = int(sys.argv[1]), int(sys.argv[2])
+rows = min(gram_rows(m), n)
+block = np.random.default_rng(0).random((rows, m)) - 0.5
+timed = min(2, -(-n // rows))
+t0 = time.perf_counter()
+for _ in range(timed):
+    gram = block.T @ block
+print((time.perf_counter() - t0) / timed * n / rows)
+"""
+
+
+def gram_floor(m: int, n: int) -> tuple[float, float, float]:
+    """The centred Gram's BLAS time alone at M x N (two blocks of gram_rows(M) rows timed in a
+    fresh process, scaled to N / rows blocks), with the load before and after."""
+    before = os.getloadavg()[0]
+    done = subprocess.run(
+        [sys.executable, "-c", GRAM, str(m), str(n)], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.split()[-1]), before, os.getloadavg()[0]
+
+
 def timed(command: list[str], out: Path | None = None) -> tuple[float, float, float, float]:
     """Wall seconds, peak RSS (GiB) of a fresh process, and the load before and after."""
     before = os.getloadavg()[0]
@@ -191,6 +216,11 @@ def billion(args) -> int:
             f"| {name} | {wall:.1f} | {wall / read:.1f} | {rss:.2f} | {before:.2f} | {after:.2f} |"
         )
         sys.stdout.flush()
+    gram, before, after = gram_floor(m, n)
+    print(
+        f"| floor of the centred Gram alone (BLAS, N M^2 / 2 multiply-adds; 2 blocks timed, "
+        f"scaled) | {gram:.3g} | {gram / read:.2g} | | {before:.2f} | {after:.2f} |"
+    )
     print(compare(directory / "_rank-cli.csv", directory / "_rank-dask.csv"))
     return 0
 
