@@ -75,18 +75,65 @@ def test_bit_identical_to_in_memory(tmp_path, m, n, seed, per_file, options):
         assert any("nothing is certified" in str(w.message) for w in outside)
 
 
-def test_gram_blocks_carried_across_files(tmp_path, monkeypatch):
-    # blocks of 64 units in memory and out of core, files of 70 items: every block boundary
-    # falls inside a file, and the answers still agree bit for bit
-    monkeypatch.setattr(ttest, "GRAM_ROWS", 64)
-    monkeypatch.setattr(outofcore, "GRAM_ROWS", 64)
+@pytest.mark.parametrize("limit", ["rows", "elements"])
+def test_gram_blocks_carried_across_files(tmp_path, monkeypatch, limit):
+    # blocks of 64 units in memory and out of core (GRAM_ROWS = 64, or GRAM_ELEMENTS = 64 x 6
+    # models), files of 70 items: every block boundary falls inside a file, and the answers
+    # still agree bit for bit
+    if limit == "rows":
+        monkeypatch.setattr(ttest, "GRAM_ROWS", 64)
+    else:
+        monkeypatch.setattr(ttest, "GRAM_ELEMENTS", 64 * 6 + 5)
+    assert ttest.gram_rows(6) == 64
     frame = board(6, 300, 7)
     write_parts(frame, tmp_path, 70)
     stats = dataset_statistics(tmp_path)
     x = rankci.read_scores(frame).units().values
     centred = x - x.mean(axis=0)
+    by_hand = sum((c.T @ c for c in np.split(centred, range(64, 300, 64))), np.zeros((6, 6)))
+    np.testing.assert_allclose(stats.gram, by_hand, rtol=1e-13)  # blocks of 64 (to rounding)
     assert np.array_equal(stats.gram, ttest.centred_gram(centred))
     same(rank_dataset(tmp_path, rng=0), rankci.rank(frame, test="t", rng=0))
+
+
+def test_gram_rows_bound_the_block():
+    assert ttest.gram_rows(1) == ttest.GRAM_ROWS == 65536
+    assert ttest.gram_rows(1024) == 65536 and ttest.gram_rows(1025) == 65472
+    assert ttest.gram_rows(10_000) * 10_000 <= ttest.GRAM_ELEMENTS
+    assert ttest.gram_rows(10**9) == 1
+
+
+@pytest.mark.parametrize("cache, reads", [(0, 18), (5 * 12 * 8 * 2, 16), (None, 9)])
+def test_second_pass_from_the_cache_or_the_files(tmp_path, monkeypatch, cache, reads):
+    # nothing kept (each of the 9 files read twice), the first two files of 12 items kept, all
+    # kept: the same numbers bit for bit
+    frame = board(5, 100, 15)
+    write_parts(frame, tmp_path, 12)
+    read, paths = outofcore._read, []
+    monkeypatch.setattr(outofcore, "_read", lambda f, c: paths.append(f.path) or read(f, c))
+    stats = dataset_statistics(tmp_path, cache_bytes=cache)
+    assert len(paths) == reads and len(set(paths)) == 9
+    want = rankci.read_scores(frame).units().values
+    assert np.array_equal(stats.sums, want.sum(axis=0))
+    assert np.array_equal(stats.gram, ttest.centred_gram(want - want.mean(axis=0)))
+    same(rank_dataset(stats, rng=0), rankci.rank(frame, test="t", rng=0))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "int16"])
+def test_compact_score_types(tmp_path, dtype):
+    # 0/1 (uint8), float32 and small integer scores are read in their own type and kept so
+    # between the passes; the answer is the in-memory one of the same scores as float64
+    frame = board(6, 200, 16)
+    rng = np.random.default_rng(16)
+    if dtype == "float32":
+        frame["score"] = frame["score"].astype(np.float32)
+    else:
+        frame["score"] = (rng.random(len(frame)) < frame["score"]).astype(dtype)
+        if dtype == "int16":
+            frame["score"] = frame["score"] * np.int16(7) - np.int16(3)
+    write_parts(frame, tmp_path, 30)
+    as_float = rankci.read_scores(frame.assign(score=frame["score"].astype(float)), bounds=None)
+    same(rank_dataset(tmp_path, rng=0), rankci.rank(as_float, test="t", rng=0))
 
 
 def test_statistics_against_brute_force(tmp_path):
@@ -114,8 +161,75 @@ def test_refuses_item_split_across_files(tmp_path):
     frame = board(3, 40, 10)
     frame[frame["model"] == "model 0"].to_parquet(tmp_path / "a.parquet", index=False)
     frame[frame["model"] != "model 0"].to_parquet(tmp_path / "b.parquet", index=False)
-    with pytest.raises(ValueError, match="missing"):
+    # a.parquet (the first file) has one model: b.parquet's models differ, and the file that
+    # lacks a model of the whole table is named with its count of missing cells
+    with pytest.raises(ValueError, match=r"a\.parquet: .* 80 missing .* cells, 0 duplicated"):
         dataset_statistics(tmp_path)
+    (tmp_path / "a.parquet").rename(tmp_path / "c.parquet")  # now the one model comes last
+    with pytest.raises(ValueError, match=r"b\.parquet: .* 40 missing .* cells, 0 duplicated"):
+        dataset_statistics(tmp_path)
+
+
+def test_refuses_an_item_in_two_files(tmp_path):
+    frame = board(3, 40, 17)
+    items = sorted(frame["item"].unique())
+    frame[frame["item"].isin(items[:21])].to_parquet(tmp_path / "a.parquet", index=False)
+    frame[frame["item"].isin(items[20:])].to_parquet(tmp_path / "b.parquet", index=False)
+    with pytest.raises(ValueError, match=r"item 'q00020' has rows in .*a\.parquet and in .*b\."):
+        dataset_statistics(tmp_path)
+
+
+def test_refuses_one_model(tmp_path):
+    frame = board(3, 40, 18)
+    frame[frame["model"] == "model 1"].to_parquet(tmp_path / "a.parquet", index=False)
+    with pytest.raises(ValueError, match="fewer than two models"):
+        dataset_statistics(tmp_path)
+
+
+def test_empty_files_are_skipped(tmp_path):
+    frame = board(4, 60, 19)
+    write_parts(frame, tmp_path, 25)
+    frame.iloc[:0].to_parquet(tmp_path / "part-001a.parquet", index=False)  # between two files
+    stats = dataset_statistics(tmp_path)
+    assert stats.files == 4 and stats.n_units == 60
+    same(rank_dataset(stats, rng=0), rankci.rank(frame, test="t", rng=0))
+
+
+class _Future:
+    def __init__(self, log, k):
+        self.log, self.k = log, k
+
+    def result(self):
+        self.log.append(("result", self.k))
+        return self.k
+
+
+class _Client:
+    """A stand-in for distributed.Client that logs what is submitted and collected."""
+
+    def __init__(self):
+        self.log = []
+
+    def compute(self, task):
+        self.log.append(("compute", task))
+        return _Future(self.log, task)
+
+
+def test_dask_window_holds_at_most_window_results(monkeypatch):
+    monkeypatch.setattr(outofcore, "WINDOW", 3)
+    client, added = _Client(), []
+
+    def add(result):
+        held = sum(1 for e in client.log if e[0] == "compute") - len(added) - 1
+        assert held <= 3  # submitted and not yet added, besides the one being added
+        added.append(result)
+
+    outofcore._in_order(list(range(10)), client, add)
+    assert added == list(range(10))  # in partition order
+    computes = [k for kind, k in client.log if kind == "compute"]
+    assert computes == list(range(10))
+    first_result = client.log.index(("result", 0))
+    assert [k for kind, k in client.log[:first_result] if kind == "compute"] == [0, 1, 2]
 
 
 def test_refuses_other_methods(tmp_path):
@@ -127,11 +241,12 @@ def test_refuses_other_methods(tmp_path):
 
 
 @pytest.mark.filterwarnings(DASK_PANDAS)
-def test_dask_local_cluster_same_answer(tmp_path):
+def test_dask_local_cluster_same_answer(tmp_path, monkeypatch):
     import distributed  # the rankci[dask] extra, installed for the tests
 
     frame = board(7, 300, 12)
     write_parts(frame, tmp_path, 60)
+    monkeypatch.setattr(outofcore, "WINDOW", 2)  # 5 partitions, 2 at a time
     local = dataset_statistics(tmp_path)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None

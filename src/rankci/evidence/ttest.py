@@ -37,6 +37,7 @@ from rankci.evidence.moments import (
 )
 
 __all__ = [
+    "GRAM_ELEMENTS",
     "GRAM_ROWS",
     "ROW_BLOCK",
     "THREADS",
@@ -44,6 +45,7 @@ __all__ = [
     "centred_gram",
     "constant",
     "exact_floor",
+    "gram_rows",
     "t_or_z",
     "t_or_z_complete",
     "t_smallest_pvalue",
@@ -146,10 +148,30 @@ ROW_BLOCK = 256
 #: take one product.
 GRAM_ROWS = 1 << 16
 
+#: Elements (units x models) of one Gram block at most: the out-of-core path holds one block,
+#: and 65,536 units of 10,000 models would be 5 GB. 2^26 doubles (512 MiB) keep
+#: :data:`GRAM_ROWS` rows up to 1,024 models; above, a block has ``2^26 // M`` rows
+#: (6,710 at 10,000 models).
+GRAM_ELEMENTS = 1 << 26
+
+
+def gram_rows(m: int) -> int:
+    """Units per block of the Gram product for ``m`` models (:func:`centred_gram`).
+
+    ``min(GRAM_ROWS, GRAM_ELEMENTS // m)``, at least 1; the in-memory and the out-of-core paths
+    both cut the units at these rows, so their covariances are the same bit for bit.
+
+    Examples
+    --------
+    >>> gram_rows(100), gram_rows(10_000)
+    (65536, 6710)
+    """
+    return max(1, min(GRAM_ROWS, GRAM_ELEMENTS // max(m, 1)))
+
 
 def centred_gram(centred: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``centred.T @ centred`` as the sum, in order, of the products of blocks of
-    :data:`GRAM_ROWS` rows (added to ``out`` when given).
+    :func:`gram_rows` rows (added to ``out`` when given).
 
     Examples
     --------
@@ -161,8 +183,9 @@ def centred_gram(centred: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
     if out is None and centred.shape[0] <= GRAM_ROWS:  # one block: one product
         return centred.T @ centred if centred.shape[0] else np.zeros((m, m))
     gram = np.zeros((m, m)) if out is None else out
-    for r0 in range(0, max(centred.shape[0], 1), GRAM_ROWS):
-        block = centred[r0 : r0 + GRAM_ROWS]
+    rows = gram_rows(m)
+    for r0 in range(0, max(centred.shape[0], 1), rows):
+        block = centred[r0 : r0 + rows]
         if out is None and r0 == 0:
             gram = block.T @ block
         else:
