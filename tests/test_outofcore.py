@@ -93,6 +93,13 @@ def test_gram_blocks_carried_across_files(tmp_path, monkeypatch, limit):
     by_hand = sum((c.T @ c for c in np.split(centred, range(64, 300, 64))), np.zeros((6, 6)))
     np.testing.assert_allclose(stats.gram, by_hand, rtol=1e-13)  # blocks of 64 (to rounding)
     assert np.array_equal(stats.gram, ttest.centred_gram(centred))
+    # the in-memory Gram is cut at the same rows (not one product when the rows fit GRAM_ROWS
+    # but not GRAM_ELEMENTS): the same sum of block products, in the same order
+    blocks = np.split(centred, range(64, 300, 64))
+    in_order = blocks[0].T @ blocks[0]
+    for c in blocks[1:]:
+        in_order += c.T @ c
+    assert np.array_equal(ttest.centred_gram(centred), in_order)
     same(rank_dataset(tmp_path, rng=0), rankci.rank(frame, test="t", rng=0))
 
 

@@ -180,10 +180,10 @@ def centred_gram(centred: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
     [[2.0, -2.0], [-2.0, 2.0]]
     """
     m = centred.shape[1]
-    if out is None and centred.shape[0] <= GRAM_ROWS:  # one block: one product
+    rows = gram_rows(m)
+    if out is None and centred.shape[0] <= rows:  # one block: one product
         return centred.T @ centred if centred.shape[0] else np.zeros((m, m))
     gram = np.zeros((m, m)) if out is None else out
-    rows = gram_rows(m)
     for r0 in range(0, max(centred.shape[0], 1), rows):
         block = centred[r0 : r0 + rows]
         if out is None and r0 == 0:
