@@ -16,3 +16,19 @@ HANG_GUARD = 3600  # seconds
 #: these replaced held on a quiet machine and could expire at load 12, where a server's start
 #: alone was seen to take tens of seconds. Ten minutes: a wait that long is a hang.
 WAIT_GUARD = 600  # seconds
+
+
+def run_script(script, *args) -> str:
+    """Run ``python script *args`` under :data:`HANG_GUARD`; its stdout, after asserting that it
+    exited 0 (the assertion message is the tail of its output)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout

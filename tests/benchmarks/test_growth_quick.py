@@ -2,24 +2,15 @@
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+from limits import run_script  # tests/limits.py: a script run under the hang guard
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _run(script, *args):
-    done = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
+    return run_script(BENCH / script, *args)
 
 
 def _rows(out):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from limits import HANG_GUARD  # tests/limits.py: a hang guard, not a time limit
+from limits import HANG_GUARD, run_script  # tests/limits.py: a hang guard, not a time limit
 
 import rankci
 
@@ -18,14 +18,7 @@ SIZES = ["--models", "30", "--items", "400", "--items-per-file", "90"]
 
 
 def _run(directory):
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--billion", str(directory), *SIZES],
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
+    return run_script(BENCH, "--billion", directory, *SIZES)
 
 
 def test_billion_quick_runs_and_the_three_paths_agree(tmp_path):
