@@ -20,7 +20,12 @@ def test_report_open_quick_times_the_page_and_its_plain_baseline():
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     load = float(cells[3].split()[0])
     paint, plain, ratio = float(cells[4]), float(cells[5]), float(cells[6])
-    # the page loaded and painted, and the ratio is the two times measured
+    # the page loaded and painted, and the ratio is the two times measured: the times are
+    # printed to 3 decimals and the ratio to 1, so the ratio lies within what the rounded
+    # times allow (a plain load of 0.038 s is itself only known to +-0.0005 s)
     assert 0 < paint and 0 < load and 0 < plain
-    assert ratio == pytest.approx(load / plain, abs=0.051)
+    half = 0.0005
+    lowest = (load - half) / (plain + half)
+    highest = (load + half) / max(plain - half, 1e-12)
+    assert lowest - 0.05 - 1e-9 <= ratio <= highest + 0.05 + 1e-9
     assert re.search(r"load \d+\.\d before and \d+\.\d after", out)
