@@ -267,3 +267,69 @@ def test_results_pickle_before_their_deferred_fields_are_read():
     assert isinstance(pairwise_copy.pvalue_source(), ttest.TailPValues)
     np.testing.assert_array_equal(tiers_copy.compute(), ranking.tier)
     assert pairwise_copy.pvalue.tobytes() == pairwise.pvalue.tobytes()
+
+
+def _many_blocks(m: int = 300) -> np.ndarray:
+    """A board of more than one row block (ROW_BLOCK = 256) with zero variances in both."""
+    x = _binary(m, 60, 11)
+    x[:, 3] = x[:, 2]  # identical models in the first block
+    x[:, 280] = x[:, 5]  # identical models across the blocks
+    x[:, 290] = 1.0  # constant models in the last block
+    x[:, 291] = 1.0
+    return x
+
+
+@pytest.mark.parametrize("block", [256, 16, 7])
+@pytest.mark.parametrize("delta, normal", [(0.0, False), (0.03, False), (0.0, True)])
+def test_large_boards_defer_the_mean_differences_and_keep_every_number(
+    monkeypatch, block, delta, normal
+):
+    """Row blocks written in place, and the M x M estimate computed on first read: the eager
+    path's arrays bit for bit (blocks of 256, 16 and 7 rows: a partial last block)."""
+    x = _many_blocks()
+    monkeypatch.setattr(ttest, "ROW_BLOCK", block)
+    eager, lazy = _eager_and_lazy(x, delta, normal)
+    estimate = lazy[0]
+    assert isinstance(estimate, ttest.MeanDifferences)
+    assert estimate.shape == (300, 300)
+    assert estimate.compute().tobytes() == np.subtract.outer(x.mean(0), x.mean(0)).tobytes()
+    assert estimate.compute().tobytes() == eager[0].tobytes()
+    for a, b in zip(eager[1:], lazy[1:]):
+        if isinstance(b, ttest.TailPValues):
+            assert b.compute().tobytes() == a.tobytes()
+        elif a is None:
+            assert b is None
+        else:
+            assert np.asarray(b).tobytes() == np.asarray(a).tobytes()
+    # the eager path itself is unchanged by the in-place blocks: single-block arrays
+    monkeypatch.setattr(ttest, "ROW_BLOCK", 1024)
+    single = ttest.t_or_z_complete(x.copy(), delta, normal, 0, scanned=scan_range(x))
+    for a, b in zip(single, eager):
+        if a is None:
+            assert b is None
+        else:
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+def test_rank_never_computes_the_deferred_estimate_and_readers_get_it_with_a_nan_diagonal(
+    monkeypatch,
+):
+    scores = rankci.Scores.from_matrix(_many_blocks())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranking = rankci.rank(scores, test="t", rng=0)
+        monkeypatch.setattr(ttest, "ROW_BLOCK", 1024)  # one block: the estimate is stored
+        eager = rankci.rank(scores, test="t", rng=0)
+    pairwise = ranking.pairwise
+    assert isinstance(peek(pairwise, "estimate"), ttest.MeanDifferences)
+    assert not isinstance(peek(eager.pairwise, "estimate"), Deferred)
+    np.testing.assert_array_equal(ranking.lower, eager.lower)
+    np.testing.assert_array_equal(ranking.upper, eager.upper)
+    estimate = pairwise.estimate  # the first read computes it, NaN on the diagonal
+    assert np.isnan(np.diag(estimate)).all()
+    mu = scores.units("item").values.mean(axis=0)
+    off = ~np.eye(mu.size, dtype=bool)
+    assert estimate[off].tobytes() == np.subtract.outer(mu, mu)[off].tobytes()
+    assert pairwise.estimate is estimate  # kept
+    frame = pairwise.to_frame()
+    assert len(frame) == 300 * 299

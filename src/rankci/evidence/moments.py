@@ -171,7 +171,8 @@ class TestArrays:
     ----------
     estimate, statistic, pvalue : ndarray (M, M)
         ``pvalue`` may be given as a :class:`~rankci._base.Deferred` (the t and z tests give a
-        :class:`rankci.evidence.ttest.TailPValues`): it is computed on its first read.
+        :class:`rankci.evidence.ttest.TailPValues`): it is computed on its first read. So may
+        ``estimate`` (:class:`rankci.evidence.ttest.MeanDifferences`, on large boards).
     n : ndarray (M, M) of int
         Units used for the pair.
     se, df : ndarray (M, M) or None
@@ -189,7 +190,7 @@ class TestArrays:
 
     __test__ = False  # not a pytest test class
 
-    estimate: np.ndarray
+    estimate: np.ndarray = DeferredField()
     statistic: np.ndarray
     pvalue: np.ndarray = DeferredField()
     n: np.ndarray
@@ -247,11 +248,19 @@ def _nanmean(x: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, np.nansum(x, axis=0) / np.maximum(counts, 1), 0.0)
 
 
-def studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndarray) -> np.ndarray:
-    """(estimate - delta) / se, with a zero standard error giving +-inf (or 0 when equal)."""
+def studentize(
+    estimate: np.ndarray,
+    delta: float,
+    se: np.ndarray,
+    zero: np.ndarray,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """(estimate - delta) / se, with a zero standard error giving +-inf (or 0 when equal).
+
+    ``out`` (optional, the shape of ``estimate``) receives the result, as in a ufunc."""
     shift = estimate - delta
     with np.errstate(invalid="ignore", divide="ignore"):
-        stat = shift / se
+        stat = np.divide(shift, se, out=out)
     zero = np.asarray(zero)
     if isinstance(stat, np.ndarray) and stat.shape == zero.shape == np.shape(shift):
         if zero.any():  # the same numbers as below, set at the few zero entries only
@@ -260,7 +269,6 @@ def studentize(estimate: np.ndarray, delta: float, se: np.ndarray, zero: np.ndar
         return stat
     infinite = np.where(shift > 0, np.inf, np.where(shift < 0, -np.inf, 0.0))
     return np.where(zero, infinite, stat)
-
 
 
 def bounded_pvalue(mean: np.ndarray, delta: float, n: np.ndarray) -> np.ndarray:

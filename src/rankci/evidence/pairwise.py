@@ -36,7 +36,6 @@ Wilcox, R. R. (2022). Introduction to Robust Estimation and Hypothesis Testing, 
 Wilcoxon, F. (1945). Individual comparisons by ranking methods. Biometrics Bulletin 1(6).
 """
 
-
 from __future__ import annotations
 
 import warnings
@@ -59,7 +58,7 @@ from rankci.evidence.auto import (
     continuous_few_units_warning,
 )
 from rankci.evidence.moments import bounded_pvalue, is_bounded, largest_n, studentize
-from rankci.evidence.ttest import TailPValues, t_or_z, t_smallest_pvalue
+from rankci.evidence.ttest import MeanDifferences, TailPValues, t_or_z, t_smallest_pvalue
 from rankci.method import TESTS
 from rankci.registry import TEST_REGISTRY
 
@@ -87,7 +86,6 @@ SMALL_N = 30
 _KNOWN_OPTIONS = frozenset(name for entry in TEST_REGISTRY.values() for name in entry.option_names)
 
 
-
 @dataclass(frozen=True, repr=False, eq=False)
 class Pairwise:
     """One-sided evidence for every ordered pair of models.
@@ -100,7 +98,8 @@ class Pairwise:
         Indifference margin of ``H_jl: theta_j - theta_l <= delta``.
     estimate : ndarray (M, M)
         Estimated difference ``theta_j - theta_l`` on the units the pair shares (difference of
-        trimmed means for ``yuen``, mean difference otherwise).
+        trimmed means for ``yuen``, mean difference otherwise). On large boards the t and z tests
+        compute it on its first read (:class:`rankci.evidence.ttest.MeanDifferences`).
     statistic : ndarray (M, M)
         The test statistic for ``H_jl`` (t, z, signed-rank sum W+, count of j-only wins, ...).
     pvalue : ndarray (M, M)
@@ -134,7 +133,7 @@ class Pairwise:
     models: tuple[str, ...]
     test: str
     delta: float
-    estimate: np.ndarray
+    estimate: np.ndarray = DeferredField()
     statistic: np.ndarray
     pvalue: np.ndarray = DeferredField()
     n: np.ndarray
@@ -196,17 +195,22 @@ class Pairwise:
         """Jupyter: the pairs table and what its p-values guarantee, in one sentence."""
         import html
 
-        head = (f"Pairwise {self.test} tests: {self.n_models} models, {self.n_units} "
-                f"{self.unit} units, margin {self.delta:g}")
+        head = (
+            f"Pairwise {self.test} tests: {self.n_models} models, {self.n_units} "
+            f"{self.unit} units, margin {self.delta:g}"
+        )
         note = (
             f"Each p-value is a valid one-sided p-value for H: theta_first - theta_second <= "
             f"{self.delta:g} on its own; they are not adjusted for multiplicity (rankci.rank or "
             "rankci.certify.holm makes joint statements)."
         )
-        table = self.to_frame().to_html(index=False, border=0, float_format=lambda v: f"{v:.4g}",
-                                        na_rep="-", max_rows=60)
-        return (f"<div><p><b>{html.escape(head)}</b></p>{table}"
-                f"<p><small>{html.escape(note)}</small></p></div>")
+        table = self.to_frame().to_html(
+            index=False, border=0, float_format=lambda v: f"{v:.4g}", na_rep="-", max_rows=60
+        )
+        return (
+            f"<div><p><b>{html.escape(head)}</b></p>{table}"
+            f"<p><small>{html.escape(note)}</small></p></div>"
+        )
 
 
 def pairwise_tests(
@@ -308,12 +312,14 @@ def pairwise_tests(
     entry = TEST_REGISTRY[test]
     options = entry.resolve(options, "test")
     function = entry.load()
-    out = function(units, delta, rng=rng, **options) if entry.random else function(
-        units, delta, **options
+    out = (
+        function(units, delta, rng=rng, **options)
+        if entry.random
+        else function(units, delta, **options)
     )
-    pvalue = peek(out, "pvalue")
-    for matrix in (out.estimate, out.statistic, pvalue):
-        if isinstance(matrix, TailPValues):
+    pvalue, estimate = peek(out, "pvalue"), peek(out, "estimate")
+    for matrix in (estimate, out.statistic, pvalue):
+        if isinstance(matrix, (TailPValues, MeanDifferences)):
             matrix.fill_diagonal_nan()
         elif matrix.ndim == 2 and matrix.shape[0] == matrix.shape[1]:
             matrix.flat[:: matrix.shape[1] + 1] = np.nan  # np.fill_diagonal, without its checks
@@ -336,7 +342,7 @@ def pairwise_tests(
         models=units.models,
         test=test,
         delta=delta,
-        estimate=out.estimate,
+        estimate=estimate,
         statistic=out.statistic,
         pvalue=pvalue,
         n=out.n,

@@ -262,36 +262,55 @@ def t_or_z_from_moments(
     var_j = cov.diagonal().copy()
     enough = n_units >= 2
     single = m <= ROW_BLOCK  # one block: its arrays are the outputs
-    if not single:
-        mean, stat, se = np.empty((m, m)), np.empty((m, m)), np.empty((m, m))
+    df = float(n_units - 1)
+    floored = bounded and n_units <= exact_bound_n and abs(delta) < 1
+    lazy = lazy and not floored and n_units >= MIN_CERTIFYING_UNITS
+    # a large lazy board does not store the M x M mean differences: they are mu_j - mu_l,
+    # computed again on their first read (MeanDifferences), the same numbers
+    defer_mean = lazy and not single
+    if not single:  # the outputs, written block by block in place (no block temporaries)
+        stat, se = np.empty((m, m)), np.empty((m, m))
+        mean = np.empty((ROW_BLOCK, m)) if defer_mean else np.empty((m, m))
+        var_buffer, twice = np.empty((ROW_BLOCK, m)), np.empty((ROW_BLOCK, m))
     zero_rows = []
     for r0 in range(0, m, ROW_BLOCK):
         rows = slice(r0, min(r0 + ROW_BLOCK, m))
-        var = np.add.outer(var_j[rows], var_j)  # (var_j + var_l - 2 cov_jl, at least 0)
-        var -= 2.0 * cov[rows]
+        if single:
+            var = np.add.outer(var_j[rows], var_j)  # (var_j + var_l - 2 cov_jl, at least 0)
+            var -= 2.0 * cov[rows]
+            block_mean = np.subtract.outer(mu[rows], mu)
+        else:  # the same operations, into the outputs and two reused buffers
+            k = rows.stop - r0
+            var, two_cov = var_buffer[:k], twice[:k]
+            np.add(var_j[rows, None], var_j[None, :], out=var)
+            np.multiply(cov[rows], 2.0, out=two_cov)
+            var -= two_cov
+            block_mean = np.subtract(
+                mu[rows, None], mu[None, :], out=mean[:k] if defer_mean else mean[rows]
+            )
         np.maximum(var, 0.0, out=var)
-        block_mean = np.subtract.outer(mu[rows], mu)
         var /= n_units  # the variance of the mean difference
         zero = variance_is_zero(var, width)
+        block_se = var if single else se[rows]
         with np.errstate(invalid="ignore", divide="ignore"):
-            block_se = np.sqrt(var)
-        block_stat = studentize(block_mean, delta, block_se, zero)
+            np.sqrt(var, out=block_se)
+        block_stat = studentize(
+            block_mean, delta, block_se, zero, out=None if single else stat[rows]
+        )
         if not enough:
-            block_se = np.full(block_se.shape, np.nan)
+            block_se[...] = np.nan
         if single:
             mean, stat, se = block_mean, block_stat, block_se
-        else:
-            mean[rows], stat[rows], se[rows] = block_mean, block_stat, block_se
         if zero.any():
-            zero_rows.append((rows, zero))
+            zero_rows.append((rows, zero, block_mean[zero]))
     del cov
-    df = float(n_units - 1)
-    floored = bounded and n_units <= exact_bound_n and abs(delta) < 1
-    if lazy and not floored and n_units >= MIN_CERTIFYING_UNITS:
+    if lazy:
         pvalue = TailPValues.from_blocks(
-            stat, None if normal else max(df, 1.0), zero_rows, mean, delta, n_units, bounded
+            stat, None if normal else max(df, 1.0), zero_rows, delta, n_units, bounded
         )
         df_out = None if normal else constant(df, m)
+        if defer_mean:
+            mean = MeanDifferences(mu)
         return mean, stat, pvalue, constant(np.int64(n_units), m), se, df_out
     pvalue = np.empty((m, m))
     if normal:
@@ -302,10 +321,14 @@ def t_or_z_from_moments(
     else:
         t_upper_tail(stat, max(df, 1.0), out=pvalue)
         df_out = np.broadcast_to(df, (m, m))  # one value: a read-only view, no M x M array
-    for rows, zero in zero_rows:  # the rule for a zero variance, on the few pairs it concerns
+    for (
+        rows,
+        zero,
+        means,
+    ) in zero_rows:  # the rule for a zero variance, on the few pairs it concerns
         block = pvalue[rows]
         if bounded:
-            floor = bounded_pvalue(mean[rows][zero], delta, np.full(int(zero.sum()), n_units))
+            floor = bounded_pvalue(means, delta, np.full(int(zero.sum()), n_units))
             block[zero] = np.maximum(block[zero], floor)
         else:
             block[zero] = 1.0
@@ -414,6 +437,42 @@ def _upper_block_tail(a: np.ndarray, d, size: int, scalar_df: bool) -> np.ndarra
     return q
 
 
+class MeanDifferences(Deferred):
+    """The M x M mean differences ``mu_j - mu_l`` of complete units, computed on their first read.
+
+    ``np.subtract.outer(mu, mu)``: the same numbers as the arrays :func:`t_or_z_from_moments`
+    computes block by block, which a large lazy board does not keep (at 10,000 models the array
+    is 800 MB that ``rankci.rank`` never reads). NaN on the diagonal after
+    :meth:`fill_diagonal_nan`, as :func:`rankci.evidence.pairwise.pairwise_tests` leaves it.
+
+    Examples
+    --------
+    >>> differences = MeanDifferences(np.array([0.5, 0.25]))
+    >>> differences.fill_diagonal_nan()
+    >>> differences.compute().tolist()
+    [[nan, 0.25], [-0.25, nan]]
+    """
+
+    def __init__(self, mu: np.ndarray) -> None:
+        super().__init__()
+        self.mu = mu
+        self.nan_diagonal = False
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.mu.shape[0], self.mu.shape[0])
+
+    def fill_diagonal_nan(self) -> None:
+        """NaN on the diagonal of the computed array, as ``np.fill_diagonal(mean, np.nan)``."""
+        self.nan_diagonal = True
+
+    def compute(self) -> np.ndarray:
+        out = np.subtract.outer(self.mu, self.mu)
+        if self.nan_diagonal:
+            out.flat[:: out.shape[1] + 1] = np.nan
+        return out
+
+
 class TailPValues(Deferred):
     """The one-sided p-values of the paired t (or z) test, computed where they are read.
 
@@ -491,16 +550,17 @@ class TailPValues(Deferred):
         self.nan_diagonal = False
 
     @classmethod
-    def from_blocks(cls, stat, df, zero_rows, mean, delta, n_units, bounded) -> TailPValues:
+    def from_blocks(cls, stat, df, zero_rows, delta, n_units, bounded) -> TailPValues:
         """The lazy p-values of :func:`t_or_z_from_moments`: the pairs of a zero variance (its
-        ``zero_rows``, blocks of rows and their masks) get the eager rule's values, computed
+        ``zero_rows``: blocks of rows, their masks and the mean differences there) get the
+        eager rule's values, computed
         when first needed (the diagonal's never: it is NaN in every result)."""
         m = stat.shape[1]
         index, means = [], []
-        for rows, zero in zero_rows:
+        for rows, zero, block_means in zero_rows:
             r, c = zero.nonzero()
             index.append((r + rows.start) * m + c)
-            means.append(mean[rows][zero])
+            means.append(block_means)
         if not index:
             index, means = [np.zeros(0, dtype=np.intp)], [np.zeros(0)]
         if len(index) > 1:
