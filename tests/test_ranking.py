@@ -148,3 +148,23 @@ def test_json_follows_the_documented_schema(mmlu):
     for first, second in pairs:
         assert r.dominance[index[first], index[second]]
     assert len(pairs) == r.dominance.sum() == payload["dominance"]["n_pairs"]
+
+
+def test_tiers_refuse_a_cyclic_or_unclosed_relation_naming_the_models():
+    cycle = np.zeros((4, 4), dtype=bool)
+    cycle[0, 1] = cycle[1, 2] = cycle[2, 0] = True  # every model of the cycle has one above
+    with pytest.raises(DominanceCycleError, match="cycle or is not closed") as caught:
+        tiers(cycle)
+    assert set(caught.value.models) == {"0", "1", "2"}
+    closed_cycle = np.ones((3, 3), dtype=bool)  # a closed cycle: the diagonal is set
+    with pytest.raises(DominanceCycleError):
+        tiers(closed_cycle)
+    # a top exists, but 1 and 2 (one model above each) dominate each other: not an order
+    loop = np.zeros((3, 3), dtype=bool)
+    loop[0, 1] = loop[1, 2] = loop[2, 1] = True
+    loop[0, 2] = True
+    with pytest.raises(DominanceCycleError) as caught:
+        tiers(loop)
+    assert set(caught.value.models) >= {"1", "2"}
+    assert tiers(np.zeros((0, 0), dtype=bool)).tolist() == []
+    assert tiers(np.zeros((3, 3), dtype=bool)).tolist() == [1, 1, 1]

@@ -519,6 +519,9 @@ def _closure_in_order(relation: np.ndarray, order: np.ndarray) -> np.ndarray | N
 def tiers(closed: np.ndarray) -> np.ndarray:
     """Longest chain of certified dominances ending at each model, plus one.
 
+    ``closed`` must be transitively closed and acyclic (:func:`transitive_closure`); anything
+    else raises :class:`DominanceCycleError` naming the models (by index) where it fails.
+
     In a closed acyclic relation, l above j implies that l has strictly fewer models above it
     than j, so models are processed in batches of equal in-degree: in the order of their
     in-degree the relation is upper triangular, and a batch's tiers need only the rows before
@@ -539,14 +542,28 @@ def tiers(closed: np.ndarray) -> np.ndarray:
     tier = np.ones(m, dtype=np.int64)  # in the order of ``order``
     column = tier[:, None]
     starts = np.flatnonzero(np.diff(counts, prepend=-1)).tolist() + [m]
-    first = 1 if m and counts[0] == 0 else 0  # the batch with nothing above: tier 1
+    if m and (counts[0] != 0 or closed.diagonal().any()):  # an acyclic relation has a top
+        _not_a_closed_order(np.flatnonzero(closed.diagonal() | (above > 0)))
+    first = 1 if m else 0  # the batch with nothing above: tier 1
     ordered = closed[np.ix_(order, order)] if len(starts) > first + 1 else None
     for a, b in zip(starts[first:-1], starts[first + 1 :]):
+        if ordered[a:b, a:b].any():  # closed and acyclic: no pair within a batch
+            _not_a_closed_order(order[a:b][ordered[a:b, a:b].any(axis=0)])
         # the models above this batch all come before it
         tier[a:b] = (ordered[:a, a:b] * column[:a]).max(axis=0) + 1
     out = np.empty(m, dtype=np.int64)
     out[order] = tier
     return out
+
+
+def _not_a_closed_order(models: np.ndarray) -> None:
+    raise DominanceCycleError(
+        "tiers need a transitively closed acyclic dominance relation (transitive_closure "
+        "gives one, or raises on a cycle); this one has a cycle or is not closed among models "
+        + ", ".join(str(int(j)) for j in models[:10])
+        + (" ..." if models.size > 10 else ""),
+        [str(int(j)) for j in models],
+    )
 
 
 class _Tiers(Deferred):
