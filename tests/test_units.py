@@ -97,3 +97,26 @@ def test_simulated_scores_equal_their_validated_round_trip():
     again = rankci.read_scores(frame)
     pd.testing.assert_frame_equal(again.to_frame(), frame)
     np.testing.assert_array_equal(again.units("observation", "pairwise").values, sim.matrix)
+
+
+def test_the_range_scan_and_means_are_kept_only_while_the_matrix_is_read_only():
+    """Scores.units() makes the matrix read-only: its range scan and means are computed once,
+    equal to fresh ones, and handed out read-only; a writeable matrix is scanned on every call."""
+    from rankci.data import UnitScores
+    from rankci.evidence.moments import scan_range
+
+    rng = np.random.default_rng(3)
+    units = rankci.Scores.from_matrix(rng.random((40, 5))).units()
+    assert not units.values.flags.writeable
+    first = units.model_scores()
+    assert first is units.model_scores()  # kept
+    assert not first.flags.writeable
+    np.testing.assert_array_equal(first, units.values.sum(axis=0) / 40)
+    assert units.range_scan() == scan_range(units.values)
+
+    values = rng.random((6, 3))
+    plain = UnitScores(values, ("a", "b", "c"), tuple("uvwxyz"), "item", "complete", {}, False)
+    before = plain.model_scores()
+    values[0, 0] = np.nan  # a writeable matrix changed after a call: nothing stale
+    assert plain.range_scan()[0] is False
+    assert plain.model_scores()[0] == values[1:, 0].mean() != before[0]

@@ -108,10 +108,45 @@ class UnitScores:
     def n_models(self) -> int:
         return self.values.shape[1]
 
+    def range_scan(self) -> tuple[bool, float | None, float | None]:
+        """``(complete, lo, hi)`` of ``values`` (:func:`rankci.evidence.moments.scan_range`).
+
+        Kept after the first call while ``values`` is read-only, as :meth:`Scores.units` makes
+        it (the matrix cannot change under the answer), as :meth:`model_scores` is.
+
+        Examples
+        --------
+        >>> from rankci import Scores
+        >>> Scores.from_matrix([[1.0, 0.0], [0.5, 0.0]]).units().range_scan()
+        (True, 0.0, 1.0)
+        """
+        from rankci.evidence.moments import scan_range
+
+        return self._kept("range_scan", lambda: scan_range(self.values))
+
     def model_scores(self) -> np.ndarray:
-        """Each model's mean over the units it has a score for."""
+        """Each model's mean over the units it has a score for (read-only, and kept, while
+        ``values`` is read-only)."""
+        return self._kept("model_scores", self._model_scores)
+
+    def _kept(self, name: str, compute: Callable[[], object]):
+        """``compute()``, computed once while ``values`` is read-only (arrays kept read-only)."""
+        if self.values.flags.writeable:
+            return compute()
+        kept = self.__dict__.get("_kept_values")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_kept_values", kept)  # a frozen dataclass: no field
+        if name not in kept:
+            value = compute()
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            kept[name] = value
+        return kept[name]
+
+    def _model_scores(self) -> np.ndarray:
         x = self.values
-        if x.size and np.isfinite(x.min()) and np.isfinite(x.max()):  # complete: plain means
+        if x.size and self.range_scan()[0]:  # complete: plain means
             return x.sum(axis=0) / x.shape[0]
         counts = np.isfinite(x).sum(axis=0)
         sums = np.nansum(x, axis=0)

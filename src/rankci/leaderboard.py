@@ -144,7 +144,8 @@ def _spec_of(keywords: dict, options: dict, caller: str, accepted: str | None) -
     given = {**keywords, **options}
     try:
         # type and repr too: 1 and True, 0.0 and -0.0 are equal keys but not the same spec
-        key = (caller, accepted, *((k, type(v), v, repr(v)) for k, v in sorted(given.items())))
+        # (the keywords come in the signature's order; options in another order: another key)
+        key = (caller, accepted, *((k, type(v), v, repr(v)) for k, v in given.items()))
         spec = _SPECS.get(key)
     except TypeError:  # an unhashable value: no reuse
         key = spec = None

@@ -76,8 +76,8 @@ def z_test(units: UnitScores, delta: float, *, exact_bound_n: int = 0) -> TestAr
 
 def _test(units: UnitScores, delta: float, normal: bool, exact_bound_n: int) -> TestArrays:
     x = units.values
-    scanned = scan_range(x)  # one pass: completeness, bounds and width of the scores
-    score = x.sum(axis=0) / x.shape[0] if scanned[0] and x.size else None  # as model_scores()
+    scanned = units.range_scan()  # one pass: completeness, bounds and width of the scores
+    score = units.model_scores() if scanned[0] and x.size else None  # the plain means
     estimate, statistic, pvalue, n, se, df = t_or_z(
         x, delta, normal, exact_bound_n, scanned=scanned, lazy=True, mu=score
     )
