@@ -546,6 +546,7 @@ class TailPValues(Deferred):
         self._fixed_value = None if fixed_value is None else np.asarray(fixed_value, dtype=float)
         self._fixed_rule = fixed_rule
         self._count = None
+        self._centres: dict[float, float] = {}  # threshold -> its statistic (_centre)
         self._inert = False
         self.nan_diagonal = False
 
@@ -698,10 +699,16 @@ class TailPValues(Deferred):
         return above + int(np.count_nonzero(self.fixed_value <= threshold))
 
     def _centre(self, threshold: float) -> float:
-        """The statistic whose tail is ``threshold``."""
-        if self.df is None:
-            return -float(special.ndtri(threshold))
-        return -float(special.stdtrit(self.df, threshold))
+        """The statistic whose tail is ``threshold`` (computed once per threshold: Holm asks
+        about alpha / K twice)."""
+        centre = self._centres.get(threshold)
+        if centre is None:
+            if self.df is None:
+                centre = -float(special.ndtri(threshold))
+            else:
+                centre = -float(special.stdtrit(self.df, threshold))
+            self._centres[threshold] = centre
+        return centre
 
     def _band(self, threshold: float) -> tuple[float, float] | None:
         """``(lo, hi)``: every statistic below lo has a tail clearly above the threshold, every
