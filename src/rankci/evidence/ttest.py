@@ -217,8 +217,9 @@ def t_or_z_complete(
     n_units = x.shape[0]
     mu = x.mean(axis=0) if mu is None else mu
     centred = x - mu
-    cov = centred_gram(centred) / max(n_units - 1, 1)
+    cov = centred_gram(centred)
     del centred
+    cov /= max(n_units - 1, 1)  # in place: the Gram is this call's own (M^2 less memory)
     _, lo, hi = scan_range(x) if scanned is None else scanned
     bounded, width = range_is_bounded(lo, hi), range_width(lo, hi)
     out = t_or_z_from_moments(
@@ -252,7 +253,8 @@ def t_or_z_from_moments(
     ``n_units - 1``), whether every score is in [0, 1] and :func:`score_width`; the path of
     :func:`t_or_z_complete` and of :mod:`rankci.outofcore`. Needs at least
     :data:`MIN_CERTIFYING_UNITS` units for the p-values of boards of two units (the caller
-    applies the exact floor there). ``cov`` is consumed (deleted from this frame).
+    applies the exact floor there). ``cov`` is consumed: deleted from this frame and, on
+    boards of more than :data:`ROW_BLOCK` models, overwritten by the standard errors.
 
     With ``lazy``, the p-values come back as a :class:`TailPValues` (computed where they are
     read, the same numbers) unless the opt-in exact floor covers the board or there are fewer
@@ -268,8 +270,10 @@ def t_or_z_from_moments(
     # a large lazy board does not store the M x M mean differences: they are mu_j - mu_l,
     # computed again on their first read (MeanDifferences), the same numbers
     defer_mean = lazy and not single
-    if not single:  # the outputs, written block by block in place (no block temporaries)
-        stat, se = np.empty((m, m)), np.empty((m, m))
+    if not single:  # the outputs, written block by block in place (no block temporaries);
+        # the standard errors overwrite the covariance, row block by row block: a block reads
+        # only its own rows of it (and var_j, copied above), so M^2 less memory to fault in
+        stat, se = np.empty((m, m)), cov
         mean = np.empty((ROW_BLOCK, m)) if defer_mean else np.empty((m, m))
         var_buffer, twice = np.empty((ROW_BLOCK, m)), np.empty((ROW_BLOCK, m))
     zero_rows = []
