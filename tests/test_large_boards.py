@@ -134,6 +134,49 @@ def test_blocked_closure_equals_the_general_closure(density):
     np.testing.assert_array_equal(transitive_closure(relation, order=wrong), expected)
 
 
+@pytest.mark.parametrize("density", [0.0005, 0.003, 0.05])
+@pytest.mark.parametrize("products", ["holes", "blocks"])
+def test_closure_in_order_equals_reachability_by_breadth_first_search(
+    density, products, monkeypatch
+):
+    """Both paths of the order hint (the products over the candidate pairs, and the block
+    products they fall back to beyond HOLE_PRODUCT_ELEMENTS) against scipy's graph search."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    import rankci.ranking as ranking
+
+    if products == "blocks":
+        monkeypatch.setattr(ranking, "HOLE_PRODUCT_ELEMENTS", 0)
+    m = 2 * CLOSURE_BLOCK + 37
+    relation, perm = _random_order(m, density, 11)
+    reachable = np.isfinite(shortest_path(csr_matrix(relation), unweighted=True))
+    np.fill_diagonal(reachable, False)
+    closed = transitive_closure(relation, order=perm)
+    assert closed.sum() > relation.sum()  # paths were added: the products ran
+    np.testing.assert_array_equal(closed, reachable)
+
+
+def test_an_already_closed_staircase_is_returned_as_it_is_and_as_a_copy():
+    """A board's certified relation is usually closed (every row a run of places with a few
+    holes that no path fills): the two passes find no candidate, and the input is not changed."""
+    m = 2 * CLOSURE_BLOCK + 37
+    rng = np.random.default_rng(5)
+    place = np.arange(m)
+    relation = place[None, :] > place[:, None] + 40  # a staircase: closed
+    holes = rng.random((m, m)) < 0.02
+    relation &= ~(holes & (place[None, :] < place[:, None] + 60))  # holes next to the stair
+    perm = rng.permutation(m)
+    shuffled = np.zeros_like(relation)
+    shuffled[np.ix_(perm, perm)] = relation
+    expected = transitive_closure(shuffled)  # the general product loop
+    before = shuffled.copy()
+    closed = transitive_closure(shuffled, order=perm)
+    np.testing.assert_array_equal(closed, expected)
+    np.testing.assert_array_equal(shuffled, before)
+    assert closed is not shuffled
+
+
 def test_closure_hint_still_reports_a_cycle():
     m = 2 * CLOSURE_BLOCK
     relation = np.zeros((m, m), dtype=bool)

@@ -421,13 +421,14 @@ def transitive_closure(
     blocks of the triangle only, skipping blocks that are already all certified or that no path
     can cross (:func:`_closure_in_order`). The result is the same closure.
     """
-    closed = np.asarray(dominance, dtype=bool).copy()
+    closed = np.asarray(dominance, dtype=bool)
     if closed.ndim != 2 or closed.shape[0] != closed.shape[1]:
         raise ValueError(f"dominance must be a square matrix, got shape {closed.shape}")
     if order is not None and closed.shape[0] >= 2 * CLOSURE_BLOCK:
-        fast = _closure_in_order(closed, np.asarray(order))
+        fast = _closure_in_order(closed, np.asarray(order))  # a new array (or None)
         if fast is not None:
             return fast
+    closed = closed.copy()
     pairs = np.count_nonzero(closed)
     while True:
         middle = np.flatnonzero(closed.any(axis=0) & closed.any(axis=1))
@@ -462,24 +463,30 @@ CLOSURE_BLOCK = 512
 def _closure_in_order(relation: np.ndarray, order: np.ndarray) -> np.ndarray | None:
     """Transitive closure of a relation whose pairs all go down ``order``; None if one does not.
 
-    In that order the relation is strictly upper triangular, so a path from block I to block K
-    only passes through blocks I..K, and the closure of block (I, K) needs only the products of
-    blocks (I, J) (J, K) for I <= J <= K: a sixth of the full product. A block already fully
-    certified needs none, and a product with an empty block is skipped. Repeated until nothing
-    changes, like the general product loop; the closure of a relation is unique, so the result
-    is the same.
+    First :func:`_close_reachable_holes`: a certified board is usually closed already, which
+    two passes over its rows show. Otherwise, in that order the relation is strictly upper
+    triangular, so a path from block I to block K only passes through blocks I..K, and the
+    closure of block (I, K) needs only the products of blocks (I, J) (J, K) for I <= J <= K: a
+    sixth of the full product. A block already fully certified needs none, and a product with
+    an empty block is skipped. Repeated until nothing changes, like the general product loop;
+    the closure of a relation is unique, so the result is the same.
     """
     m = relation.shape[0]
     if order.shape != (m,) or not np.array_equal(np.sort(order), np.arange(m)):
         return None
+    place = np.empty(m, dtype=np.int32)
+    place[order] = np.arange(m, dtype=np.int32)
+    closed = relation.copy()
+    done = _close_reachable_holes(closed, place)
+    if done is None:
+        return None
+    if done:
+        return closed
+    relation = closed  # what was added is part of the closure: the blocks go on from it
     s = CLOSURE_BLOCK
     cuts = list(range(0, m, s)) + [m]
     blocks = len(cuts) - 1
     ordered = relation[np.ix_(order, order)]
-    for i in range(blocks):  # every pair must go down the order (no entry on or below the diagonal)
-        rows = slice(cuts[i], cuts[i + 1])
-        if np.tril(ordered[rows, : cuts[i + 1]], cuts[i]).any():
-            return None
     while True:
         changed = False
         values = ordered.astype(np.float32)
@@ -511,9 +518,66 @@ def _closure_in_order(relation: np.ndarray, order: np.ndarray) -> np.ndarray | N
                     changed = True
         if not changed:
             break
+    return _unorder(ordered, relation, order)
+
+
+def _unorder(ordered: np.ndarray, relation: np.ndarray, order: np.ndarray) -> np.ndarray:
     closed = np.empty_like(relation)
     closed[np.ix_(order, order)] = ordered
     return closed
+
+
+#: The most elements (rows plus columns, times M) of the exact products of
+#: :func:`_close_reachable_holes`; beyond it the block products are cheaper.
+HOLE_PRODUCT_ELEMENTS = 1 << 26
+
+
+def _close_reachable_holes(relation: np.ndarray, place: np.ndarray) -> bool | None:
+    """Close ``relation`` in place by products over the few pairs two steps can reach.
+
+    ``place[j]`` is model j's place in the order. None when a pair does not go down it;
+    False when the pairs to compute are too many (:data:`HOLE_PRODUCT_ELEMENTS`; what was added
+    is part of the closure), True when ``relation`` is closed.
+
+    With ``f_j`` the first place row j reaches and ``F_i = min{f_j : (i, j) in R}``, a pair
+    ``(i, h)`` of ``R^2`` has ``place[h] >= f_j >= F_i`` for its middle model j. So ``R^2 \\ R``
+    lies in the candidates ``{(i, h) not in R : place[h] >= F_i}``, found by two passes over
+    the rows (the first also checks that every pair goes down the order: ``f_i > place[i]``).
+    A certified board is usually closed already and has none. Otherwise ``R^2`` is computed on
+    the rows and columns of the candidates (one product) and added, until nothing changes: the
+    iteration ``R <- R or R^2`` of :func:`transitive_closure`, so the same closure.
+    """
+    m = relation.shape[0]
+    none = np.int32(m)
+    check = True
+    while True:
+        first = np.empty(m, dtype=np.int32)
+        for r0 in range(0, m, CLOSURE_BLOCK):  # row blocks: the temporaries stay small
+            block = relation[r0 : r0 + CLOSURE_BLOCK]
+            first[r0 : r0 + block.shape[0]] = np.where(block, place[None, :], none).min(axis=1)
+        if check and not (first > place).all():
+            return None
+        check = False
+        rows = np.zeros(m, dtype=bool)
+        columns = np.zeros(m, dtype=bool)
+        for r0 in range(0, m, CLOSURE_BLOCK):
+            block = relation[r0 : r0 + CLOSURE_BLOCK]
+            reach = np.where(block, first[None, :], none).min(axis=1)
+            candidates = (place[None, :] >= reach[:, None]) & ~block
+            if candidates.any():
+                rows[r0 : r0 + block.shape[0]] = candidates.any(axis=1)
+                columns |= candidates.any(axis=0)
+        if not rows.any():
+            return True
+        rows, columns = np.flatnonzero(rows), np.flatnonzero(columns)
+        if (rows.size + columns.size) * m > HOLE_PRODUCT_ELEMENTS:
+            return False
+        paths = relation[rows].astype(np.float32) @ relation[:, columns].astype(np.float32)
+        target = relation[np.ix_(rows, columns)]
+        grown = target | (paths > 0.5)
+        if np.array_equal(grown, target):
+            return True
+        relation[np.ix_(rows, columns)] = grown
 
 
 def tiers(closed: np.ndarray) -> np.ndarray:
