@@ -166,7 +166,7 @@ class Ranking:
             return []
         order = self.order()
         names = np.asarray(self.models, dtype=object)[order]
-        j, l = np.nonzero(self.dominance[np.ix_(order, order)])  # row-major: sorted by (j, l)
+        j, l = np.nonzero(permuted(self.dominance, order))  # row-major: sorted by (j, l)
         return list(zip(names[j].tolist(), names[l].tolist()))
 
     def dominance_runs(self) -> list[list[list[int]]] | None:
@@ -347,7 +347,7 @@ def relation_runs(
     m = order.size
     starts, ends, counts = [], [], np.zeros(m, dtype=np.int64)
     for r0 in range(0, m, 1024):  # row blocks: the int8 differences stay small
-        block = np.ascontiguousarray(relation[order[r0 : r0 + 1024]][:, order], dtype=bool)
+        block = permuted(np.asarray(relation, dtype=bool), order[r0 : r0 + 1024], order)
         if upper:  # keep the places c > i of row i
             block &= np.arange(m)[None, :] > np.arange(r0, r0 + block.shape[0])[:, None]
         edges = np.diff(block.view(np.int8), axis=1, prepend=np.int8(0), append=np.int8(0))
@@ -405,6 +405,19 @@ def _json_values(values: np.ndarray) -> list:
 
 
 # ---------------------------------------------------------------------- counting
+def permuted(matrix: np.ndarray, rows: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
+    """``matrix[np.ix_(rows, columns)]`` (``columns`` defaults to ``rows``), by two
+    :func:`numpy.take` calls: the same array, made two to three times as fast.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> permuted(np.arange(9).reshape(3, 3), np.array([2, 0, 1])).tolist()
+    [[8, 6, 7], [2, 0, 1], [5, 3, 4]]
+    """
+    return np.take(np.take(matrix, rows, axis=0), rows if columns is None else columns, axis=1)
+
+
 def transitive_closure(
     dominance: np.ndarray,
     models: Sequence[str] | None = None,
@@ -486,7 +499,7 @@ def _closure_in_order(relation: np.ndarray, order: np.ndarray) -> np.ndarray | N
     s = CLOSURE_BLOCK
     cuts = list(range(0, m, s)) + [m]
     blocks = len(cuts) - 1
-    ordered = relation[np.ix_(order, order)]
+    ordered = permuted(relation, order)
     while True:
         changed = False
         values = ordered.astype(np.float32)
@@ -518,13 +531,13 @@ def _closure_in_order(relation: np.ndarray, order: np.ndarray) -> np.ndarray | N
                     changed = True
         if not changed:
             break
-    return _unorder(ordered, relation, order)
+    return _unorder(ordered, order)
 
 
-def _unorder(ordered: np.ndarray, relation: np.ndarray, order: np.ndarray) -> np.ndarray:
-    closed = np.empty_like(relation)
-    closed[np.ix_(order, order)] = ordered
-    return closed
+def _unorder(ordered: np.ndarray, order: np.ndarray) -> np.ndarray:
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return permuted(ordered, inverse)
 
 
 #: The most elements (rows plus columns, times M) of the exact products of
@@ -603,18 +616,24 @@ def tiers(closed: np.ndarray) -> np.ndarray:
     above = closed.sum(axis=0)
     order = np.argsort(above, kind="stable")
     counts = above[order]
-    tier = np.ones(m, dtype=np.int64)  # in the order of ``order``
-    column = tier[:, None]
+    # in the order of ``order``: 1 + the largest tier of the models above, pushed down from
+    # each batch, once its tiers are final, to the models after it (reading rows, not columns)
+    tier = np.ones(m, dtype=np.int64)
     starts = np.flatnonzero(np.diff(counts, prepend=-1)).tolist() + [m]
     if m and (counts[0] != 0 or closed.diagonal().any()):  # an acyclic relation has a top
         _not_a_closed_order(np.flatnonzero(closed.diagonal() | (above > 0)))
-    first = 1 if m else 0  # the batch with nothing above: tier 1
-    ordered = closed[np.ix_(order, order)] if len(starts) > first + 1 else None
-    for a, b in zip(starts[first:-1], starts[first + 1 :]):
+    ordered = permuted(closed, order) if len(starts) > 2 else None
+    for a, b in zip(starts[:-1], starts[1:]):
+        if b == m:
+            break
         if ordered[a:b, a:b].any():  # closed and acyclic: no pair within a batch
             _not_a_closed_order(order[a:b][ordered[a:b, a:b].any(axis=0)])
-        # the models above this batch all come before it
-        tier[a:b] = (ordered[:a, a:b] * column[:a]).max(axis=0) + 1
+        for r0 in range(a, b, 256):  # the models above the next batches all come before them
+            r1 = min(r0 + 256, b)
+            pushed = np.where(ordered[r0:r1, b:], tier[r0:r1, None] + 1, 0).max(axis=0)
+            np.maximum(tier[b:], pushed, out=tier[b:])
+    if len(starts) > 2 and ordered[starts[-2] :, starts[-2] :].any():  # the last batch
+        _not_a_closed_order(order[starts[-2] :][ordered[starts[-2] :, starts[-2] :].any(axis=0)])
     out = np.empty(m, dtype=np.int64)
     out[order] = tier
     return out
