@@ -26,6 +26,42 @@ DATA = Path(__file__).resolve().parents[2] / "src" / "rankci" / "datasets"
 CHEMBENCH = DATA / "chembench.parquet"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def studentized_range_once():
+    """The studentized range evaluated once per distinct input in this module.
+
+    On ChemBench (35 models, 595 pairs) Tukey takes scipy's per-pair integration, about 7 s;
+    four tests (two through the CLI) ask it the same question. ``tukey_pvalues`` and
+    ``studentized_range_critical`` are memoised on their exact arguments (the arrays' bytes),
+    so every test still runs the whole of ``tukey_hsd`` (premises, notes, warnings, table) on
+    its own data, and gets the very values a fresh evaluation would give; any other input is
+    computed afresh.
+    """
+    from rankci.analyses import posthoc
+
+    def memoised(fn):
+        cache = {}
+
+        def key(value):
+            if isinstance(value, np.ndarray):
+                return (value.dtype.str, value.shape, value.tobytes())
+            return (type(value).__name__, value)
+
+        def call(*args, **kwargs):
+            k = (tuple(map(key, args)), tuple((n, key(v)) for n, v in sorted(kwargs.items())))
+            if k not in cache:
+                cache[k] = fn(*args, **kwargs)
+            hit = cache[k]
+            return hit.copy() if isinstance(hit, np.ndarray) else hit
+
+        return call
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("tukey_pvalues", "studentized_range_critical"):
+            patch.setattr(posthoc, name, memoised(getattr(posthoc, name)))
+        yield
+
+
 @pytest.fixture(scope="module")
 def chembench():
     scores = load_chembench()
