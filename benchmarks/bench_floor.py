@@ -106,16 +106,16 @@ def hand_numpy(x, alpha: float = 0.05):
     return 1 + d.sum(axis=0), m - d.sum(axis=1)
 
 
-def _best(call, budget: float, most: int = 7) -> tuple[float, object]:
+def _best(call, budget: float, most: int = 7, autorange: float = 0.5) -> tuple[float, object]:
     """The best wall time of repeated calls (at least 2, at most ``most``, within ``budget`` s).
 
-    A call under 10 ms is repeated for about half a second (up to 500 calls), as ``timeit``'s
-    autorange does: the best of 7 sub-millisecond calls still carries the first calls' cold
-    caches and the timer's jitter, on both sides of a ratio."""
+    A call under 10 ms is repeated for about ``autorange`` seconds (half a second; up to 500
+    calls), as ``timeit``'s autorange does: the best of 7 sub-millisecond calls still carries
+    the first calls' cold caches and the timer's jitter, on both sides of a ratio."""
     times, result, spent = [], None, 0.0
     while len(times) < 2 or (len(times) < most and spent < budget):
         if len(times) == 2 and times[1] < 0.01:  # the second call: past first-call imports
-            most = max(most, min(500, int(0.5 / max(times[1], 1e-6))))
+            most = max(most, min(500, int(autorange / max(times[1], 1e-6))))
         start = time.perf_counter()
         result = call()
         elapsed = time.perf_counter() - start
@@ -124,7 +124,7 @@ def _best(call, budget: float, most: int = 7) -> tuple[float, object]:
     return min(times), result
 
 
-def in_process(path: str, budget: str = "20") -> dict:
+def in_process(path: str, budget: str = "20", autorange: str = "0.5") -> dict:
     """The in-process pair: the hand NumPy version against ``rankci.rank`` on one Scores."""
     import warnings
 
@@ -135,8 +135,9 @@ def in_process(path: str, budget: str = "20") -> dict:
     scores = rankci.read_scores(path)
     x = scores.units("item").values
     warnings.simplefilter("ignore")
-    rank_s, ranking = _best(lambda: rankci.rank(scores, test="t", rng=0), float(budget))
-    numpy_s, (lower, upper) = _best(lambda: hand_numpy(x), float(budget))
+    budget, autorange = float(budget), float(autorange)
+    rank_s, ranking = _best(lambda: rankci.rank(scores, test="t", rng=0), budget, 7, autorange)
+    numpy_s, (lower, upper) = _best(lambda: hand_numpy(x), budget, 7, autorange)
     return {
         "numpy_s": numpy_s,
         "rank_s": rank_s,
@@ -203,7 +204,9 @@ def _python(function: str, *args: str) -> list[str]:
     return [sys.executable, "-c", code, str(HERE), *args]
 
 
-def measure(models: int, items: int, tmp: str, pairs: int, budget: float) -> dict:
+def measure(
+    models: int, items: int, tmp: str, pairs: int, budget: float, autorange: float = 0.5
+) -> dict:
     """Every row for one board size."""
     path = os.path.join(tmp, f"b{models}x{items}.parquet")
     subprocess.run(_python("make_board", str(models), str(items), path), check=True)
@@ -218,7 +221,8 @@ def measure(models: int, items: int, tmp: str, pairs: int, budget: float) -> dic
         }
     elapsed, row["loop_gib"], text = _run_child(_python("scipy_loop", path, str(pairs)))
     row.update(json.loads(text.strip().splitlines()[-1]))
-    elapsed, row["inprocess_gib"], text = _run_child(_python("in_process", path, str(budget)))
+    child = _python("in_process", path, str(budget), str(autorange))
+    elapsed, row["inprocess_gib"], text = _run_child(child)
     inner = json.loads(text.strip().splitlines()[-1])
     row["command_equal"] = written == {
         m: (lo, up)
@@ -288,7 +292,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small boards only (CI)")
     parser.add_argument("--json", help="also write the rows here")
-    parser.add_argument("--pairs", type=int, default=2000, help="pairs the scipy loop times")
+    parser.add_argument(
+        "--pairs", type=int, help="pairs the scipy loop times (default 2000; --quick: 200)"
+    )
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per in-process row")
     parser.add_argument("--no-write", action="store_true", help="leave BENCHMARKS.md alone")
     parser.add_argument(
@@ -299,6 +305,10 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else SIZES
+    if args.pairs is None:
+        args.pairs = 200 if args.quick else 2000
+    # --quick: each in-process best of 1 s at most, a sub-10 ms call repeated for 0.05 s
+    budget, autorange = (1.0, 0.05) if args.quick else (args.budget, 0.5)
     if args.sizes:
         try:
             sizes = [tuple(int(v) for v in size.split("x")) for size in args.sizes.split(",")]
@@ -316,7 +326,7 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for models, items in sizes:
-            row = measure(models, items, tmp, args.pairs, 1.0 if args.quick else args.budget)
+            row = measure(models, items, tmp, args.pairs, budget, autorange)
             row.update(threads=threads, date=date)
             rows.append(row)
             print(json.dumps(row), flush=True)
