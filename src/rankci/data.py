@@ -49,6 +49,7 @@ __all__ = [
     "InsufficientDataError",
     "PROMPT_RULE",
     "distinct_count",
+    "scan_range",
 ]
 
 #: The one rule for prompt variants, applied when the table is read (so every command, the mixed
@@ -109,7 +110,7 @@ class UnitScores:
         return self.values.shape[1]
 
     def range_scan(self) -> tuple[bool, float | None, float | None]:
-        """``(complete, lo, hi)`` of ``values`` (:func:`rankci.evidence.moments.scan_range`).
+        """``(complete, lo, hi)`` of ``values`` (:func:`scan_range`).
 
         Kept after the first call while ``values`` is read-only, as :meth:`Scores.units` makes
         it (the matrix cannot change under the answer), as :meth:`model_scores` is.
@@ -120,8 +121,6 @@ class UnitScores:
         >>> Scores.from_matrix([[1.0, 0.0], [0.5, 0.0]]).units().range_scan()
         (True, 0.0, 1.0)
         """
-        from rankci.evidence.moments import scan_range
-
         return self._kept("range_scan", lambda: scan_range(self.values))
 
     def model_scores(self) -> np.ndarray:
@@ -1097,6 +1096,28 @@ def _numeric_scores(
                 "score); the anytime-valid monitor needs [0, 1]"
             )
     return values
+
+
+def scan_range(x: np.ndarray) -> tuple[bool, float | None, float | None]:
+    """``(complete, lo, hi)``: whether every score is finite, and :func:`finite_range`, in one pass.
+
+    Examples
+    --------
+    >>> scan_range(np.array([[0.5, np.nan], [2.0, -1.0]]))
+    (False, -1.0, 2.0)
+    >>> scan_range(np.zeros((0, 2)))
+    (True, None, None)
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return True, None, None
+    lo, hi = float(x.min()), float(x.max())
+    if np.isfinite(lo) and np.isfinite(hi):
+        return True, lo, hi
+    finite = x[np.isfinite(x)]
+    if finite.size == 0:
+        return False, None, None
+    return False, float(finite.min()), float(finite.max())
 
 
 def distinct_count(key: np.ndarray, size: int) -> int:

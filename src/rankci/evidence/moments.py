@@ -23,6 +23,7 @@ import numpy as np
 from scipy import special
 
 from rankci._base import DeferredField
+from rankci.data import scan_range
 
 __all__ = [
     "MIN_CERTIFYING_UNITS",
@@ -92,28 +93,6 @@ def finite_range(x: np.ndarray) -> tuple[float | None, float | None]:
     (-1.0, 2.0)
     """
     return scan_range(x)[1:]
-
-
-def scan_range(x: np.ndarray) -> tuple[bool, float | None, float | None]:
-    """``(complete, lo, hi)``: whether every score is finite, and :func:`finite_range`, in one pass.
-
-    Examples
-    --------
-    >>> scan_range(np.array([[0.5, np.nan], [2.0, -1.0]]))
-    (False, -1.0, 2.0)
-    >>> scan_range(np.zeros((0, 2)))
-    (True, None, None)
-    """
-    x = np.asarray(x, dtype=float)
-    if x.size == 0:
-        return True, None, None
-    lo, hi = float(x.min()), float(x.max())
-    if np.isfinite(lo) and np.isfinite(hi):
-        return True, lo, hi
-    finite = x[np.isfinite(x)]
-    if finite.size == 0:
-        return False, None, None
-    return False, float(finite.min()), float(finite.max())
 
 
 def variance_is_zero(var: np.ndarray, width: float) -> np.ndarray:
