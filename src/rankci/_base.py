@@ -201,6 +201,20 @@ def is_dataframe(value: object) -> bool:
     return pandas is not None and isinstance(value, pandas.DataFrame)
 
 
+def is_series(value: object) -> bool:
+    """Whether ``value`` is a pandas Series, without importing pandas (as :func:`is_dataframe`).
+
+    Examples
+    --------
+    >>> is_series({"a": 1.0})
+    False
+    """
+    import sys
+
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.Series)
+
+
 class Deferred:
     """A value a :class:`DeferredField` computes on its first read: ``Deferred(function)``, or a
     subclass overriding :meth:`compute` (for example

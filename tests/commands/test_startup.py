@@ -84,3 +84,29 @@ def test_input_formats_come_from_rankci_formats():
     assert io.FORMATS is formats.FORMATS
     assert io.LAYOUTS is formats.LAYOUTS
     assert adapters.LOG_FORMATS is formats.LOG_FORMATS
+
+
+def test_bench_startup_runs_every_row_once():
+    """``benchmarks/bench_startup.py --repeats 1`` (as CI runs it): every command, the service's
+    start included, gets a positive time and its ratio to the bare interpreter."""
+    from pathlib import Path
+
+    from limits import run_script  # tests/limits.py: a hang guard, not a time limit
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_startup.py"
+    out = run_script(bench, "--repeats", "1")
+    assert "best of 1" in out and "load " in out
+    rows = {}
+    for line in out.splitlines()[2:]:
+        *name, seconds, ratio = line.split()
+        rows[" ".join(name)] = (float(seconds), float(ratio))
+    assert list(rows) == [
+        "python -c pass",
+        "rankci --version",
+        "rankci rank --help",
+        'python -c "import rankci"',
+        'python -c "import fastapi, uvicorn"',
+        "rankci serve (until /api/health answers)",
+    ]
+    assert rows["python -c pass"][1] == 1.0
+    assert all(seconds > 0 and ratio > 0 for seconds, ratio in rows.values())

@@ -17,17 +17,21 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from rankci._base import format_pvalue
+from rankci._base import LazyModule, format_pvalue
 from rankci.data import Scores
 from rankci.leaderboard import CLUSTER_UNITS, ClusterRankings, rank, rank_by_cluster
 from rankci.method import MethodSpec
 from rankci.ranking import Ranking
-from rankci.report import plots
 from rankci.targets import target_sentence
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+plots = LazyModule("rankci.report.plots")  # matplotlib on the first figure: a table needs none
 
 __all__ = [
     "Section",

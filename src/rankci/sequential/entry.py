@@ -59,8 +59,8 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from rankci._base import LazyModule, is_series
 from rankci.ranking import (
     DominanceCycleError,
     Ranking,
@@ -82,6 +82,8 @@ from rankci.sequential.retirement import models_to_retire
 from rankci.sequential.spec import MonitorSpec
 from rankci.sequential.statements import alpha_event_message
 from rankci.sequential.wealth import PairWealth
+
+pd = LazyModule("pandas")  # imported on first use: a service that builds no frame never pays it
 
 __all__ = ["ENTRY_RULE", "OpenMonitor", "entrant_log_thresholds", "pair_level"]
 
@@ -374,7 +376,7 @@ class OpenMonitor(Monitor):
     # ------------------------------------------------------------------ feeding
     def update(self, item: Mapping[str, float] | Sequence[float] | np.ndarray) -> None:
         """Consume one item: a mapping model -> score, or one score per current model."""
-        if isinstance(item, pd.Series):
+        if is_series(item):
             row = row_from_mapping(item.to_dict(), self._index)
         elif isinstance(item, Mapping):
             row = row_from_mapping(item, self._index)

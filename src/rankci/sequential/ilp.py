@@ -31,10 +31,11 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
-from rankci._base import RankciWarning
+from rankci._base import LazyModule, RankciWarning
 from rankci.sequential.certifier import Certifier, capped_wealth, certify_shortcut
+
+optimize = LazyModule("scipy.optimize")  # imported on the first solve (most need none)
 
 __all__ = ["IntegerProgram"]
 
@@ -205,16 +206,18 @@ class IntegerProgram(Certifier):
         lower = np.zeros(n)
         lower[p] = 1.0
         constraints = [
-            LinearConstraint(self._matrix, self._lower, self._upper),
-            LinearConstraint(self.history[looks], -np.inf, -_MARGIN),
+            optimize.LinearConstraint(self._matrix, self._lower, self._upper),
+            optimize.LinearConstraint(self.history[looks], -np.inf, -_MARGIN),
         ]
         if cuts:  # no-good cuts: differ from each excluded vector in at least one coordinate
             cut = np.array(cuts, dtype=float)
-            constraints.append(LinearConstraint(1.0 - 2.0 * cut, 1.0 - cut.sum(axis=1), np.inf))
-        result = milp(
+            constraints.append(
+                optimize.LinearConstraint(1.0 - 2.0 * cut, 1.0 - cut.sum(axis=1), np.inf)
+            )
+        result = optimize.milp(
             np.zeros(n),
             integrality=np.ones(n),
-            bounds=Bounds(lower, np.ones(n)),
+            bounds=optimize.Bounds(lower, np.ones(n)),
             constraints=constraints,
         )
         if result.status == 2:  # infeasible

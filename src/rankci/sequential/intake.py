@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from numbers import Real
 
 import numpy as np
-import pandas as pd
+
+from rankci._base import is_dataframe
 
 __all__ = ["block_matrix", "row_from_mapping", "usable_rows"]
 
@@ -49,12 +50,14 @@ def row_from_mapping(item: Mapping, index: Mapping[str, int]) -> np.ndarray:
 def block_matrix(block, index: Mapping[str, int]) -> np.ndarray:
     """A (B, M) float matrix in model order from an array, a DataFrame or a list of mappings."""
     m = len(index)
-    if isinstance(block, pd.DataFrame):
+    if is_dataframe(block):
         unknown = [c for c in block.columns if str(c) not in index]
         if unknown:
             raise ValueError(f"unknown model column {unknown[0]!r}; columns must be models")
         x = np.full((len(block), m), np.nan)
         for c in block.columns:
+            import pandas as pd  # a DataFrame came in: pandas is already imported
+
             x[:, index[str(c)]] = pd.to_numeric(block[c], errors="raise")
         return x
     if isinstance(block, Sequence) and block and isinstance(block[0], Mapping):

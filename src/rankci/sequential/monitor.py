@@ -31,9 +31,8 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import RankciWarning
+from rankci._base import RankciWarning, is_series
 from rankci._progress import Progress
 from rankci.ranking import (
     DominanceCycleError,
@@ -260,7 +259,7 @@ class Monitor(BoardChanges):
         """
         if type(item) is np.ndarray and item.dtype == np.float64:
             row = item
-        elif isinstance(item, pd.Series):
+        elif is_series(item):
             row = row_from_mapping(item.to_dict(), self._index)
         elif isinstance(item, Mapping):
             row = row_from_mapping(item, self._index)

@@ -30,14 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import RankciWarning, jsonable
+from rankci._base import LazyModule, RankciWarning, jsonable
 from rankci.data import Scores
 from rankci.ranking import Ranking
 from rankci.sequential.monitor import Monitor
 from rankci.sequential.spec import REPLAY_DEFAULTS, MonitorSpec, parse_look_every
 from rankci.sequential.statements import nothing_certified_at
+
+pd = LazyModule("pandas")  # imported on first use: a replay answers without a frame
 
 __all__ = ["MonitorRun", "evaluation_order", "parse_look_every", "replay"]
 

@@ -15,14 +15,15 @@ import logging
 import threading
 import time
 
-import pandas as pd
-
+from rankci._base import LazyModule
 from rankci._version import __version__
-from rankci.report import plots
 from rankci.report.html import figure_html, leaderboard_section, table_html
 from rankci.sequential import MonitorRun
 from rankci.service.board import Board
 from rankci.service.spec import BoardSpec
+
+pd = LazyModule("pandas")  # imported on the first page: a service answering JSON never needs it
+plots = LazyModule("rankci.report.plots")  # matplotlib likewise
 
 __all__ = [
     "MIN_RENDER_INTERVAL",

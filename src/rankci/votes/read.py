@@ -46,9 +46,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from rankci._base import RankciWarning, check_choice
+from rankci._base import LazyModule, RankciWarning, check_choice
 from rankci.data import check_spellings, row_place
 from rankci.formats import (
     MT_BENCH_GAMES,
@@ -61,6 +60,8 @@ from rankci.formats import (
 )
 from rankci.io import read_table, read_table_text
 from rankci.votes.table import A_WINS, B_WINS, OPTIONAL_COLUMNS, OUTCOMES, TIE, TIE_BOTHBAD, Votes
+
+pd = LazyModule("pandas")  # imported when a table is read: importing rankci.votes stays cheap
 
 __all__ = [
     "read_votes",
