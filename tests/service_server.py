@@ -67,6 +67,11 @@ class Client:
             response = self.conn.getresponse()
             payload = response.read()
             self.last_used = time.monotonic()
+        except http.client.IncompleteRead as error:
+            # the server died between the headers and the end of the body (a kill mid-answer):
+            # to the caller, as to any HTTP client, the connection broke (an OSError)
+            self.conn.close()
+            raise ConnectionError(f"{method} {path}: the answer was cut off ({error!r})") from error
         except (http.client.HTTPException, OSError):
             self.conn.close()
             raise

@@ -264,12 +264,22 @@ def _expanded(payload: dict) -> dict:
     return payload
 
 
-def _run(name: str, tmp_path: Path) -> dict:
-    command, data, *rest = COMMANDS[name]
-    out = tmp_path / name
-    status = main([command, str(DATA / data), *rest, "--format", "json", "-o", str(out)])
-    assert status == 0
-    return json.loads(out.read_text())
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """``run(name)``: the JSON output of ``COMMANDS[name]``, the command run once per module (each
+    call parses the written file afresh, so no test sees another's edits)."""
+    written: dict[str, Path] = {}
+
+    def run(name: str) -> dict:
+        if name not in written:
+            command, data, *rest = COMMANDS[name]
+            out = tmp_path_factory.mktemp("outputs") / name
+            status = main([command, str(DATA / data), *rest, "--format", "json", "-o", str(out)])
+            assert status == 0
+            written[name] = out
+        return json.loads(written[name].read_text())
+
+    return run
 
 
 def _renamed(before: dict) -> dict:
@@ -295,9 +305,9 @@ def test_every_fixture_has_its_command():
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_json_output_is_unchanged(name, tmp_path):
+def test_json_output_is_unchanged(name, run):
     before = _renamed(json.loads((BEFORE / name).read_text()))
-    after = _expanded(_run(name, tmp_path))
+    after = _expanded(run(name))
     _recomputed(before, after)
     assert set(after) - set(before) <= ADDED, f"new keys: {sorted(set(after) - set(before))}"
     for outer, key in ADDED_INSIDE:
@@ -340,8 +350,8 @@ def test_scores_pairs_option_writes_the_fixtures_pair_lists(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_every_command_records_how_it_was_made(name, tmp_path):
-    spec = _run(name, tmp_path)["spec"]
+def test_every_command_records_how_it_was_made(name, run):
+    spec = run(name)["spec"]
     command = COMMANDS[name][0]
     if command in ("rank", "taubest"):  # the MethodSpec of the ranking
         assert spec["multiplicity"] in ("holm", "max-t") and "seed" in spec
