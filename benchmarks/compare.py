@@ -106,7 +106,11 @@ def main(argv=None) -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the table in BENCHMARKS.md")
     args = parser.parse_args(argv)
     sizes = list(QUICK_SIZE) if args.quick else args.sizes
-    run = Run(repeats=1 if args.quick else args.repeats, budget=2.0 if args.quick else args.budget)
+    run = Run(
+        repeats=1 if args.quick else args.repeats,
+        budget=2.0 if args.quick else args.budget,
+        quick=args.quick,
+    )
     rows: list[Row] = []
     started = time.perf_counter()
     for size in sizes:

@@ -125,6 +125,9 @@ class Run:
 
     repeats: int = 3
     budget: float = 30.0
+    #: ``compare.py --quick``: every task and peer runs and agrees; a task may shrink what only
+    #: its peer's time needs (the rows shown say which part was used)
+    quick: bool = False
     #: (task, tool) -> (seconds, data label) of a peer that already exceeded the budget
     slow: dict = field(default_factory=dict)
     #: measurements a task makes once per run, whatever the data (the ChemBench subset)
